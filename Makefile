@@ -1,0 +1,29 @@
+# Two commands do all set-up on a fresh machine:
+#   make demo   - create .venv, install, and run the main job
+#   make test   - create .venv, install, and run the test suite (what CI runs)
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, pinned: the CPU wheel of 2.13.0 is on these machines (pip find-links).
+	$(PY) -m pip install --quiet "torch==2.13.0"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) run.py mode=demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q tests
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.bilm_speed
+
+clean:
+	rm -rf $(VENV) outputs multirun .pytest_cache
