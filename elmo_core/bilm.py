@@ -1,0 +1,272 @@
+"""The bidirectional language model of Peters et al. (2018), §3.1 and §3.4.
+
+Token encoder (context-insensitive x_k): character embeddings -> 1-D convolutions with max-pooling
+over characters -> ``n_highway`` highway layers -> linear projection to ``projection_dim``.
+Context encoder: L layers of forward and, separately, backward LSTMs with a projection
+(``dim`` cells, ``projection_dim`` outputs), cell and projection clipping, and an optional residual
+connection from layer 1 upwards. The two directions share the token encoder (and, in training,
+the softmax).
+
+Parameters are kept in the original implementation's layout (TensorFlow ``LSTMCell``): one
+kernel acting on ``[x; h]`` split here into an input part ``w_x`` and a recurrent part ``w_h``,
+gate order (input, candidate, forget, output), and a forget-gate bias of +1 added at run time.
+
+``BiLM.forward`` adds ``<S>``/``</S>`` around every sentence, runs both directions and returns the
+L+1 layers with the boundaries removed: layer 0 is the token representation duplicated to
+``2*projection_dim``, layer j is ``[forward_j; backward_j]``.
+
+Speed (inference): sentences are packed by length (no work on padding), the input-to-gate
+product of a layer is one matrix product over all tokens, and the token encoder output is cached
+per word type (it depends only on the characters).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .characters import N_CHARACTERS, boundary_ids
+from .options import BiLMOptions
+
+
+class CharCNN(nn.Module):
+    """Characters of one token -> its context-insensitive representation x_k."""
+
+    def __init__(self, opts: BiLMOptions):
+        super().__init__()
+        self.char_embed = nn.Embedding(N_CHARACTERS, opts.char_dim, padding_idx=0)
+        self.convs = nn.ModuleList(nn.Conv1d(opts.char_dim, n, w) for w, n in opts.filters)
+        n_filters = sum(n for _, n in opts.filters)
+        # The original names: "carry" is the gate (sigmoid), "transform" the ReLU branch.
+        self.highway_gate = nn.ModuleList(nn.Linear(n_filters, n_filters) for _ in range(opts.n_highway))
+        self.highway_transform = nn.ModuleList(nn.Linear(n_filters, n_filters) for _ in range(opts.n_highway))
+        self.projection = nn.Linear(n_filters, opts.projection_dim) if n_filters != opts.projection_dim else None
+        self.activation = torch.tanh if opts.activation == "tanh" else torch.relu
+
+    def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """``(N, max_chars)`` ids -> ``(N, projection_dim)``."""
+        x = self.char_embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
+        x = torch.cat([self.activation(conv(x).amax(dim=2)) for conv in self.convs], dim=1)
+        for gate, transform in zip(self.highway_gate, self.highway_transform):
+            g = torch.sigmoid(gate(x))
+            x = g * torch.relu(transform(x)) + (1.0 - g) * x
+        return self.projection(x) if self.projection is not None else x
+
+
+class ProjectedLSTM(nn.Module):
+    """One direction of one layer: LSTM with projection, cell clip and projection clip."""
+
+    def __init__(self, input_dim: int, cell_dim: int, proj_dim: int, cell_clip: float | None,
+                 proj_clip: float | None):
+        super().__init__()
+        self.cell_dim, self.proj_dim = cell_dim, proj_dim
+        self.cell_clip, self.proj_clip = cell_clip, proj_clip
+        self.w_x = nn.Parameter(torch.empty(input_dim, 4 * cell_dim))
+        self.w_h = nn.Parameter(torch.empty(proj_dim, 4 * cell_dim))
+        self.bias = nn.Parameter(torch.zeros(4 * cell_dim))
+        self.w_p = nn.Parameter(torch.empty(cell_dim, proj_dim))
+        forget = torch.zeros(4 * cell_dim)
+        forget[2 * cell_dim: 3 * cell_dim] = 1.0  # gate order i, j, f, o; forget bias +1 at run time
+        self.register_buffer("forget_bias", forget, persistent=False)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for w in (self.w_x, self.w_h, self.w_p):
+            nn.init.xavier_uniform_(w)
+        nn.init.zeros_(self.bias)
+
+    def forward(self, data: torch.Tensor, batch_sizes: list[int], h: torch.Tensor, c: torch.Tensor):
+        """Run over packed data (rows of step t are ``data[offset:offset+batch_sizes[t]]``).
+
+        ``h``/``c`` are the initial states of all rows (sorted by decreasing length); returns the
+        packed outputs and the final state of every row (its state after its own last step).
+        """
+        xw = torch.addmm(self.bias + self.forget_bias, data, self.w_x)
+        outputs, offset, rows = [], 0, h.shape[0]
+        for bs in batch_sizes:
+            gates = torch.addmm(xw[offset: offset + bs], h[:bs], self.w_h)
+            offset += bs
+            i, j, f, o = gates.chunk(4, dim=1)
+            c_new = torch.sigmoid(f) * c[:bs] + torch.sigmoid(i) * torch.tanh(j)
+            if self.cell_clip:
+                c_new = c_new.clamp(-self.cell_clip, self.cell_clip)
+            h_new = (torch.sigmoid(o) * torch.tanh(c_new)) @ self.w_p
+            if self.proj_clip:
+                h_new = h_new.clamp(-self.proj_clip, self.proj_clip)
+            outputs.append(h_new)
+            if bs < rows:
+                h, c = torch.cat([h_new, h[bs:]]), torch.cat([c_new, c[bs:]])
+            else:
+                h, c = h_new, c_new
+        return torch.cat(outputs), h, c
+
+
+def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse each row of ``x`` (B, T, ...) within its own length; padding stays in place."""
+    steps = torch.arange(x.shape[1], device=x.device).unsqueeze(0)
+    lengths = lengths.to(x.device).unsqueeze(1)
+    index = torch.where(steps < lengths, lengths - 1 - steps, steps)
+    index = index.view(*index.shape, *([1] * (x.dim() - 2))).expand_as(x)
+    return x.gather(1, index)
+
+
+@dataclass
+class BiLMOutput:
+    layers: torch.Tensor  # (L+1, B, T, 2*projection_dim), sentence boundaries removed
+    mask: torch.Tensor  # (B, T) bool
+
+
+State = list[tuple[torch.Tensor, torch.Tensor]]  # per (direction, layer): h (B, P), c (B, D)
+
+
+class BiLM(nn.Module):
+    """Character-based biLM. ``stateful=True`` carries LSTM states across calls per batch row."""
+
+    def __init__(self, opts: BiLMOptions, stateful: bool = False, token_cache_size: int = 100_000):
+        super().__init__()
+        self.opts = opts
+        self.token_encoder = CharCNN(opts)
+        P, D = opts.projection_dim, opts.dim
+        self.forward_layers = nn.ModuleList(
+            ProjectedLSTM(P, D, P, opts.cell_clip, opts.proj_clip) for _ in range(opts.n_layers))
+        self.backward_layers = nn.ModuleList(
+            ProjectedLSTM(P, D, P, opts.cell_clip, opts.proj_clip) for _ in range(opts.n_layers))
+        bos, eos = boundary_ids(opts.max_characters_per_token)
+        self.register_buffer("bos_ids", bos, persistent=False)
+        self.register_buffer("eos_ids", eos, persistent=False)
+        self.stateful = stateful
+        self._state: State | None = None
+        self.token_cache_size = token_cache_size
+        self._token_cache: dict[bytes, torch.Tensor] = {}
+        self.token_cache_hits = self.token_cache_misses = 0
+
+    # ---------------------------------------------------------------- token layer
+    def clear_token_cache(self) -> None:
+        self._token_cache.clear()
+
+    def train(self, mode: bool = True):
+        if mode:  # weights may change: cached token representations would go stale
+            self.clear_token_cache()
+        return super().train(mode)
+
+    def token_representations(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """``(N, max_chars)`` -> ``(N, P)``; cached per word type in eval mode."""
+        if self.training or self.token_cache_size <= 0 or torch.is_grad_enabled() and any(
+                p.requires_grad for p in self.token_encoder.parameters()):
+            return self.token_encoder(char_ids)
+        types, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
+        keys = [row.tobytes() for row in types.cpu().numpy().astype(np.int16)]
+        missing = [i for i, k in enumerate(keys) if k not in self._token_cache]
+        self.token_cache_misses += len(missing)
+        self.token_cache_hits += len(keys) - len(missing)
+        if missing:
+            if len(self._token_cache) + len(missing) > self.token_cache_size:
+                self._token_cache.clear()
+            computed = self.token_encoder(types[missing])
+            for i, row in zip(missing, computed):
+                self._token_cache[keys[i]] = row
+        return torch.stack([self._token_cache[k] for k in keys])[inverse]
+
+    def add_boundaries(self, char_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Wrap every sentence in ``<S>``...``</S>``; returns ids (B, T+2, C) and lengths (B,)."""
+        B, T, C = char_ids.shape
+        lengths = (char_ids > 0).any(dim=-1).sum(dim=1)
+        out = char_ids.new_zeros(B, T + 2, C)
+        out[:, 1: T + 1] = char_ids
+        out[:, 0] = self.bos_ids
+        out[torch.arange(B, device=char_ids.device), lengths + 1] = self.eos_ids
+        return out, lengths + 2
+
+    def embed_tokens(self, char_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Token layer (B, T, P) for left-aligned sentences of the given lengths; zeros on padding."""
+        B, T, C = char_ids.shape
+        mask = torch.arange(T, device=char_ids.device).unsqueeze(0) < lengths.to(char_ids.device).unsqueeze(1)
+        out = torch.zeros(B, T, self.opts.projection_dim, device=char_ids.device,
+                          dtype=self.token_encoder.char_embed.weight.dtype)
+        out[mask] = self.token_representations(char_ids[mask])
+        return out
+
+    # ---------------------------------------------------------------- LSTM layers
+    def zero_state(self, batch_size: int, device=None) -> State:
+        device = device or self.bos_ids.device
+        P, D, L = self.opts.projection_dim, self.opts.dim, self.opts.n_layers
+        return [(torch.zeros(batch_size, P, device=device), torch.zeros(batch_size, D, device=device))
+                for _ in range(2 * L)]
+
+    def run_lstms(self, tokens: torch.Tensor, lengths: torch.Tensor, state: State | None = None,
+                  dropout: float = 0.0) -> tuple[list[torch.Tensor], list[torch.Tensor], State]:
+        """Both directions over ``tokens`` (B, T, P).
+
+        Returns the per-layer forward outputs and backward outputs (each (B, T, P), aligned with
+        the input positions, zero on padding) and the final state, ordered
+        ``[fwd layer 0, ..., fwd layer L-1, bwd layer 0, ...]``. ``dropout`` is applied to the
+        input of every layer (training only).
+        """
+        B, T, _ = tokens.shape
+        if state is None:
+            state = self.zero_state(B, tokens.device)
+        lengths_cpu = lengths.cpu()
+        results, final = [], []
+        for direction, layers in enumerate((self.forward_layers, self.backward_layers)):
+            x = tokens if direction == 0 else reverse_padded(tokens, lengths_cpu)
+            packed = pack_padded_sequence(x, lengths_cpu, batch_first=True, enforce_sorted=False)
+            order, data = packed.sorted_indices, packed.data
+            batch_sizes = packed.batch_sizes.tolist()
+            outputs = []
+            for k, layer in enumerate(layers):
+                h0, c0 = state[direction * len(layers) + k]
+                if order is not None:
+                    h0, c0 = h0.index_select(0, order.to(h0.device)), c0.index_select(0, order.to(c0.device))
+                inp = nn.functional.dropout(data, dropout, self.training) if dropout else data
+                out, h, c = layer(inp, batch_sizes, h0, c0)
+                if k > 0 and self.opts.use_skip_connections:
+                    out = out + data
+                if packed.unsorted_indices is not None:
+                    unsort = packed.unsorted_indices.to(h.device)
+                    h, c = h.index_select(0, unsort), c.index_select(0, unsort)
+                final.append((h, c))
+                padded, _ = pad_packed_sequence(packed._replace(data=out), batch_first=True, total_length=T)
+                outputs.append(padded if direction == 0 else reverse_padded(padded, lengths_cpu))
+                data = out
+            results.append(outputs)
+        return results[0], results[1], final
+
+    # ---------------------------------------------------------------- state policy
+    def reset_state(self) -> None:
+        self._state = None
+
+    def _initial_state(self, batch_size: int, device) -> State:
+        if not self.stateful or self._state is None:
+            return self.zero_state(batch_size, device)
+        stored_rows = self._state[0][0].shape[0]
+        if stored_rows < batch_size:  # new rows start from zero
+            extra = self.zero_state(batch_size - stored_rows, device)
+            self._state = [(torch.cat([h, eh]), torch.cat([c, ec]))
+                           for (h, c), (eh, ec) in zip(self._state, extra)]
+        return [(h[:batch_size], c[:batch_size]) for h, c in self._state]
+
+    def _store_state(self, final: State) -> None:
+        n = final[0][0].shape[0]
+        self._state = [(torch.cat([h.detach(), old_h[n:]]), torch.cat([c.detach(), old_c[n:]]))
+                       for (h, c), (old_h, old_c) in zip(final, self._state)] if self._state else \
+            [(h.detach(), c.detach()) for h, c in final]
+
+    # ---------------------------------------------------------------- forward
+    def forward(self, char_ids: torch.Tensor) -> BiLMOutput:
+        """``(B, T, max_chars)`` ids (``batch_to_ids``) -> L+1 layers, boundaries removed."""
+        if char_ids.dim() != 3 or char_ids.shape[-1] != self.opts.max_characters_per_token:
+            raise ValueError(f"expected character ids of shape (batch, tokens, "
+                             f"{self.opts.max_characters_per_token}), got {tuple(char_ids.shape)}")
+        B, T, _ = char_ids.shape
+        with_bounds, lengths = self.add_boundaries(char_ids)
+        tokens = self.embed_tokens(with_bounds, lengths)
+        fwd, bwd, final = self.run_lstms(tokens, lengths, self._initial_state(B, tokens.device))
+        if self.stateful:
+            self._store_state(final)
+        layers = [torch.cat([tokens, tokens], dim=-1)] + [torch.cat(fb, dim=-1) for fb in zip(fwd, bwd)]
+        mask = torch.arange(T, device=tokens.device).unsqueeze(0) < (lengths - 2).to(tokens.device).unsqueeze(1)
+        stacked = torch.stack(layers)[:, :, 1: T + 1] * mask.unsqueeze(-1)
+        return BiLMOutput(layers=stacked, mask=mask)

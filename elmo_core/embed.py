@@ -1,0 +1,120 @@
+"""Dump biLM layer activations for a text file (the features of Peters et al. 2018, §3.2).
+
+    python -m elmo_core.embed --options O --weights W --input sentences.txt --output out.hdf5 \
+        [--batch-size N] [--stateful] [--device cpu|cuda]
+
+Input: one whitespace-tokenized sentence per line (UTF-8). Output: HDF5 with one dataset per
+sentence index ("0", "1", ...) of shape (L+1, T, 2*projection_dim) float32, plus
+``sentence_to_index`` (a JSON object: sentence text -> index). The file is written under a
+temporary name and renamed at the end, so an interrupted run leaves no half-written output.
+
+Stateless (default): every batch starts from a zero LSTM state, so a sentence's vectors do not
+depend on its neighbours; sentences are batched by length for speed. ``--stateful``: the
+original behaviour, states carried from one batch to the next per batch row, sentences batched in
+file order.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import h5py
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from .bilm import BiLM
+from .characters import batch_to_ids
+from .original_format import load_bilm
+
+
+class InputFormatError(ValueError):
+    pass
+
+
+def read_sentences(path: str | Path) -> list[list[str]]:
+    """Whitespace-tokenized sentences, one per line; empty or non-UTF-8 lines are errors."""
+    sentences = []
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputFormatError(f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+            tokens = line.split()
+            if not tokens:
+                raise InputFormatError(f"{path}:{lineno}: empty line (one sentence per line is required)")
+            sentences.append(tokens)
+    if not sentences:
+        raise InputFormatError(f"{path}: no sentences")
+    return sentences
+
+
+def batches_for(lengths: Sequence[int], batch_size: int, by_length: bool) -> list[list[int]]:
+    """Sentence indices per batch: in order, or grouped by length (less padding)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i]) if by_length else list(range(len(lengths)))
+    return [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def embed_sentences(bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: int = 64,
+                    progress: bool = True) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(index, layers (L+1, T, 2P))`` for every sentence (batch order, not input order)."""
+    device = bilm.bos_ids.device
+    groups = batches_for([len(s) for s in sentences], batch_size, by_length=not bilm.stateful)
+    bar = tqdm(total=sum(len(s) for s in sentences), unit="tok", desc="biLM", disable=not progress,
+               mininterval=1.0)
+    for group in groups:
+        batch = [sentences[i] for i in group]
+        with torch.inference_mode():  # not held across the yields below
+            layers = bilm(batch_to_ids(batch).to(device)).layers.float().cpu().numpy()
+        for row, i in enumerate(group):
+            yield i, layers[:, row, : len(sentences[i])]
+        bar.update(sum(len(s) for s in batch))
+    bar.close()
+
+
+def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, batch_size: int = 64,
+               progress: bool = True) -> int:
+    sentences = read_sentences(input_path)
+    output_path = Path(output_path)
+    tmp = output_path.with_name(f".{output_path.name}.tmp-{os.getpid()}")
+    try:
+        with h5py.File(tmp, "w") as f:
+            for i, layers in embed_sentences(bilm, sentences, batch_size, progress):
+                f.create_dataset(str(i), data=layers.astype(np.float32))
+            index = {" ".join(s): i for i, s in enumerate(sentences)}
+            f.create_dataset("sentence_to_index", data=json.dumps(index))
+        os.replace(tmp, output_path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return len(sentences)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m elmo_core.embed", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--options", required=True, help="options.json of the biLM")
+    ap.add_argument("--weights", required=True, help="weights.hdf5 of the biLM")
+    ap.add_argument("--input", required=True, help="text file, one tokenized sentence per line")
+    ap.add_argument("--output", required=True, help="output HDF5 file")
+    ap.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
+    ap.add_argument("--stateful", action="store_true", help="carry LSTM states across batches (original)")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    ap.add_argument("--no-progress", action="store_true")
+    args = ap.parse_args(argv)
+    if args.batch_size < 1:
+        ap.error("--batch-size must be positive")
+    try:
+        bilm = load_bilm(args.options, args.weights, stateful=args.stateful, device=args.device)
+        n = embed_file(bilm, args.input, args.output, args.batch_size, progress=not args.no_progress)
+    except (ValueError, OSError) as e:  # BiLMFormatError and InputFormatError are ValueErrors
+        raise SystemExit(f"error: {e}") from None
+    print(f"wrote {n} sentences to {args.output}")
+
+
+if __name__ == "__main__":
+    main()

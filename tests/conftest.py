@@ -1,0 +1,50 @@
+"""Shared test helpers. Real data lives in ../shared (beside the repository); override with
+ELMO_SHARED. Missing shared data fails under CI and skips (with the reason) elsewhere."""
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from elmo_core.bilm import BiLM
+from elmo_core.options import parse_options
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("ELMO_SHARED", REPO.parent / "shared"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def shared_path(rel: str) -> Path:
+    p = SHARED / rel
+    if not p.exists():
+        msg = f"shared data not found: {p} (set ELMO_SHARED)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return p
+
+
+def tiny_options(**overrides) -> dict:
+    d = {"lstm": {"dim": 24, "projection_dim": 8, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
+                  "use_skip_connections": True},
+         "char_cnn": {"embedding": {"dim": 4}, "filters": [[1, 4], [2, 6], [3, 8]], "n_highway": 1,
+                      "n_characters": 262, "max_characters_per_token": 50, "activation": "relu"}}
+    for k, v in overrides.items():
+        block, key = k.split("__")
+        d[block][key] = v
+    return d
+
+
+def random_bilm(seed: int = 0, stateful: bool = False, **overrides) -> BiLM:
+    torch.manual_seed(seed)
+    bilm = BiLM(parse_options(tiny_options(**overrides)), stateful=stateful)
+    with torch.no_grad():  # make every parameter non-trivial (biases start at zero)
+        for p in bilm.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+        bilm.token_encoder.char_embed.weight[0].zero_()
+    return bilm.eval()
+
+
+@pytest.fixture
+def bilm_tf():
+    return shared_path("data/fixtures/bilm_tf")

@@ -1,0 +1,103 @@
+"""biLM behaviour on random models of any shape the format allows."""
+import numpy as np
+import pytest
+import torch
+
+from elmo_core import batch_to_ids, load_bilm, save_bilm
+from elmo_core.original_format import original_arrays, read_weight_arrays
+
+from conftest import random_bilm
+
+SENTS = [["The", "cat", "sat", "."], ["Über", "naïve", "café", "—", "x" * 70], ["One"]]
+
+
+@pytest.mark.parametrize("overrides", [
+    {},  # residual connections, projection, relu
+    {"lstm__use_skip_connections": False, "char_cnn__activation": "tanh"},
+    {"lstm__projection_dim": 18, "lstm__n_layers": 3},  # F == P: no CNN_proj; 3 layers
+])
+def test_round_trip_save_load_is_exact(tmp_path, overrides):
+    bilm = random_bilm(**overrides)
+    save_bilm(bilm, tmp_path / "options.json", tmp_path / "weights.hdf5")
+    loaded = load_bilm(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    a, b = original_arrays(bilm), read_weight_arrays(tmp_path / "weights.hdf5", loaded.opts)
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    if bilm.opts.n_filters == bilm.opts.projection_dim:
+        assert "CNN_proj/W_proj" not in a
+    ids = batch_to_ids(SENTS)
+    with torch.no_grad():
+        assert torch.equal(bilm(ids).layers, loaded(ids).layers)
+    # saving the loaded model again gives the same arrays
+    save_bilm(loaded, tmp_path / "o2.json", tmp_path / "w2.hdf5")
+    for k, v in read_weight_arrays(tmp_path / "w2.hdf5", loaded.opts).items():
+        np.testing.assert_array_equal(v, a[k])
+
+
+def test_output_shapes_and_mask():
+    bilm = random_bilm()
+    with torch.no_grad():
+        out = bilm(batch_to_ids(SENTS))
+    assert out.layers.shape == (3, 3, 5, 16)
+    assert out.mask.tolist() == [[True] * 4 + [False], [True] * 5, [True] + [False] * 4]
+    assert (out.layers[:, 2, 1:] == 0).all()  # padding is zero
+    assert torch.isfinite(out.layers).all()
+
+
+def test_stateless_is_deterministic_and_independent_of_batch():
+    bilm = random_bilm()
+    ids = batch_to_ids(SENTS)
+    with torch.no_grad():
+        a, b = bilm(ids).layers, bilm(ids).layers
+        alone = bilm(batch_to_ids([SENTS[0]])).layers
+    assert torch.equal(a, b)
+    torch.testing.assert_close(alone[:, 0, :4], a[:, 0, :4], atol=1e-6, rtol=0)
+
+
+def test_stateful_carries_state_per_row_and_resets():
+    bilm = random_bilm(stateful=True)
+    ids = batch_to_ids(SENTS)
+    with torch.no_grad():
+        first, second = bilm(ids).layers, bilm(ids).layers
+        assert not torch.allclose(first[1:], second[1:])  # LSTM layers see the carried state
+        assert torch.equal(first[0], second[0])  # the token layer has no state
+        bilm.reset_state()
+        assert torch.equal(bilm(ids).layers, first)
+        # a smaller batch uses the first rows' states
+        small = bilm(batch_to_ids(SENTS[:1])).layers
+    bilm.reset_state()
+    with torch.no_grad():
+        bilm(ids)
+        bilm(ids)
+        assert not torch.allclose(small[1:, 0, :4], bilm(ids).layers[1:, 0, :4])
+
+
+def test_token_cache_gives_identical_results():
+    bilm = random_bilm()
+    ids = batch_to_ids(SENTS + [["The", "cat", "."]])
+    with torch.no_grad():
+        cached_first = bilm(ids).layers
+        misses = bilm.token_cache_misses
+        cached_again = bilm(ids).layers
+        assert bilm.token_cache_misses == misses and bilm.token_cache_hits > 0
+        bilm.token_cache_size = 0
+        uncached = bilm(ids).layers
+    torch.testing.assert_close(cached_first, uncached, atol=1e-6, rtol=0)
+    assert torch.equal(cached_first, cached_again)
+    # unique types: 10 distinct words + <S> + </S>
+    assert misses == 12
+
+
+def test_train_mode_bypasses_and_clears_cache():
+    bilm = random_bilm()
+    with torch.no_grad():
+        bilm(batch_to_ids(SENTS))
+    assert bilm._token_cache
+    bilm.train()
+    assert not bilm._token_cache
+
+
+def test_wrong_input_shape_is_a_clear_error():
+    with pytest.raises(ValueError, match="character ids of shape"):
+        random_bilm()(torch.zeros(2, 3, 20, dtype=torch.long))

@@ -1,0 +1,61 @@
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from elmo_core import batch_to_ids, save_bilm
+from elmo_core.embed import InputFormatError, main, read_sentences
+
+from conftest import random_bilm
+
+
+@pytest.fixture
+def model(tmp_path):
+    bilm = random_bilm()
+    save_bilm(bilm, tmp_path / "o.json", tmp_path / "w.hdf5")
+    return bilm, ["--options", str(tmp_path / "o.json"), "--weights", str(tmp_path / "w.hdf5"), "--no-progress"]
+
+
+def test_stateless_output_in_input_order(model, tmp_path):
+    bilm, args = model
+    lines = ["a b c", "a much longer sentence than the others here", "z", "the cat sat"]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n")
+    main(args + ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.hdf5"), "--batch-size", "2"])
+    with h5py.File(tmp_path / "o.hdf5") as f, torch.no_grad():
+        for i, line in enumerate(lines):
+            expected = bilm(batch_to_ids([line.split()])).layers[:, 0].numpy()
+            np.testing.assert_allclose(f[str(i)][...], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"fine line\n\nnext\n", r"in.txt:2: empty line"),
+    (b"ok\n   \n", r"in.txt:2: empty line"),
+    (b"ok\nbad \xff byte\n", r"in.txt:2: not valid UTF-8"),
+    (b"", r"in.txt: no sentences"),
+])
+def test_bad_input_reports_line(tmp_path, content, message):
+    (tmp_path / "in.txt").write_bytes(content)
+    with pytest.raises(InputFormatError, match=message):
+        read_sentences(tmp_path / "in.txt")
+
+
+def test_bad_input_exits_cleanly_without_output(model, tmp_path):
+    _, args = model
+    (tmp_path / "in.txt").write_bytes(b"one\n\n")
+    with pytest.raises(SystemExit, match="in.txt:2: empty line"):
+        main(args + ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.hdf5")])
+    assert not (tmp_path / "o.hdf5").exists()
+
+
+def test_interrupt_leaves_no_partial_file(model, tmp_path, monkeypatch):
+    _, args = model
+    (tmp_path / "in.txt").write_text("a\nb\nc\n")
+    import elmo_core.embed as embed
+
+    def interrupted(*a, **k):
+        yield 0, np.zeros((3, 1, 16), np.float32)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(embed, "embed_sentences", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        main(args + ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.hdf5")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "o.json", "w.hdf5"]
