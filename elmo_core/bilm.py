@@ -49,11 +49,21 @@ class CharCNN(nn.Module):
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """``(N, max_chars)`` ids -> ``(N, projection_dim)``."""
         x = self.char_embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
-        x = torch.cat([self.activation(conv(x).amax(dim=2)) for conv in self.convs], dim=1)
+        x = torch.cat([self.activation(self._conv_max(conv, x)) for conv in self.convs], dim=1)
         for gate, transform in zip(self.highway_gate, self.highway_transform):
             g = torch.sigmoid(gate(x))
             x = g * torch.relu(transform(x)) + (1.0 - g) * x
         return self.projection(x) if self.projection is not None else x
+
+    @staticmethod
+    def _conv_max(conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
+        """``conv(x).amax(2)`` computed as one matrix product over character windows (several
+        times faster on CPU than the small-channel convolution kernel; same result)."""
+        n, width = conv.out_channels, conv.kernel_size[0]
+        N, C, L = x.shape
+        windows = x.unfold(2, width, 1).permute(0, 2, 1, 3).reshape(N * (L - width + 1), C * width)
+        out = torch.addmm(conv.bias, windows, conv.weight.reshape(n, C * width).t())
+        return out.view(N, L - width + 1, n).amax(dim=1)
 
 
 class ProjectedLSTM(nn.Module):
@@ -140,12 +150,14 @@ class BiLM(nn.Module):
         self.stateful = stateful
         self._state: State | None = None
         self.token_cache_size = token_cache_size
-        self._token_cache: dict[bytes, torch.Tensor] = {}
+        self._token_cache: dict[bytes, int] = {}  # character ids -> row of _token_table
+        self._token_table = torch.empty(0)
         self.token_cache_hits = self.token_cache_misses = 0
 
     # ---------------------------------------------------------------- token layer
     def clear_token_cache(self) -> None:
         self._token_cache.clear()
+        self._token_table = torch.empty(0)
 
     def train(self, mode: bool = True):
         if mode:  # weights may change: cached token representations would go stale
@@ -166,9 +178,17 @@ class BiLM(nn.Module):
             if len(self._token_cache) + len(missing) > self.token_cache_size:
                 self._token_cache.clear()
             computed = self.token_encoder(types[missing])
-            for i, row in zip(missing, computed):
-                self._token_cache[keys[i]] = row
-        return torch.stack([self._token_cache[k] for k in keys])[inverse]
+            start, needed = len(self._token_cache), len(self._token_cache) + len(missing)
+            if self._token_table.shape[0] < needed or self._token_table.device != computed.device:
+                table = computed.new_empty(max(needed, 2 * self._token_table.shape[0], 1024), computed.shape[1])
+                if start:
+                    table[:start] = self._token_table[:start].to(table.device)
+                self._token_table = table
+            self._token_table[start:needed] = computed
+            for offset, i in enumerate(missing):
+                self._token_cache[keys[i]] = start + offset
+        rows = torch.tensor([self._token_cache[k] for k in keys], device=char_ids.device)
+        return self._token_table.index_select(0, rows[inverse])
 
     def add_boundaries(self, char_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Wrap every sentence in ``<S>``...``</S>``; returns ids (B, T+2, C) and lengths (B,)."""

@@ -1,0 +1,205 @@
+"""Speed of the biLM embed path on the paper-size model, against a plain reference implementation.
+
+    python -m benchmarks.bilm_speed [--sentences 400] [--batch-size 64] [--conll PATH]
+
+Builds the paper's biLM (filters [[1,32],[2,32],[3,64],[4,128],[5,256],[6,512],[7,1024]],
+2 highway, 4096 cells, 512 projection, residual; Peters et al. 2018 §3.4) with random weights,
+saves it in the original format and loads it back, then embeds real sentences (CoNLL-2003 dev) with
+
+* ``elmo_core`` (length-bucketed packed batches, one input-to-gate product per layer, per-type
+  token cache), and
+* a plain reference: the same batches in file order padded to their longest sentence, one LSTM
+  step at a time with separate input and recurrent products, token encoder on every position.
+
+It prints tokens/s, peak resident memory of each phase, the speed ratio, the largest absolute
+difference between the two outputs, and the achieved fraction of this machine's matmul FLOP/s
+(measured in the same run with large float32 products).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from elmo_core import BiLM, batch_to_ids, load_bilm, save_bilm
+from elmo_core.bilm import reverse_padded
+from elmo_core.embed import embed_sentences
+from elmo_core.options import parse_options
+
+PAPER_OPTIONS = {
+    "lstm": {"dim": 4096, "projection_dim": 512, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
+             "use_skip_connections": True},
+    "char_cnn": {"embedding": {"dim": 16}, "n_highway": 2, "n_characters": 262, "activation": "relu",
+                 "max_characters_per_token": 50,
+                 "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]},
+}
+DEFAULT_CONLL = Path(__file__).resolve().parents[1].parent / "shared/data/conll2003/eng.testa"
+
+
+def read_conll_sentences(path: Path, limit: int) -> list[list[str]]:
+    sentences, current = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("-DOCSTART-"):
+            if current:
+                sentences.append(current)
+                current = []
+            if len(sentences) >= limit:
+                break
+            continue
+        current.append(line.split()[0])
+    if current and len(sentences) < limit:
+        sentences.append(current)
+    return sentences
+
+
+def reset_peak_rss() -> None:
+    try:  # Linux: writing 5 resets the peak resident set size (VmHWM)
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def matmul_peak_flops(seconds: float = 3.0) -> float:
+    """Best float32 GEMM rate over a few large square sizes."""
+    best = 0.0
+    for n in (1024, 2048, 4096):
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        torch.mm(a, b)
+        reps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds / 3:
+            torch.mm(a, b)
+            reps += 1
+        best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - start))
+    return best
+
+
+# --------------------------------------------------------------------------- reference
+def reference_layers(bilm: BiLM, char_ids: torch.Tensor) -> torch.Tensor:
+    """Plain implementation of the same computation, for speed and correctness comparison."""
+    opts = bilm.opts
+    ids, lengths = bilm.add_boundaries(char_ids)
+    B, T, C = ids.shape
+    tokens = bilm.token_encoder(ids.view(-1, C)).view(B, T, -1)
+    valid = (torch.arange(T).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(-1).float()
+    tokens = tokens * valid
+    layers = [torch.cat([tokens, tokens], -1)]
+    per_direction = []
+    for direction, stack in enumerate((bilm.forward_layers, bilm.backward_layers)):
+        x = tokens if direction == 0 else reverse_padded(tokens, lengths)
+        outs = []
+        for k, lstm in enumerate(stack):
+            h = torch.zeros(B, opts.projection_dim)
+            c = torch.zeros(B, opts.dim)
+            steps = []
+            for t in range(T):
+                gates = x[:, t] @ lstm.w_x + h @ lstm.w_h + lstm.bias + lstm.forget_bias
+                i, j, f, o = gates.chunk(4, 1)
+                c_new = (torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)).clamp(-opts.cell_clip, opts.cell_clip)
+                h_new = ((torch.sigmoid(o) * torch.tanh(c_new)) @ lstm.w_p).clamp(-opts.proj_clip, opts.proj_clip)
+                m = valid[:, t]
+                h, c = m * h_new + (1 - m) * h, m * c_new + (1 - m) * c
+                steps.append(h_new * m)
+            out = torch.stack(steps, 1)
+            if k > 0 and opts.use_skip_connections:
+                out = out + x
+            outs.append(out if direction == 0 else reverse_padded(out, lengths))
+            x = out
+        per_direction.append(outs)
+    layers += [torch.cat(fb, -1) for fb in zip(*per_direction)]
+    n = char_ids.shape[1]
+    return torch.stack(layers)[:, :, 1: n + 1]
+
+
+def run_reference(bilm: BiLM, sentences, batch_size: int) -> list[torch.Tensor]:
+    outputs = []
+    with torch.inference_mode():
+        for start in range(0, len(sentences), batch_size):
+            batch = sentences[start: start + batch_size]
+            layers = reference_layers(bilm, batch_to_ids(batch))
+            outputs += [layers[:, r, : len(s)] for r, s in enumerate(batch)]
+    return outputs
+
+
+def useful_flops(opts, n_tokens: int, n_encoded: int) -> float:
+    """Matmul FLOPs: LSTMs on every token (with boundaries), token encoder on ``n_encoded`` types."""
+    P, D, F = opts.projection_dim, opts.dim, opts.n_filters
+    lstm = 2 * opts.n_layers * (2 * P * 4 * D * 2 + 2 * D * P)
+    conv = sum(2 * (opts.max_characters_per_token - w + 1) * w * opts.char_dim * n for w, n in opts.filters)
+    encoder = conv + opts.n_highway * 2 * 2 * F * F + 2 * F * P
+    return lstm * n_tokens + encoder * n_encoded
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sentences", type=int, default=400)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL)
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args(argv)
+    torch.manual_seed(0)
+    sentences = read_conll_sentences(args.conll, args.sentences)
+    n_tok = sum(len(s) for s in sentences)
+    n_with_bounds = n_tok + 2 * len(sentences)
+    print(f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads; {len(sentences)} sentences, {n_tok} tokens from {args.conll}")
+
+    peak = matmul_peak_flops()
+    print(f"matmul peak (float32, measured): {peak / 1e9:.1f} GFLOP/s")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bilm = BiLM(parse_options(PAPER_OPTIONS))
+        save_bilm(bilm, Path(tmp) / "options.json", Path(tmp) / "weights.hdf5")
+        del bilm
+        bilm = load_bilm(Path(tmp) / "options.json", Path(tmp) / "weights.hdf5")
+    n_params = sum(p.numel() for p in bilm.parameters())
+    print(f"paper-size biLM: {n_params / 1e6:.1f}M parameters (random weights, original format round trip)")
+
+    results = {}
+    for name, cache in (("elmo_core", True), ("elmo_core (no token cache)", False)):
+        bilm.token_cache_size = 100_000 if cache else 0
+        bilm.clear_token_cache()
+        bilm.token_cache_misses = 0
+        reset_peak_rss()
+        start = time.perf_counter()
+        fast = dict(embed_sentences(bilm, sentences, args.batch_size, progress=False))
+        elapsed = time.perf_counter() - start
+        encoded = bilm.token_cache_misses if cache else n_with_bounds
+        results[name] = {"seconds": elapsed, "tokens_per_s": n_tok / elapsed, "peak_rss_mb": peak_rss_mb(),
+                         "peak_fraction": useful_flops(bilm.opts, n_with_bounds, encoded) / elapsed / peak}
+        if cache:
+            fast_out = fast
+    reset_peak_rss()
+    start = time.perf_counter()
+    ref_out = run_reference(bilm, sentences, args.batch_size)
+    elapsed = time.perf_counter() - start
+    results["reference"] = {"seconds": elapsed, "tokens_per_s": n_tok / elapsed, "peak_rss_mb": peak_rss_mb(),
+                            "peak_fraction": useful_flops(bilm.opts, n_with_bounds, n_with_bounds) / elapsed / peak}
+    max_diff = max(float((torch.from_numpy(fast_out[i]) - ref_out[i]).abs().max()) for i in range(len(sentences)))
+
+    print(f"\n{'implementation':<28}{'tokens/s':>10}{'seconds':>10}{'peak RSS MB':>13}{'of matmul peak':>16}")
+    for name, r in results.items():
+        print(f"{name:<28}{r['tokens_per_s']:>10.1f}{r['seconds']:>10.2f}{r['peak_rss_mb']:>13.0f}"
+              f"{100 * r['peak_fraction']:>15.1f}%")
+    ratio = results["reference"]["seconds"] / results["elmo_core"]["seconds"]
+    print(f"\nspeed-up over reference: {ratio:.2f}x   (no-cache: "
+          f"{results['reference']['seconds'] / results['elmo_core (no token cache)']['seconds']:.2f}x)")
+    print(f"max |elmo_core - reference| over all layers: {max_diff:.2e}")
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "speedup": ratio, "max_abs_diff": max_diff,
+                                         "matmul_peak_flops": peak, "tokens": n_tok}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
