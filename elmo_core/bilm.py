@@ -95,12 +95,14 @@ class ProjectedLSTM(nn.Module):
         packed outputs and the final state of every row (its state after its own last step).
         """
         xw = torch.addmm(self.bias + self.forget_bias, data, self.w_x)
-        outputs, offset, rows = [], 0, h.shape[0]
-        for bs in batch_sizes:
-            gates = torch.addmm(xw[offset: offset + bs], h[:bs], self.w_h)
-            offset += bs
+        outputs, rows = [], h.shape[0]
+        # split (not slice) the per-step rows: in training, autograd then joins the gradients with
+        # one concatenation instead of a full-size zero tensor per step
+        for bs, xw_t in zip(batch_sizes, xw.split(batch_sizes)):
+            h_prev, c_prev = (h, c) if bs == rows else (h[:bs], c[:bs])
+            gates = torch.addmm(xw_t, h_prev, self.w_h)
             i, j, f, o = gates.chunk(4, dim=1)
-            c_new = torch.sigmoid(f) * c[:bs] + torch.sigmoid(i) * torch.tanh(j)
+            c_new = torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(j)
             if self.cell_clip:
                 c_new = c_new.clamp(-self.cell_clip, self.cell_clip)
             h_new = (torch.sigmoid(o) * torch.tanh(c_new)) @ self.w_p
@@ -166,10 +168,10 @@ class BiLM(nn.Module):
 
     def token_representations(self, char_ids: torch.Tensor) -> torch.Tensor:
         """``(N, max_chars)`` -> ``(N, P)``; cached per word type in eval mode."""
+        types, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
         if self.training or self.token_cache_size <= 0 or torch.is_grad_enabled() and any(
                 p.requires_grad for p in self.token_encoder.parameters()):
-            return self.token_encoder(char_ids)
-        types, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
+            return self.token_encoder(types)[inverse]  # each word type once per batch
         keys = [row.tobytes() for row in types.cpu().numpy().astype(np.int16)]
         missing = [i for i, k in enumerate(keys) if k not in self._token_cache]
         self.token_cache_misses += len(missing)
@@ -216,43 +218,48 @@ class BiLM(nn.Module):
         return [(torch.zeros(batch_size, P, device=device), torch.zeros(batch_size, D, device=device))
                 for _ in range(2 * L)]
 
-    def run_lstms(self, tokens: torch.Tensor, lengths: torch.Tensor, state: State | None = None,
-                  dropout: float = 0.0) -> tuple[list[torch.Tensor], list[torch.Tensor], State]:
-        """Both directions over ``tokens`` (B, T, P).
+    def run_direction(self, direction: int, tokens: torch.Tensor, lengths: torch.Tensor,
+                      state: State, dropout: float = 0.0) -> tuple[list[torch.Tensor], State]:
+        """The L layers of one direction over ``tokens`` (B, T, P), read left to right.
 
-        Returns the per-layer forward outputs and backward outputs (each (B, T, P), aligned with
-        the input positions, zero on padding) and the final state, ordered
-        ``[fwd layer 0, ..., fwd layer L-1, bwd layer 0, ...]``. ``dropout`` is applied to the
-        input of every layer (training only).
+        ``state`` holds one (h, c) per layer. Returns each layer's outputs (B, T, P; zero on
+        padding) and the final state of every row. ``dropout`` applies to every layer's input
+        (training); the residual connection adds that (dropped-out) input to the layer output.
         """
-        B, T, _ = tokens.shape
-        if state is None:
-            state = self.zero_state(B, tokens.device)
+        layers = self.forward_layers if direction == 0 else self.backward_layers
+        T = tokens.shape[1]
         lengths_cpu = lengths.cpu()
-        results, final = [], []
-        for direction, layers in enumerate((self.forward_layers, self.backward_layers)):
-            x = tokens if direction == 0 else reverse_padded(tokens, lengths_cpu)
-            packed = pack_padded_sequence(x, lengths_cpu, batch_first=True, enforce_sorted=False)
-            order, data = packed.sorted_indices, packed.data
-            batch_sizes = packed.batch_sizes.tolist()
-            outputs = []
-            for k, layer in enumerate(layers):
-                h0, c0 = state[direction * len(layers) + k]
-                if order is not None:
-                    h0, c0 = h0.index_select(0, order.to(h0.device)), c0.index_select(0, order.to(c0.device))
-                inp = nn.functional.dropout(data, dropout, self.training) if dropout else data
-                out, h, c = layer(inp, batch_sizes, h0, c0)
-                if k > 0 and self.opts.use_skip_connections:
-                    out = out + data
-                if packed.unsorted_indices is not None:
-                    unsort = packed.unsorted_indices.to(h.device)
-                    h, c = h.index_select(0, unsort), c.index_select(0, unsort)
-                final.append((h, c))
-                padded, _ = pad_packed_sequence(packed._replace(data=out), batch_first=True, total_length=T)
-                outputs.append(padded if direction == 0 else reverse_padded(padded, lengths_cpu))
-                data = out
-            results.append(outputs)
-        return results[0], results[1], final
+        packed = pack_padded_sequence(tokens, lengths_cpu, batch_first=True, enforce_sorted=False)
+        order, unsort = packed.sorted_indices, packed.unsorted_indices
+        data, batch_sizes = packed.data, packed.batch_sizes.tolist()
+        outputs, final = [], []
+        for k, layer in enumerate(layers):
+            h0, c0 = state[k]
+            if order is not None:
+                h0, c0 = h0.index_select(0, order.to(h0.device)), c0.index_select(0, order.to(c0.device))
+            inp = nn.functional.dropout(data, dropout, self.training) if dropout else data
+            out, h, c = layer(inp, batch_sizes, h0, c0)
+            if k > 0 and self.opts.use_skip_connections:
+                out = out + inp
+            if unsort is not None:
+                h, c = h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device))
+            final.append((h, c))
+            outputs.append(pad_packed_sequence(packed._replace(data=out), batch_first=True, total_length=T)[0])
+            data = out
+        return outputs, final
+
+    def run_lstms(self, tokens: torch.Tensor, lengths: torch.Tensor,
+                  state: State | None = None) -> tuple[list[torch.Tensor], list[torch.Tensor], State]:
+        """Both directions over the same sentences (B, T, P): the backward LSTMs read each sentence
+        from its end. Returns per-layer forward and backward outputs aligned with the input
+        positions and the final state ``[fwd layer 0, ..., fwd layer L-1, bwd layer 0, ...]``."""
+        L = self.opts.n_layers
+        if state is None:
+            state = self.zero_state(tokens.shape[0], tokens.device)
+        lengths_cpu = lengths.cpu()
+        fwd, fwd_state = self.run_direction(0, tokens, lengths_cpu, state[:L])
+        bwd, bwd_state = self.run_direction(1, reverse_padded(tokens, lengths_cpu), lengths_cpu, state[L:])
+        return fwd, [reverse_padded(b, lengths_cpu) for b in bwd], fwd_state + bwd_state
 
     # ---------------------------------------------------------------- state policy
     def reset_state(self) -> None:

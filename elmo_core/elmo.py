@@ -72,4 +72,5 @@ class Elmo(nn.Module):
 
     def layer_weights(self) -> list[dict]:
         """Softmax-normalized s and γ of every mix (for results.json / Figure 2)."""
-        return [{"s": [round(float(v), 6) for v in m.weights()], "gamma": float(m.gamma)} for m in self.mixes]
+        return [{"s": [round(float(v), 6) for v in m.weights().detach()], "gamma": float(m.gamma.detach())}
+                for m in self.mixes]

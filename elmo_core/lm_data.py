@@ -1,0 +1,198 @@
+"""Training data for the biLM (Peters et al. 2018, §3.1 and §3.4), in the original format:
+plain text, one whitespace-tokenized sentence per line, any number of files.
+
+* ``Vocabulary``: built from the corpus (count >= ``min_count``), sorted by decreasing frequency,
+  with ``<S>``, ``</S>``, ``<UNK>`` first — the original ``vocab.txt`` layout. Out-of-vocabulary
+  words become ``<UNK>`` as softmax targets only; the input is always characters.
+* ``LMStream``: the original batching. Every sentence is wrapped in ``<S>`` ... ``</S>`` and the
+  sentences are packed back to back into ``batch_size`` parallel rows of ``unroll_steps`` tokens,
+  so an LSTM state can be carried from one batch to the next per row (truncated BPTT). The
+  backward LM reads a second stream made of the same sentences reversed. Files are read one at a
+  time (shards), their sentences shuffled with a seed derived from (seed, epoch, file), so the
+  stream is a pure function of (files, seed, epoch) and a run resumes by skipping batches.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import random
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .characters import BOS_TOKEN, EOS_TOKEN, token_to_ids
+
+UNK_TOKEN = "<UNK>"
+
+
+class CorpusError(ValueError):
+    pass
+
+
+def expand_files(patterns: str | Iterable[str]) -> list[Path]:
+    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+    files = []
+    for pattern in patterns:
+        matched = sorted(glob.glob(str(pattern)))
+        if not matched:
+            raise CorpusError(f"no file matches {pattern!r}")
+        files += [Path(m) for m in matched]
+    return files
+
+
+def read_sentences(path: Path) -> list[list[str]]:
+    """All sentences of one file; blank lines are skipped, non-UTF-8 is an error (file:line)."""
+    sentences = []
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                tokens = raw.decode("utf-8").split()
+            except UnicodeDecodeError as e:
+                raise CorpusError(f"{path}:{lineno}: not valid UTF-8 ({e.reason})") from None
+            if tokens:
+                sentences.append(tokens)
+    return sentences
+
+
+class Vocabulary:
+    def __init__(self, words: list[str]):
+        if words[:3] != [BOS_TOKEN, EOS_TOKEN, UNK_TOKEN]:
+            raise CorpusError(f"a vocabulary must start with {BOS_TOKEN}, {EOS_TOKEN}, {UNK_TOKEN}")
+        if len(set(words)) != len(words):
+            raise CorpusError("the vocabulary has duplicate words")
+        self.words = words
+        self.index = {w: i for i, w in enumerate(words)}
+        self.unk = 2
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def id(self, word: str) -> int:
+        return self.index.get(word, self.unk)
+
+    @classmethod
+    def build(cls, files: list[Path], min_count: int = 3, max_size: int | None = None) -> "Vocabulary":
+        counts: Counter = Counter()
+        for path in files:
+            for sentence in read_sentences(path):
+                counts.update(sentence)
+        for special in (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN):
+            counts.pop(special, None)
+        ranked = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
+        if max_size:
+            ranked = ranked[: max_size - 3]
+        return cls([BOS_TOKEN, EOS_TOKEN, UNK_TOKEN] + ranked)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Vocabulary":
+        words = Path(path).read_text(encoding="utf-8").split("\n")
+        words = [w.strip() for w in words if w.strip()]
+        try:
+            return cls(words)
+        except CorpusError as e:
+            raise CorpusError(f"{path}: {e}") from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text("\n".join(self.words) + "\n", encoding="utf-8")
+
+    def digest(self) -> str:
+        return hashlib.sha256("\n".join(self.words).encode()).hexdigest()[:16]
+
+
+class CharCache:
+    """token -> character ids (max_chars,) as int64 numpy, memoized."""
+
+    def __init__(self, max_chars: int = 50, limit: int = 500_000):
+        self.max_chars, self.limit, self.table = max_chars, limit, {}
+
+    def __call__(self, token: str) -> np.ndarray:
+        ids = self.table.get(token)
+        if ids is None:
+            if len(self.table) >= self.limit:
+                self.table.clear()
+            ids = self.table[token] = np.asarray(token_to_ids(token, self.max_chars), dtype=np.int64)
+        return ids
+
+
+@dataclass
+class LMBatch:
+    """One step of both streams. ``*_tokens`` are the input words (for characters), ``*_targets``
+    the vocabulary ids to predict; each (rows, unroll_steps). Rows that ran out of data are padded
+    with target -1 (ignored) and lengths < unroll_steps."""
+    forward_chars: np.ndarray
+    forward_targets: np.ndarray
+    backward_chars: np.ndarray
+    backward_targets: np.ndarray
+    lengths: np.ndarray
+
+
+class LMStream:
+    def __init__(self, files: list[Path], vocab: Vocabulary, batch_size: int, unroll_steps: int,
+                 seed: int = 0, shuffle: bool = True, max_chars: int = 50):
+        self.files, self.vocab = files, vocab
+        self.batch_size, self.unroll_steps, self.seed, self.shuffle = batch_size, unroll_steps, seed, shuffle
+        self.chars = CharCache(max_chars)
+
+    def sentences(self, epoch: int) -> Iterator[list[str]]:
+        order = list(self.files)
+        if self.shuffle:
+            random.Random(f"{self.seed}-{epoch}").shuffle(order)
+        for path in order:
+            sentences = read_sentences(path)
+            if self.shuffle:
+                random.Random(f"{self.seed}-{epoch}-{path.name}").shuffle(sentences)
+            yield from sentences
+
+    def batches(self, epoch: int = 0, skip: int = 0) -> Iterator[LMBatch]:
+        """The epoch's batches; ``skip`` fast-forwards (to resume) without building the skipped ones.
+
+        A row holds (sentence with boundaries, position); a piece of ``take`` predictions uses
+        words[pos : pos+take+1]. The backward stream packs the reversed sentences the same way;
+        as packing depends only on lengths, its piece at the same place is rev[pos : pos+take+1].
+        """
+        source = self.sentences(epoch)
+        B, T = self.batch_size, self.unroll_steps
+        rows: list[tuple[list[str], int]] = [([], 0)] * B
+        exhausted, n = False, 0
+        while True:  # until every row has used up its last sentence
+            chunks = []
+            for r in range(B):
+                chunk: list[tuple[list[str], int, int]] = []
+                have = 0
+                while have < T:
+                    words, pos = rows[r]
+                    if len(words) - pos <= 1:
+                        sentence = None if exhausted else next(source, None)
+                        if sentence is None:
+                            exhausted = True
+                            break
+                        words, pos = [BOS_TOKEN] + sentence + [EOS_TOKEN], 0
+                    take = min(len(words) - pos - 1, T - have)
+                    chunk.append((words, pos, take))
+                    rows[r] = (words, pos + take)
+                    have += take
+                chunks.append(chunk)
+            if all(not c for c in chunks):
+                return
+            n += 1
+            if n > skip:
+                yield self._assemble(chunks)
+
+    def _assemble(self, chunks) -> LMBatch:
+        B, T, C = self.batch_size, self.unroll_steps, self.chars.max_chars
+        chars = [np.zeros((B, T, C), np.int64) for _ in range(2)]
+        targets = [np.full((B, T), -1, np.int64) for _ in range(2)]
+        lengths = np.zeros(B, np.int64)
+        for r, chunk in enumerate(chunks):
+            t = 0
+            for words, pos, take in chunk:
+                for d, seq in enumerate((words, words[::-1])):
+                    for k in range(take):
+                        chars[d][r, t + k] = self.chars(seq[pos + k])
+                        targets[d][r, t + k] = self.vocab.id(seq[pos + k + 1])
+                t += take
+            lengths[r] = max(t, 1)  # a row past the end of data: one ignored dummy position
+        return LMBatch(chars[0], targets[0], chars[1], targets[1], lengths)

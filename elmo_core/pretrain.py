@@ -1,0 +1,220 @@
+"""Train a biLM (Peters et al. 2018, §3.1; §3.4 for domain fine-tuning) and export it in the
+original ``options.json`` + ``weights.hdf5`` format.
+
+    python -m elmo_core.pretrain --preset small --train 'corpus/*.txt' --heldout heldout.txt --out DIR
+    torchrun --nproc_per_node 4 -m elmo_core.pretrain ...            # data parallel (DDP)
+    python -m elmo_core.pretrain --init-from MODEL_DIR --train task.txt --heldout task_dev.txt \
+        --out DIR --epochs 1                                           # domain fine-tuning (§3.4)
+
+Training follows the original code unless told otherwise: sentences packed into rows of
+``unroll_steps`` tokens with LSTM states carried between batches (truncated BPTT), dropout 0.1,
+Adagrad (lr 0.2, initial accumulator 1.0) on the loss times ``unroll_steps``, global-norm
+clipping at 10. ``--batch-size`` is the global batch; with N workers each takes its rows.
+
+Everything needed to continue is in ``DIR/checkpoint.pt`` (weights, optimizer, epoch and batch
+position, LSTM states, RNG states), written atomically every ``--checkpoint-every`` steps and
+when ``--max-minutes`` runs out; rerunning the same command resumes exactly. At the end the
+model (also when stopped by ``--max-minutes``) is exported to ``DIR/options.json``, ``DIR/weights.hdf5`` (with the softmax under
+``softmax/*``, which other readers ignore) and ``DIR/vocab.txt``, and held-out perplexities are
+written to ``DIR/summary.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from tqdm import tqdm
+
+from .bilm import BiLM
+from .lm_checkpoint import (CheckpointError, load_checkpoint, load_language_model, save_checkpoint,
+                            save_language_model)
+from .lm_data import LMStream, Vocabulary, expand_files
+from .lm_training import LanguageModel, detach_state, evaluate_perplexity
+from .options import parse_options
+
+_LSTM = {"cell_clip": 3, "proj_clip": 3, "use_skip_connections": True, "n_layers": 2}
+_CNN = {"n_characters": 261, "max_characters_per_token": 50, "activation": "relu"}
+PRESETS = {
+    "tiny": {"lstm": {**_LSTM, "dim": 32, "projection_dim": 8},
+             "char_cnn": {**_CNN, "embedding": {"dim": 4}, "filters": [[1, 4], [2, 8], [3, 8]], "n_highway": 1}},
+    "small": {"lstm": {**_LSTM, "dim": 512, "projection_dim": 128},
+              "char_cnn": {**_CNN, "embedding": {"dim": 16}, "n_highway": 1,
+                           "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]]}},
+    "paper": {"lstm": {**_LSTM, "dim": 4096, "projection_dim": 512},
+              "char_cnn": {**_CNN, "embedding": {"dim": 16}, "n_highway": 2,
+                           "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]}},
+}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m elmo_core.pretrain", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--train", nargs="+", required=True, help="training text files or globs")
+    ap.add_argument("--heldout", help="held-out text for perplexity (full softmax)")
+    ap.add_argument("--out", required=True, type=Path, help="run directory (checkpoint, exported model)")
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--preset", choices=sorted(PRESETS), default="small")
+    src.add_argument("--options", type=Path, help="options.json of a new model (instead of a preset)")
+    src.add_argument("--init-from", type=Path, help="exported model directory to continue (fine-tuning)")
+    ap.add_argument("--vocab", type=Path, help="vocabulary file (default: built from --train)")
+    ap.add_argument("--min-count", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=128, help="global batch (rows)")
+    ap.add_argument("--unroll-steps", type=int, default=20)
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--max-steps", type=int, help="stop (exported) after this many updates")
+    ap.add_argument("--max-minutes", type=float, help="checkpoint and stop after this long; rerun to resume")
+    ap.add_argument("--lr", type=float, default=0.2)
+    ap.add_argument("--clip-norm", type=float, default=10.0)
+    ap.add_argument("--dropout", type=float, default=0.1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--checkpoint-every", type=int, default=500, help="updates between checkpoints")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--threads", type=int, help="torch CPU threads")
+    ap.add_argument("--no-progress", action="store_true")
+    return ap.parse_args(argv)
+
+
+def setup_distributed(device: str) -> tuple[int, int, str]:
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return 0, 1, device
+    backend = "nccl" if device.startswith("cuda") else "gloo"
+    dist.init_process_group(backend)
+    rank = dist.get_rank()
+    if device.startswith("cuda"):
+        device = f"cuda:{int(os.environ.get('LOCAL_RANK', rank))}"
+        torch.cuda.set_device(device)
+    return rank, world, device
+
+
+def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Vocabulary, dict]:
+    """Fresh model from a preset/options, or a previously exported one (``--init-from``)."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.init_from:
+        lm, vocab, meta = load_language_model(args.init_from, dropout=args.dropout)
+        return lm, vocab, {"init_from": str(args.init_from), **meta}
+    vocab_path = args.out / "vocab.txt"
+    if not vocab_path.exists():
+        if rank == 0:
+            vocab = Vocabulary.load(args.vocab) if args.vocab else Vocabulary.build(files, args.min_count)
+            vocab.save(vocab_path)
+        if world > 1:
+            dist.barrier()
+    vocab = Vocabulary.load(vocab_path)
+    options = json.loads(args.options.read_text()) if args.options else json.loads(json.dumps(PRESETS[args.preset]))
+    torch.manual_seed(args.seed)
+    bilm = BiLM(parse_options(options, str(args.options or f"preset {args.preset}")))
+    return LanguageModel(bilm, len(vocab), dropout=args.dropout), vocab, {}
+
+
+def train(args) -> dict:
+    rank, world, device = setup_distributed(args.device)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.batch_size % world:
+        raise SystemExit(f"--batch-size {args.batch_size} is not divisible by {world} workers")
+    files = expand_files(args.train)
+    lm, vocab, meta = build_model(args, files, rank, world)
+    lm.to(device).train()
+    optimizer = torch.optim.Adagrad(lm.parameters(), lr=args.lr, initial_accumulator_value=1.0)
+    stream = LMStream(files, vocab, args.batch_size, args.unroll_steps, seed=args.seed)
+    rows = slice(rank * args.batch_size // world, (rank + 1) * args.batch_size // world)
+    identity = {"options": lm.bilm.opts.to_json_dict(), "vocab": vocab.digest(), "batch_size": args.batch_size,
+                "unroll_steps": args.unroll_steps, "seed": args.seed, "train": [str(f) for f in files],
+                "init_from": meta.get("init_from")}
+    progress = {"epoch": 0, "batch_in_epoch": 0, "step": 0, "tokens": 0, "seconds": 0.0}
+    state = lm.bilm.zero_state(args.batch_size, device)
+    ckpt_path = args.out / "checkpoint.pt"
+    if ckpt_path.exists():
+        progress, state = load_checkpoint(ckpt_path, identity, lm, optimizer, rank, world, device)
+        if rank == 0:
+            print(f"resuming from {ckpt_path}: epoch {progress['epoch']}, step {progress['step']}", file=sys.stderr)
+    local_state = [(h[rows], c[rows]) for h, c in state]
+    model = torch.nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True) if world > 1 else lm
+
+    log = open(args.out / "train_log.jsonl", "a") if rank == 0 else None
+    started, base_seconds, ema = time.time(), progress["seconds"], None
+    stop = lambda: (args.max_steps is not None and progress["step"] >= args.max_steps) or (
+        args.max_minutes is not None and time.time() - started > 60 * args.max_minutes)
+    bar = tqdm(desc="biLM", unit="tok", unit_scale=True, disable=args.no_progress or rank != 0, mininterval=2)
+    while progress["epoch"] < args.epochs and not stop():
+        for batch in stream.batches(progress["epoch"], skip=progress["batch_in_epoch"]):
+            count = int((batch.forward_targets >= 0).sum())  # the global batch's tokens
+            nll, local_state = model(batch, local_state, rows, device)
+            # DDP averages gradients over workers: scale so the result is the global mean
+            loss = nll.sum() / (2 * count) * world
+            optimizer.zero_grad(set_to_none=True)
+            (loss * args.unroll_steps).backward()  # the original scales the loss by unroll_steps
+            torch.nn.utils.clip_grad_norm_(lm.parameters(), args.clip_norm)
+            optimizer.step()
+            local_state = detach_state(local_state)
+            value = float(loss.detach()) / world
+            if world > 1:
+                t = torch.tensor([value], device=device)
+                dist.all_reduce(t)
+                value = float(t) / world
+            progress["step"] += 1
+            progress["batch_in_epoch"] += 1
+            progress["tokens"] += count
+            ema = value if ema is None else 0.98 * ema + 0.02 * value
+            bar.update(count)
+            bar.set_postfix(epoch=progress["epoch"], ppl=f"{math.exp(ema):.1f}", refresh=False)
+            if log:
+                log.write(json.dumps({"step": progress["step"], "epoch": progress["epoch"], "loss": value}) + "\n")
+            if progress["step"] % args.checkpoint_every == 0 or stop():
+                progress["seconds"] = base_seconds + time.time() - started
+                save_checkpoint(ckpt_path, identity, lm, optimizer, progress, local_state, rank, world)
+            if stop():
+                break
+        else:
+            progress["epoch"] += 1
+            progress["batch_in_epoch"] = 0
+    bar.close()
+    progress["seconds"] = base_seconds + time.time() - started
+    save_checkpoint(ckpt_path, identity, lm, optimizer, progress, local_state, rank, world)
+    if log:
+        log.close()
+    summary = {}
+    if rank == 0:  # also on a time limit: the export says how far training got
+        progress["finished"] = progress["epoch"] >= args.epochs or (
+            args.max_steps is not None and progress["step"] >= args.max_steps)
+        summary = export(lm, vocab, args, progress, device)
+    if world > 1:
+        dist.barrier()
+        dist.destroy_process_group()
+    return summary
+
+
+def export(lm: LanguageModel, vocab: Vocabulary, args, progress: dict, device) -> dict:
+    save_language_model(lm, vocab, args.out)
+    summary = {"progress": progress, "batch_size": args.batch_size, "unroll_steps": args.unroll_steps,
+               "lr": args.lr, "dropout": args.dropout, "vocab_size": len(vocab),
+               "parameters_bilm": sum(p.numel() for p in lm.bilm.parameters()),
+               "parameters_softmax": sum(p.numel() for p in lm.softmax.parameters()),
+               "options": lm.bilm.opts.to_json_dict()}
+    if args.heldout:
+        heldout = LMStream(expand_files([args.heldout]), vocab, args.batch_size, args.unroll_steps, shuffle=False)
+        summary["heldout"] = str(args.heldout)
+        summary["heldout_perplexity"] = evaluate_perplexity(lm, heldout, device=device).as_dict()
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps({k: summary.get(k) for k in ("progress", "heldout_perplexity")}))
+    return summary
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    try:
+        train(args)
+    except (CheckpointError, ValueError, OSError) as e:
+        raise SystemExit(f"error: {e}") from None
+
+
+if __name__ == "__main__":
+    main()
