@@ -155,11 +155,11 @@ def train(args) -> dict:
             torch.nn.utils.clip_grad_norm_(lm.parameters(), args.clip_norm)
             optimizer.step()
             local_state = detach_state(local_state)
-            value = float(loss.detach()) / world
+            value = float(loss.detach()) / world  # this worker's share of the global mean
             if world > 1:
                 t = torch.tensor([value], device=device)
-                dist.all_reduce(t)
-                value = float(t) / world
+                dist.all_reduce(t)  # sum of the shares = the global mean loss
+                value = float(t)
             progress["step"] += 1
             progress["batch_in_epoch"] += 1
             progress["tokens"] += count

@@ -1,0 +1,46 @@
+"""Held-out perplexity of an exported biLM (Peters et al. 2018, §3.4 and Table 7), with the full
+normalized softmax, for the forward and backward LMs and their average.
+
+    python -m elmo_core.perplexity --model DIR --heldout heldout.txt [--stateless] [--batch-size 128]
+
+``DIR`` holds ``options.json``, ``weights.hdf5`` (with ``softmax/*``) and ``vocab.txt``, as written by
+``elmo_core.pretrain``. By default LSTM states are carried across batches, as in training;
+``--stateless`` starts every batch from zero.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+
+from .lm_checkpoint import CheckpointError, load_language_model
+from .lm_data import LMStream, expand_files
+from .lm_training import evaluate_perplexity
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m elmo_core.perplexity", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", type=Path, required=True, help="exported model directory")
+    ap.add_argument("--heldout", nargs="+", required=True, help="text files or globs")
+    ap.add_argument("--batch-size", type=int, default=128)
+    ap.add_argument("--unroll-steps", type=int, default=20)
+    ap.add_argument("--stateless", action="store_true", help="zero LSTM state for every batch")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = ap.parse_args(argv)
+    try:
+        lm, vocab, meta = load_language_model(args.model)
+        if meta["softmax"] != "loaded":
+            raise CheckpointError(f"{args.model}: no trained softmax, perplexity is undefined")
+        stream = LMStream(expand_files(args.heldout), vocab, args.batch_size, args.unroll_steps, shuffle=False)
+        ppl = evaluate_perplexity(lm.to(args.device), stream, stateful=not args.stateless,
+                                  device=args.device, progress=True)
+    except (CheckpointError, ValueError, OSError) as e:
+        raise SystemExit(f"error: {e}") from None
+    print(json.dumps({"model": str(args.model), "heldout": args.heldout, "stateful": not args.stateless,
+                      **ppl.as_dict()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""biLM training: loss decreases, export round trip, exact resume, DDP == single process."""
+import json
+import os
+import subprocess
+import sys
+
+import h5py
+import pytest
+import torch
+
+from elmo_core import batch_to_ids, load_bilm
+from elmo_core.lm_checkpoint import load_language_model
+from elmo_core.lm_data import LMStream, Vocabulary, expand_files, read_sentences
+from elmo_core.lm_training import evaluate_perplexity
+from elmo_core.pretrain import main as pretrain_main
+
+from conftest import REPO, shared_path
+
+
+@pytest.fixture
+def corpus():
+    return shared_path("data/fixtures/bilm_tf_train/data.txt")
+
+
+def _args(corpus, out, *extra):
+    return ["--preset", "tiny", "--train", str(corpus), "--heldout", str(corpus), "--out", str(out),
+            "--batch-size", "4", "--unroll-steps", "5", "--min-count", "1", "--no-progress", *extra]
+
+
+def _losses(out):
+    return [json.loads(line)["loss"] for line in (out / "train_log.jsonl").read_text().splitlines()]
+
+
+def test_stream_predicts_every_token_once_in_each_direction(corpus):
+    vocab = Vocabulary.build([corpus], 1)
+    expected = sum(len(s) + 1 for s in read_sentences(corpus))  # words + </S> (or <S> backwards)
+    for batch_size, unroll in ((4, 5), (3, 7), (64, 20)):
+        stream = LMStream([corpus], vocab, batch_size, unroll, seed=1)
+        batches = list(stream.batches(0))
+        assert sum(int((b.forward_targets >= 0).sum()) for b in batches) == expected
+        assert sum(int((b.backward_targets >= 0).sum()) for b in batches) == expected
+        assert [b.lengths.tolist() for b in stream.batches(0, skip=2)] == [b.lengths.tolist() for b in batches[2:]]
+
+
+def test_backward_stream_reads_sentences_reversed(corpus, tmp_path):
+    (tmp_path / "c.txt").write_text("a b c d\n")
+    vocab = Vocabulary.build([tmp_path / "c.txt"], 1)
+    batches = list(LMStream([tmp_path / "c.txt"], vocab, 1, 2, shuffle=False).batches(0))
+    words = lambda t: [vocab.words[i] for i in t[0] if i >= 0]
+    assert [words(b.forward_targets) for b in batches] == [["a", "b"], ["c", "d"], ["</S>"]]
+    # the backward LM continues the reversed sentence across batches
+    assert [words(b.backward_targets) for b in batches] == [["d", "c"], ["b", "a"], ["<S>"]]
+
+
+def test_trains_exports_and_reloads(corpus, tmp_path):
+    out = tmp_path / "run"
+    pretrain_main(_args(corpus, out, "--epochs", "12"))
+    losses = _losses(out)
+    per_epoch = len(losses) // 12
+    assert sum(losses[-per_epoch:]) < sum(losses[:per_epoch]) - 0.5 * per_epoch  # clearly decreasing
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["progress"]["finished"] and summary["heldout_perplexity"]["tokens"] == 139
+    # the exported files are the original format: the core loader gives the trained biLM exactly
+    lm, vocab, meta = load_language_model(out)
+    assert meta["softmax"] == "loaded" and len(vocab) == summary["vocab_size"]
+    reloaded = load_bilm(out / "options.json", out / "weights.hdf5")
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=True)["model"]
+    trained = lm.bilm
+    trained.load_state_dict({k[len("bilm."):]: v for k, v in ckpt.items() if k.startswith("bilm.")})
+    ids = batch_to_ids([["neural", "networks", "avoid", "this", "problem"], ["unseen", "wordz"]])
+    with torch.no_grad():
+        assert torch.equal(trained.eval()(ids).layers, reloaded(ids).layers)
+    with h5py.File(out / "weights.hdf5") as f:
+        assert "softmax" in f and "char_embed" in f and f["char_embed"].shape[0] == 261
+    # the model card's perplexity is recomputed from the exported files
+    stream = LMStream(expand_files([str(corpus)]), vocab, 4, 5, shuffle=False)
+    ppl = evaluate_perplexity(lm, stream)
+    assert abs(ppl.average - summary["heldout_perplexity"]["average"]) < 1e-2
+
+
+def test_resume_follows_the_uninterrupted_trajectory(corpus, tmp_path):
+    pretrain_main(_args(corpus, tmp_path / "a", "--max-steps", "9", "--epochs", "5"))
+    pretrain_main(_args(corpus, tmp_path / "b", "--max-steps", "4", "--epochs", "5"))
+    pretrain_main(_args(corpus, tmp_path / "b", "--max-steps", "9", "--epochs", "5"))  # crosses an epoch
+    a, b = _losses(tmp_path / "a"), _losses(tmp_path / "b")
+    assert len(a) == len(b) == 9
+    assert a == b  # dropout masks, data position and LSTM states all restored
+
+
+def test_bad_checkpoints_are_refused(corpus, tmp_path):
+    out = tmp_path / "run"
+    pretrain_main(_args(corpus, out, "--max-steps", "2"))
+    with pytest.raises(SystemExit, match="made for a different run.*batch_size"):
+        pretrain_main(_args(corpus, out, "--max-steps", "4", "--batch-size", "2"))
+    data = (out / "checkpoint.pt").read_bytes()
+    (out / "checkpoint.pt").write_bytes(data[: len(data) // 2])
+    with pytest.raises(SystemExit, match="corrupt or unreadable checkpoint"):
+        pretrain_main(_args(corpus, out, "--max-steps", "4"))
+
+
+def test_ddp_two_gloo_workers_match_one_process(corpus, tmp_path):
+    common = _args(corpus, tmp_path / "x", "--max-steps", "6", "--dropout", "0", "--device", "cpu", "--threads", "1")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    one = [a if a != str(tmp_path / "x") else str(tmp_path / "one") for a in common]
+    two = [a if a != str(tmp_path / "x") else str(tmp_path / "two") for a in common]
+    subprocess.run([sys.executable, "-m", "elmo_core.pretrain", *one], check=True, env=env)
+    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
+                    "-m", "elmo_core.pretrain", *two], check=True, env=env, timeout=300)
+    a, b = _losses(tmp_path / "one"), _losses(tmp_path / "two")
+    assert len(a) == len(b) == 6
+    assert max(abs(x - y) for x, y in zip(a, b)) < 1e-4
+    assert a[0] != a[-1]
