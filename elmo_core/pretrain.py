@@ -136,6 +136,13 @@ def train(args) -> dict:
         progress, state = load_checkpoint(ckpt_path, identity, lm, optimizer, rank, world, device)
         if rank == 0:
             print(f"resuming from {ckpt_path}: epoch {progress['epoch']}, step {progress['step']}", file=sys.stderr)
+    before = args.out / "heldout_before.json"
+    if args.init_from and args.heldout and rank == 0 and not ckpt_path.exists():
+        # domain fine-tuning (§3.4, Table 7): the starting model's held-out perplexity
+        ppl = evaluate_perplexity(lm, LMStream(expand_files([args.heldout]), vocab, args.batch_size,
+                                               args.unroll_steps, shuffle=False), device=device)
+        before.write_text(json.dumps(ppl.as_dict()) + "\n")
+        print(f"held-out perplexity before training: {ppl.as_dict()}", file=sys.stderr)
     local_state = [(h[rows], c[rows]) for h, c in state]
     model = torch.nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True) if world > 1 else lm
 
@@ -203,6 +210,8 @@ def export(lm: LanguageModel, vocab: Vocabulary, args, progress: dict, device) -
         heldout = LMStream(expand_files([args.heldout]), vocab, args.batch_size, args.unroll_steps, shuffle=False)
         summary["heldout"] = str(args.heldout)
         summary["heldout_perplexity"] = evaluate_perplexity(lm, heldout, device=device).as_dict()
+        if (args.out / "heldout_before.json").exists():
+            summary["heldout_perplexity_before"] = json.loads((args.out / "heldout_before.json").read_text())
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps({k: summary.get(k) for k in ("progress", "heldout_perplexity")}))
     return summary

@@ -110,3 +110,16 @@ def test_ddp_two_gloo_workers_match_one_process(corpus, tmp_path):
     assert len(a) == len(b) == 6
     assert max(abs(x - y) for x, y in zip(a, b)) < 1e-4
     assert a[0] != a[-1]
+
+
+def test_domain_finetuning_reports_perplexity_before_and_after(corpus, tmp_path):
+    pretrain_main(_args(corpus, tmp_path / "base", "--epochs", "2"))
+    (tmp_path / "task.txt").write_text("neural networks avoid this problem .\nthese models make use of neural networks .\n" * 20)
+    args = _args(tmp_path / "task.txt", tmp_path / "ft", "--epochs", "3")
+    args[args.index("--preset"): args.index("--preset") + 2] = ["--init-from", str(tmp_path / "base")]
+    pretrain_main(args)
+    summary = json.loads((tmp_path / "ft" / "summary.json").read_text())
+    before, after = summary["heldout_perplexity_before"], summary["heldout_perplexity"]
+    assert after["average"] < before["average"]  # adapted to the (repetitive) task text
+    # fine-tuning keeps the base model's vocabulary (and so its softmax)
+    assert (tmp_path / "ft" / "vocab.txt").read_text() == (tmp_path / "base" / "vocab.txt").read_text()
