@@ -1,6 +1,7 @@
 """biLM training: loss decreases, export round trip, exact resume, DDP == single process."""
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -98,14 +99,25 @@ def test_bad_checkpoints_are_refused(corpus, tmp_path):
         pretrain_main(_args(corpus, out, "--max-steps", "4"))
 
 
+def _run_group(cmd, env, timeout=300):
+    """Run in its own process group; on timeout kill the whole group (torchrun's workers too)."""
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    try:
+        assert proc.wait(timeout=timeout) == 0, f"{cmd[2]} failed"
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail(f"timed out after {timeout}s: {' '.join(cmd)}")
+
+
 def test_ddp_two_gloo_workers_match_one_process(corpus, tmp_path):
     common = _args(corpus, tmp_path / "x", "--max-steps", "6", "--dropout", "0", "--device", "cpu", "--threads", "1")
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     one = [a if a != str(tmp_path / "x") else str(tmp_path / "one") for a in common]
     two = [a if a != str(tmp_path / "x") else str(tmp_path / "two") for a in common]
-    subprocess.run([sys.executable, "-m", "elmo_core.pretrain", *one], check=True, env=env)
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
-                    "-m", "elmo_core.pretrain", *two], check=True, env=env, timeout=300)
+    _run_group([sys.executable, "-m", "elmo_core.pretrain", *one], env)
+    _run_group([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
+                "-m", "elmo_core.pretrain", *two], env)
     a, b = _losses(tmp_path / "one"), _losses(tmp_path / "two")
     assert len(a) == len(b) == 6
     assert max(abs(x - y) for x, y in zip(a, b)) < 1e-4

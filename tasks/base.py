@@ -1,0 +1,67 @@
+"""What the one trainer needs from a task: its data splits, the sentences the biLM reads, a model,
+batches, predictions and a dev metric (higher is better)."""
+from __future__ import annotations
+
+from collections import Counter
+
+import datasets
+import torch
+from torch import nn
+
+from elmo_core.characters import batch_to_ids
+
+PAD, UNK = "<pad>", "<unk>"
+
+
+class Task:
+    name: str = ""
+    metric: str = ""
+
+    def __init__(self, cfg):
+        self.cfg = cfg  # the task's config node (cfg.task) plus data (cfg.data)
+
+    # data ------------------------------------------------------------------------------------
+    def load_splits(self, data_cfg) -> dict[str, datasets.Dataset]:
+        raise NotImplementedError
+
+    def sentences(self, ds: datasets.Dataset) -> list[list[str]]:
+        """The token sequences the biLM reads (one per example)."""
+        return ds["tokens"]
+
+    # model -----------------------------------------------------------------------------------
+    def build_vocab(self, train: datasets.Dataset) -> None:
+        counts = Counter(t for s in self.sentences(train) for t in s)
+        self.words = [PAD, UNK] + sorted(w for w, c in counts.items() if c >= self.cfg.model.min_word_count)
+        self.word_index = {w: i for i, w in enumerate(self.words)}
+
+    def build_model(self, features) -> nn.Module:
+        raise NotImplementedError
+
+    def state(self) -> dict:
+        """What a trained model needs besides its weights (vocabularies), for mode=evaluate."""
+        return {k: getattr(self, k) for k in ("words", "labels") if hasattr(self, k)}
+
+    def load_state(self, state: dict) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self.word_index = {w: i for i, w in enumerate(self.words)}
+        if hasattr(self, "labels"):
+            self.label_index = {l: i for i, l in enumerate(self.labels)}
+
+    def token_inputs(self, sentences: list[list[str]]) -> dict[str, torch.Tensor]:
+        T = max(len(s) for s in sentences)
+        ids = torch.zeros(len(sentences), T, dtype=torch.long)
+        for i, s in enumerate(sentences):
+            ids[i, : len(s)] = torch.tensor([self.word_index.get(t, 1) for t in s])
+        return {"word_ids": ids, "char_ids": batch_to_ids(sentences),
+                "mask": torch.arange(T).unsqueeze(0) < torch.tensor([len(s) for s in sentences]).unsqueeze(1)}
+
+    def batch(self, ds: datasets.Dataset, indices: list[int]) -> dict:
+        raise NotImplementedError
+
+    # evaluation ------------------------------------------------------------------------------
+    def predict(self, model: nn.Module, batch: dict, elmo: dict) -> list:
+        raise NotImplementedError
+
+    def score(self, ds: datasets.Dataset, predictions: list) -> dict:
+        raise NotImplementedError

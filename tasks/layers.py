@@ -1,0 +1,111 @@
+"""Building blocks shared by the task models (Peters et al. 2018 §3.3 and appendix A):
+the context-independent token representation x_k (word embedding + character CNN), variational
+dropout, and the ELMo mixes placed at the input and/or output of the task encoder."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from elmo_core import Elmo
+from elmo_core.characters import N_CHARACTERS
+
+POSITIONS = ("none", "input", "output", "both")
+
+
+class VariationalDropout(nn.Dropout):
+    """One dropout mask per sequence, shared over time steps (Gal & Ghahramani 2016)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T, D)
+        if not self.training or self.p == 0:
+            return x
+        mask = x.new_empty(x.shape[0], 1, x.shape[2]).bernoulli_(1 - self.p) / (1 - self.p)
+        return x * mask
+
+
+def read_vectors(path: str | Path, words: list[str]) -> tuple[torch.Tensor, int]:
+    """Rows for ``words`` from a GloVe-style text file (``word v1 ... vd``); returns the matrix
+    (missing words random) and how many were found. Malformed lines: error with file:line."""
+    index = {w: i for i, w in enumerate(words)}
+    found, matrix, dim = 0, None, None
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            parts = line.rstrip().split(" ")
+            if dim is None:
+                dim = len(parts) - 1
+                matrix = torch.randn(len(words), dim) * 0.1
+            if len(parts) != dim + 1:
+                raise ValueError(f"{path}:{lineno}: expected {dim} values, got {len(parts) - 1}")
+            i = index.get(parts[0])
+            if i is not None:
+                matrix[i] = torch.tensor([float(v) for v in parts[1:]])
+                found += 1
+    if matrix is None:
+        raise ValueError(f"{path}: empty vectors file")
+    return matrix, found
+
+
+class TokenEmbedder(nn.Module):
+    """x_k: word embedding (optionally initialised from pretrained vectors) + a character CNN
+    over the same 262 character ids the biLM uses."""
+
+    def __init__(self, words: list[str], word_dim: int, char_dim: int, char_filters: int, char_width: int,
+                 vectors: str | None = None, freeze_vectors: bool = False):
+        super().__init__()
+        self.word = nn.Embedding(len(words), word_dim, padding_idx=0)
+        if vectors:
+            matrix, found = read_vectors(vectors, words)
+            if matrix.shape[1] != word_dim:
+                raise ValueError(f"{vectors}: vectors have {matrix.shape[1]} dimensions, word_dim is {word_dim}")
+            self.word.weight.data.copy_(matrix)
+            self.word.weight.requires_grad_(not freeze_vectors)
+            print(f"pretrained vectors: {found}/{len(words)} words found in {vectors}", file=sys.stderr)
+        self.char = nn.Embedding(N_CHARACTERS, char_dim, padding_idx=0) if char_filters else None
+        self.conv = nn.Conv1d(char_dim, char_filters, char_width, padding=char_width // 2) if char_filters else None
+        self.output_dim = word_dim + char_filters
+
+    def forward(self, word_ids: torch.Tensor, char_ids: torch.Tensor) -> torch.Tensor:
+        x = self.word(word_ids)
+        if self.conv is None:
+            return x
+        B, T, C = char_ids.shape
+        chars = self.char(char_ids.view(B * T, C)).transpose(1, 2)
+        pooled = torch.relu(self.conv(chars)).amax(dim=2).view(B, T, -1)
+        return torch.cat([x, pooled], dim=-1)
+
+
+class ElmoFeatures(nn.Module):
+    """The task-specific ELMo mixes (§3.3): one at the encoder input, one at its output, or both,
+    each with its own s and γ; computed from cached biLM layers."""
+
+    def __init__(self, position: str, num_layers: int, dim: int, mix: str = "all", dropout: float = 0.5,
+                 layer_norm: bool = False):
+        super().__init__()
+        if position not in POSITIONS:
+            raise ValueError(f"elmo.position must be one of {POSITIONS}, got {position!r}")
+        self.position, self.dim = position, dim
+        self.slots = {"none": [], "input": ["input"], "output": ["output"], "both": ["input", "output"]}[position]
+        self.elmo = Elmo(num_layers=num_layers, num_output_representations=len(self.slots), dropout=dropout,
+                         mix=mix, layer_norm=layer_norm) if self.slots else None
+
+    @property
+    def input_dim(self) -> int:
+        return self.dim if "input" in self.slots else 0
+
+    @property
+    def output_dim(self) -> int:
+        return self.dim if "output" in self.slots else 0
+
+    def forward(self, layers: torch.Tensor | None, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        if self.elmo is None:
+            return {}
+        reps = self.elmo.mix(layers, mask).representations
+        return dict(zip(self.slots, reps))
+
+    def regularizer(self, lam: float) -> torch.Tensor:
+        return self.elmo.regularizer(lam) if self.elmo is not None and lam else torch.zeros(())
+
+    def layer_weights(self) -> dict:
+        return dict(zip(self.slots, self.elmo.layer_weights())) if self.elmo is not None else {}

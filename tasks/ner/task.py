@@ -1,0 +1,51 @@
+"""CoNLL-2003 NER as a task of the runner (Peters et al. 2018 §4 "Named entity extraction")."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ..base import Task
+from .metric import span_f1
+from .model import NerTagger
+from .reader import load_hf_conll2003, read_conll2003_file
+from .tags import bio_to_bioul, bioul_to_bio
+
+
+class NerTask(Task):
+    name, metric = "ner", "f1"
+
+    def load_splits(self, data_cfg) -> dict:
+        splits, self.data_stats = {}, {}
+        for split in ("train", "dev", "test"):
+            filename = data_cfg.get(f"{split}_file")
+            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
+            if path:
+                splits[split], self.data_stats[split] = read_conll2003_file(path)
+            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
+                splits[split] = load_hf_conll2003(data_cfg.hf_name, data_cfg.hf_split[split])
+        return splits
+
+    def build_vocab(self, train) -> None:
+        super().build_vocab(train)
+        types = sorted({t[2:] for tags in train["tags"] for t in tags if t != "O"})
+        self.labels = ["O"] + [f"{p}-{t}" for t in types for p in "BILU"]
+        self.label_index = {l: i for i, l in enumerate(self.labels)}
+
+    def build_model(self, features):
+        return NerTagger(self.words, self.labels, self.cfg, features)
+
+    def batch(self, ds, indices) -> dict:
+        rows = ds.select(indices)
+        out = self.token_inputs(rows["tokens"])
+        tags = torch.zeros_like(out["word_ids"])
+        for i, seq in enumerate(rows["tags"]):
+            tags[i, : len(seq)] = torch.tensor([self.label_index.get(t, 0) for t in bio_to_bioul(seq)])
+        out["tags"] = tags
+        return out
+
+    def predict(self, model, batch, elmo) -> list:
+        return [bioul_to_bio([self.labels[i] for i in seq]) for seq in model.decode(batch, elmo)]
+
+    def score(self, ds, predictions) -> dict:
+        return span_f1(ds["tags"], predictions)

@@ -1,0 +1,141 @@
+"""Recipes behind ``run.py``: train a task model with ELMo (Peters et al. 2018 §3.3) and write
+``results.json``; evaluate a trained model on any file in the task's format."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from elmo_core import file_sha256, load_bilm, read_options
+
+from .activation_cache import ActivationCache
+from .layers import ElmoFeatures
+from .ner.task import NerTask
+from .sst.task import SstTask
+from .trainer import LiveLayers, fit, set_seed
+
+TASKS = {"ner": NerTask, "sst": SstTask}
+VOLATILE = ("device", "mode", "checkpoint")  # do not change a run's result
+
+
+def resolve_bilm(cfg: DictConfig) -> tuple[Path, Path]:
+    from elmo_core.pretrained import model_dir
+    if cfg.elmo.options or cfg.elmo.weights:
+        if not (cfg.elmo.options and cfg.elmo.weights):
+            raise SystemExit("error: give both elmo.options and elmo.weights (or neither, for the embedded biLM)")
+        return Path(cfg.elmo.options), Path(cfg.elmo.weights)
+    try:
+        d = model_dir("small")
+    except FileNotFoundError as e:
+        raise SystemExit(f"error: {e}; pass elmo.options=... elmo.weights=...") from None
+    return d / "options.json", d / "weights.hdf5"
+
+
+def make_task(cfg: DictConfig):
+    if cfg.task.name not in TASKS:
+        raise SystemExit(f"error: unknown task {cfg.task.name!r} (available: {', '.join(TASKS)})")
+    return TASKS[cfg.task.name](cfg.task)
+
+
+def bilm_layers(cfg: DictConfig, task, splits: dict, options: Path, weights: Path) -> dict:
+    """Per split, the biLM layers (cached on disk, or computed per batch with elmo.cache=false)."""
+    if cfg.elmo.position == "none":
+        return {}
+    if not cfg.elmo.cache:
+        bilm = load_bilm(options, weights, stateful=cfg.elmo.stateful, device=cfg.device)
+        return {s: LiveLayers(bilm, task.sentences(ds)) for s, ds in splits.items()}
+    cache = ActivationCache(cfg.elmo.cache_dir, options, weights, stateful=cfg.elmo.stateful,
+                            batch_size=cfg.elmo.batch_size, dtype=cfg.elmo.cache_dtype, device=cfg.device)
+    return {s: cache.get(task.sentences(ds), f"{task.name}/{s}") for s, ds in splits.items()}
+
+
+def build_features(cfg: DictConfig, options: Path) -> ElmoFeatures:
+    opts = read_options(options)
+    return ElmoFeatures(cfg.elmo.position, opts.n_layers + 1, 2 * opts.projection_dim, cfg.elmo.mix,
+                        cfg.elmo.dropout, cfg.elmo.layer_norm)
+
+
+def comparable(resolved: dict) -> dict:
+    return {k: v for k, v in resolved.items() if k not in VOLATILE}
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def train(cfg: DictConfig, out_dir: Path) -> dict:
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    results_path = out_dir / "results.json"
+    if results_path.exists():
+        previous = json.loads(results_path.read_text())
+        if comparable(previous.get("config", {})) == comparable(resolved):
+            print(f"skipping: {results_path} already holds this configuration's result", flush=True)
+            return previous
+        print(f"warning: {results_path} was made with another configuration; running again", file=sys.stderr)
+    options, weights = resolve_bilm(cfg)
+    task = make_task(cfg)
+    splits = task.load_splits(cfg.data)
+    for required in ("train", "dev"):
+        if required not in splits:
+            raise SystemExit(f"error: no {required} split (set data.dir or data.{required}_path)")
+    print("data: " + json.dumps(getattr(task, "data_stats", {})), flush=True)
+    task.build_vocab(splits["train"])
+    layers = bilm_layers(cfg, task, splits, options, weights)
+    set_seed(cfg.seed)
+    features = build_features(cfg, options)
+    model = task.build_model(features)
+    result = fit(task, model, splits, layers, cfg, out_dir)
+    results = {
+        "task": task.name, "metric": task.metric, "dev": result["dev"], "test": result.get("test"),
+        "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
+        "train_seconds": result["train_seconds"], "data_stats": getattr(task, "data_stats", {}),
+        "bilm": {"options": str(options), "weights": str(weights), "sha256": file_sha256(weights)},
+        "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                     "device": cfg.device},
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(["python", "run.py", *sys.argv[1:]]), "config": resolved,
+    }
+    torch.save({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
+                "bilm_sha256": results["bilm"]["sha256"]}, out_dir / "best.pt")
+    write_json_atomic(results_path, results)
+    print(f"dev {task.metric}: {result['dev'][task.metric]:.2f}  ->  {results_path}", flush=True)
+    return results
+
+
+def evaluate(cfg: DictConfig, out_dir: Path) -> dict:
+    if not cfg.checkpoint:
+        raise SystemExit("error: mode=evaluate needs checkpoint=PATH/best.pt")
+    try:
+        ckpt = torch.load(cfg.checkpoint, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise SystemExit(f"error: {cfg.checkpoint}: unreadable checkpoint ({type(e).__name__}: {e})") from None
+    saved = OmegaConf.create(ckpt["config"])
+    saved.device = cfg.device
+    test_path = cfg.data.get("test_path")
+    if not test_path:
+        raise SystemExit("error: mode=evaluate needs data.test_path=FILE")
+    options, weights = resolve_bilm(saved)
+    if file_sha256(weights) != ckpt["bilm_sha256"]:
+        raise SystemExit(f"error: {weights} is not the biLM this model was trained with")
+    task = make_task(saved)
+    task.load_state(ckpt["task_state"])
+    splits = task.load_splits(OmegaConf.create({"test_path": test_path}))
+    features = build_features(saved, options)
+    model = task.build_model(features)
+    model.load_state_dict(ckpt["model"])
+    layers = bilm_layers(saved, task, splits, options, weights)
+    from .trainer import predict
+    metrics = task.score(splits["test"], predict(task, model, splits["test"], layers.get("test"),
+                                                 saved.trainer.eval_batch_size))
+    report = {"checkpoint": str(cfg.checkpoint), "test_path": str(test_path), "metrics": metrics}
+    write_json_atomic(out_dir / "eval_results.json", report)
+    print(json.dumps(report, indent=2))
+    return report

@@ -1,0 +1,44 @@
+"""Sentence classifier for SST (appendix A.8, simplified BCN): x_k (+ ELMo) -> BiLSTM
+(-> [h_k; ELMo]) -> max and mean pooling -> two-layer feed-forward network with ReLU and dropout."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..layers import TokenEmbedder, VariationalDropout
+
+
+class SentimentClassifier(nn.Module):
+    def __init__(self, words: list[str], n_classes: int, cfg, features):
+        super().__init__()
+        m = cfg.model
+        self.features = features
+        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
+                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.dropout = VariationalDropout(m.dropout)
+        self.lstm = nn.LSTM(self.embedder.output_dim + features.input_dim, m.hidden, batch_first=True,
+                            bidirectional=True)
+        pooled = 2 * (2 * m.hidden + features.output_dim)
+        self.classifier = nn.Sequential(nn.Dropout(m.dropout), nn.Linear(pooled, m.feedforward), nn.ReLU(),
+                                        nn.Dropout(m.dropout), nn.Linear(m.feedforward, n_classes))
+
+    def logits(self, batch: dict, elmo: dict) -> torch.Tensor:
+        mask = batch["mask"]
+        x = self.embedder(batch["word_ids"], batch["char_ids"])
+        if "input" in elmo:
+            x = torch.cat([x, elmo["input"]], dim=-1)
+        packed = nn.utils.rnn.pack_padded_sequence(self.dropout(x), mask.sum(1).cpu(), batch_first=True,
+                                                   enforce_sorted=False)
+        h = nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+        if "output" in elmo:
+            h = torch.cat([h, elmo["output"]], dim=-1)
+        m = mask.unsqueeze(-1)
+        max_pool = h.masked_fill(~m, float("-inf")).amax(dim=1)
+        mean_pool = (h * m).sum(1) / m.sum(1)
+        return self.classifier(torch.cat([max_pool, mean_pool], dim=-1))
+
+    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.logits(batch, elmo), batch["label"])
+
+    def decode(self, batch: dict, elmo: dict) -> list[int]:
+        return self.logits(batch, elmo).argmax(-1).tolist()

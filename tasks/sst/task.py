@@ -1,0 +1,43 @@
+"""SST-5 (or binary) sentence classification as a task of the runner (§4 "Sentiment analysis")."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ..base import Task
+from .model import SentimentClassifier
+from .reader import load_hf_sst, read_sst_file
+
+
+class SstTask(Task):
+    name, metric = "sst", "accuracy"
+
+    def load_splits(self, data_cfg) -> dict:
+        splits, self.data_stats = {}, {}
+        binary = bool(self.cfg.binary)
+        for split in ("train", "dev", "test"):
+            filename = data_cfg.get(f"{split}_file")
+            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
+            phrases = self.cfg.get("phrases_min_tokens") if split == "train" else None
+            if path:
+                splits[split], self.data_stats[split] = read_sst_file(path, binary, phrases)
+            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
+                splits[split] = load_hf_sst(data_cfg.hf_name, data_cfg.hf_split[split], binary)
+        return splits
+
+    def build_model(self, features):
+        return SentimentClassifier(self.words, 2 if self.cfg.binary else 5, self.cfg, features)
+
+    def batch(self, ds, indices) -> dict:
+        rows = ds.select(indices)
+        out = self.token_inputs(rows["tokens"])
+        out["label"] = torch.tensor(rows["label"])
+        return out
+
+    def predict(self, model, batch, elmo) -> list:
+        return model.decode(batch, elmo)
+
+    def score(self, ds, predictions) -> dict:
+        gold = ds["label"]
+        return {"accuracy": 100 * sum(int(g == p) for g, p in zip(gold, predictions)) / len(gold)}

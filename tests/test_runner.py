@@ -1,0 +1,142 @@
+"""The Hydra task runner: config composition, the activation cache, skip-if-done, determinism."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from elmo_core import save_bilm
+from tasks import runner
+from tasks.activation_cache import ActivationCache
+from tasks.layers import ElmoFeatures
+
+from conftest import FIXTURES, REPO, random_bilm
+
+CONF = str(REPO / "conf")
+
+
+def _cfg(overrides=()):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose("config", overrides=list(overrides), return_hydra_config=False)
+
+
+@pytest.mark.parametrize("task", ["ner", "sst"])
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+@pytest.mark.parametrize("position", ["none", "input", "output", "both"])
+@pytest.mark.parametrize("mix", ["all", "last", "average"])
+def test_config_composes(task, profile, position, mix):
+    cfg = _cfg([f"task={task}", f"profile={profile}", f"elmo.position={position}", f"elmo.mix={mix}"])
+    assert cfg.task.name == task and cfg.elmo.position == position and cfg.elmo.mix == mix
+    assert cfg.data.train_file and cfg.trainer.lr > 0
+    features = ElmoFeatures(cfg.elmo.position, 3, 16, cfg.elmo.mix, cfg.elmo.dropout)
+    assert features.input_dim == (16 if position in ("input", "both") else 0)
+    assert features.output_dim == (16 if position in ("output", "both") else 0)
+
+
+def test_profiles_set_the_papers_task_values():
+    ner = _cfg(["task=ner", "profile=paper"])
+    assert list(ner.task.model.hidden) == [200, 100] and ner.elmo.l2 == 0.1 and ner.elmo.position == "input"
+    sst = _cfg(["task=sst", "profile=paper"])
+    assert sst.trainer.lr == 0.0001 and sst.elmo.position == "both" and sst.task.phrases_min_tokens == 4
+    # the command line still wins over the profile
+    assert _cfg(["task=ner", "profile=paper", "elmo.position=both"]).elmo.position == "both"
+
+
+@pytest.fixture
+def bilm_files(tmp_path):
+    save_bilm(random_bilm(), tmp_path / "o.json", tmp_path / "w.hdf5")
+    return tmp_path / "o.json", tmp_path / "w.hdf5"
+
+
+def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
+    sentences = [["a", "b", "c"], ["d"], ["the", "cat", "sat", "down", "."]]
+    cache = ActivationCache(tmp_path / "cache", *bilm_files, batch_size=2)
+    before = ActivationCache.bilm_passes
+    first = cache.get(sentences)
+    assert ActivationCache.bilm_passes == before + 2
+    layers, mask = first.batch([2, 1])
+    assert layers.shape == (3, 2, 5, 16) and mask.sum().item() == 6
+    again = ActivationCache(tmp_path / "cache", *bilm_files, batch_size=2).get(sentences)
+    assert ActivationCache.bilm_passes == before + 2  # second run: zero biLM passes
+    np.testing.assert_array_equal(again.sentence(2), first.sentence(2))
+    expected = first.sentence(0).copy()
+    directory = again.directory
+    del first, again
+    with open(directory / "layers.npy", "r+b") as f:  # flip bytes inside the data
+        f.seek(-16, 2)
+        f.write(b"\xff" * 16)
+    rebuilt = cache.get(sentences)
+    assert ActivationCache.bilm_passes == before + 4
+    np.testing.assert_array_equal(rebuilt.sentence(0), expected)
+    (directory / "layers.npy").write_bytes((directory / "layers.npy").read_bytes()[:100])  # truncate
+    cache.get(sentences)
+    assert ActivationCache.bilm_passes == before + 6
+    # a half-built entry (interrupted) is never visible under the final name
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [directory.name]
+
+
+def _run_cfg(bilm_files, tmp_path, *overrides):
+    o, w = bilm_files
+    return _cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 "trainer.max_epochs=2", "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
+                 "trainer.batch_size=8", *overrides])
+
+
+def test_train_writes_results_and_skips_when_done(bilm_files, tmp_path, monkeypatch):
+    cfg = _run_cfg(bilm_files, tmp_path, "elmo.position=both")
+    out = tmp_path / "run"
+    out.mkdir()
+    results = runner.train(cfg, out)
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["dev"]["f1"] == results["dev"]["f1"] and saved["task"] == "ner" and len(saved["epochs"]) >= 1
+    assert set(saved["mixing_weights"]) == {"input", "output"}
+    assert abs(sum(saved["mixing_weights"]["input"]["s"]) - 1) < 1e-4
+    assert saved["bilm"]["sha256"] and saved["config"]["elmo"]["position"] == "both"
+    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("a finished configuration was trained again"))
+    assert runner.train(cfg, out)["dev"] == saved["dev"]
+    with pytest.raises(pytest.fail.Exception):  # another configuration in the same directory runs again
+        runner.train(_run_cfg(bilm_files, tmp_path, "elmo.position=input"), out)
+
+
+def test_same_seed_same_result_and_cached_equals_live(bilm_files, tmp_path):
+    results = []
+    for i, cache in enumerate(["true", "true", "false"]):
+        out = tmp_path / f"run{i}"
+        out.mkdir()
+        results.append(runner.train(_run_cfg(bilm_files, tmp_path, "elmo.position=input", f"elmo.cache={cache}"), out))
+    assert results[0]["dev"] == results[1]["dev"] and results[0]["mixing_weights"] == results[1]["mixing_weights"]
+    assert results[0]["epochs"][0]["train_loss"] == pytest.approx(results[2]["epochs"][0]["train_loss"], abs=1e-4)
+
+
+def test_regularizer_pulls_mix_towards_uniform(bilm_files, tmp_path):
+    spread = {}
+    for lam in ("0", "100"):
+        out = tmp_path / f"l{lam}"
+        out.mkdir()
+        r = runner.train(_run_cfg(bilm_files, tmp_path, "elmo.position=input", f"elmo.l2={lam}",
+                                  "trainer.lr=0.05", "elmo.dropout=0"), out)
+        s = r["mixing_weights"]["input"]["s"]
+        spread[lam] = max(s) - min(s)
+    assert spread["100"] < 0.5 * spread["0"]  # Adam steps ~lr, so "near" uniform, not exactly
+
+
+def test_regularizer_is_added_per_mix():
+    features = ElmoFeatures("both", 3, 4)
+    with torch.no_grad():
+        features.elmo.mixes[0].scalar_parameters.copy_(torch.tensor([1.0, 0.0, -1.0]))
+        features.elmo.mixes[1].scalar_parameters.copy_(torch.tensor([0.5, 0.5, 0.0]))
+    assert features.regularizer(0.1).item() == pytest.approx(0.1 * (2 + 0.5))
+    assert features.regularizer(0.0).item() == 0.0
+
+
+def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
+    cfg = _run_cfg(bilm_files, tmp_path, "elmo.position=input")
+    out = tmp_path / "run"
+    out.mkdir()
+    trained = runner.train(cfg, out)
+    ev = _cfg(["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"+data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+    report = runner.evaluate(ev, out)
+    assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
