@@ -140,3 +140,17 @@ def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     ev = _cfg(["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"+data.test_path={FIXTURES / 'ner_tiny.conll'}"])
     report = runner.evaluate(ev, out)
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
+
+
+def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
+    o, w = bilm_files
+    for binary in ("false", "true"):
+        out = tmp_path / f"sst-{binary}"
+        out.mkdir()
+        cfg = _cfg(["task=sst", f"data.dir={FIXTURES}", "data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt",
+                    f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                    "elmo.position=output", f"task.binary={binary}", "trainer.max_epochs=3", "task.model.hidden=8",
+                    "task.model.feedforward=8", "task.model.char_filters=4", "task.model.word_dim=8"])
+        r = runner.train(cfg, out)
+        assert 0 <= r["dev"]["accuracy"] <= 100 and set(r["mixing_weights"]) == {"output"}
+        assert r["data_stats"]["train"]["neutral_dropped"] == (3 if binary == "true" else 0)
