@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+SHARED ?= ../shared
+
 demo: $(STAMP)
-	$(PY) run.py mode=demo
+	$(PY) run.py task=ner elmo.position=both profile=quick data.dir=$(SHARED)/data/conll2003
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests
