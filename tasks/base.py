@@ -25,8 +25,12 @@ class Task:
         raise NotImplementedError
 
     def sentences(self, ds: datasets.Dataset) -> list[list[str]]:
-        """The token sequences the biLM reads (one per example)."""
+        """The token sequences the biLM reads (by default one per example)."""
         return ds["tokens"]
+
+    def bilm_rows(self, ds: datasets.Dataset, indices: list[int]) -> list[int]:
+        """Which of ``sentences(ds)`` each example reads (several examples may share one)."""
+        return indices
 
     # model -----------------------------------------------------------------------------------
     def build_vocab(self, train: datasets.Dataset) -> None:

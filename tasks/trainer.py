@@ -51,10 +51,10 @@ def batches(n: int, batch_size: int, shuffle: bool, rng: random.Random | None = 
     return [order[i: i + batch_size] for i in range(0, n, batch_size)]
 
 
-def elmo_inputs(model, layers, indices, mask):
+def elmo_inputs(task, model, layers, ds, indices, mask):
     if layers is None or model.features.elmo is None:
         return {}
-    bilm_layers, bilm_mask = layers.batch(indices)
+    bilm_layers, bilm_mask = layers.batch(task.bilm_rows(ds, indices))
     if not torch.equal(bilm_mask, mask):
         raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
     return model.features(bilm_layers, mask)
@@ -66,7 +66,7 @@ def predict(task, model, ds, layers, batch_size: int) -> list:
     out = []
     for idx in batches(len(ds), batch_size, shuffle=False):
         batch = task.batch(ds, idx)
-        out += task.predict(model, batch, elmo_inputs(model, layers, idx, batch["mask"]))
+        out += task.predict(model, batch, elmo_inputs(task, model, layers, ds, idx, batch["mask"]))
     return out
 
 
@@ -88,7 +88,7 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
                    mininterval=2, leave=False)
         for idx in bar:
             batch = task.batch(train, idx)
-            loss = model.loss(batch, elmo_inputs(model, layers.get("train"), idx, batch["mask"]))
+            loss = model.loss(batch, elmo_inputs(task, model, layers.get("train"), train, idx, batch["mask"]))
             loss = loss + model.features.regularizer(cfg.elmo.l2)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

@@ -22,7 +22,7 @@ def _cfg(overrides=()):
         return compose("config", overrides=list(overrides), return_hydra_config=False)
 
 
-@pytest.mark.parametrize("task", ["ner", "sst"])
+@pytest.mark.parametrize("task", ["ner", "sst", "srl"])
 @pytest.mark.parametrize("profile", ["quick", "paper"])
 @pytest.mark.parametrize("position", ["none", "input", "output", "both"])
 @pytest.mark.parametrize("mix", ["all", "last", "average"])
@@ -154,3 +154,20 @@ def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
         r = runner.train(cfg, out)
         assert 0 <= r["dev"]["accuracy"] <= 100 and set(r["mixing_weights"]) == {"output"}
         assert r["data_stats"]["train"]["neutral_dropped"] == (3 if binary == "true" else 0)
+
+
+def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
+    o, w = bilm_files
+    out = tmp_path / "srl"
+    out.mkdir()
+    cfg = _cfg(["task=srl", f"data.dir={FIXTURES}", "data.train_file=srl_tiny.conllu", "data.dev_file=srl_tiny.conllu",
+                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                "elmo.position=both", "trainer.max_epochs=2", "task.model.hidden=8", "task.model.layers=2",
+                "task.model.word_dim=8", "task.model.predicate_dim=4"])
+    before = ActivationCache.bilm_passes
+    r = runner.train(cfg, out)
+    assert 0 <= r["dev"]["f1"] <= 100 and "per_role" in r["dev"]
+    cached = list((tmp_path / "cache").iterdir())
+    assert len(cached) == 1  # train and dev are the same file: one entry
+    meta = __import__("json").loads((cached[0] / "meta.json").read_text())
+    assert meta["sentences"] == 2  # 3 predicates in 2 annotated sentences with predicates: one biLM row each

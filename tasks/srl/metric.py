@@ -1,0 +1,39 @@
+"""Labelled argument span precision/recall/F1 over all predicates, the predicate itself (V) not
+counted, as the CoNLL-2005 scorer counts arguments; with a per-role breakdown."""
+from __future__ import annotations
+
+from collections import Counter
+
+
+def bio_spans(tags: list[str]) -> set[tuple[int, int, str]]:
+    """(start, end inclusive, label) of every span; an I- that does not continue a span starts one."""
+    spans, start, label = set(), None, None
+    for i, tag in enumerate(tags + ["O"]):
+        continues = tag.startswith("I-") and label == tag[2:]
+        if start is not None and not continues:
+            spans.add((start, i - 1, label))
+            start = label = None
+        if tag != "O" and not continues:
+            start, label = i, tag[2:]
+    return spans
+
+
+def _prf(correct: int, predicted: int, gold: int) -> dict:
+    p = 100 * correct / predicted if predicted else 0.0
+    r = 100 * correct / gold if gold else 0.0
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
+
+
+def srl_scores(gold: list[list[str]], pred: list[list[str]]) -> dict:
+    counts = {k: Counter() for k in ("correct", "predicted", "gold")}
+    for g_tags, p_tags in zip(gold, pred, strict=True):
+        g = {s for s in bio_spans(g_tags) if s[2] != "V"}
+        p = {s for s in bio_spans(p_tags) if s[2] != "V"}
+        for name, spans in (("gold", g), ("predicted", p), ("correct", g & p)):
+            counts[name].update(s[2] for s in spans)
+    total = _prf(sum(counts["correct"].values()), sum(counts["predicted"].values()), sum(counts["gold"].values()))
+    roles = sorted(set(counts["gold"]) | set(counts["predicted"]))
+    total["per_role"] = {r: {**{k: round(v, 2) for k, v in _prf(counts["correct"][r], counts["predicted"][r],
+                                                                counts["gold"][r]).items()},
+                             "gold": counts["gold"][r]} for r in roles}
+    return total

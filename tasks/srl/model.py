@@ -1,0 +1,65 @@
+"""The paper's SRL model, a re-implementation of He et al. (2017) (appendix A.5): word embedding +
+predicate-indicator embedding (+ ELMo) -> deep BiLSTM with interleaved directions (layer l reads
+left-to-right when l is even, right-to-left when odd) and highway connections between layers ->
+per-token tag scores; decoding is BIO-constrained Viterbi. He et al.'s recurrent (hidden-to-hidden)
+dropout is approximated by variational dropout on every layer's input, since ``nn.LSTM`` has no
+recurrent dropout."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from elmo_core.bilm import reverse_padded
+
+from ..layers import TokenEmbedder, VariationalDropout
+
+
+class HighwayLSTMLayer(nn.Module):
+    def __init__(self, input_dim: int, hidden: int, reverse: bool):
+        super().__init__()
+        self.reverse = reverse
+        self.lstm = nn.LSTM(input_dim, hidden, batch_first=True)
+        self.gate = nn.Linear(input_dim + hidden, hidden)
+        self.carry = nn.Linear(input_dim, hidden, bias=False) if input_dim != hidden else nn.Identity()
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        inp = reverse_padded(x, lengths) if self.reverse else x
+        packed = nn.utils.rnn.pack_padded_sequence(inp, lengths, batch_first=True, enforce_sorted=False)
+        h = nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+        if self.reverse:
+            h = reverse_padded(h, lengths)
+        g = torch.sigmoid(self.gate(torch.cat([x, h], dim=-1)))
+        return g * h + (1 - g) * self.carry(x)
+
+
+class SrlTagger(nn.Module):
+    def __init__(self, words: list[str], labels: list[str], cfg, features):
+        super().__init__()
+        m = cfg.model
+        self.features = features
+        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
+                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.predicate = nn.Embedding(2, m.predicate_dim)
+        self.dropout = VariationalDropout(m.dropout)
+        dim = self.embedder.output_dim + m.predicate_dim + features.input_dim
+        self.layers = nn.ModuleList()
+        for layer in range(m.layers):
+            self.layers.append(HighwayLSTMLayer(dim, m.hidden, reverse=layer % 2 == 1))
+            dim = m.hidden
+        self.output = nn.Linear(dim + features.output_dim, len(labels))
+
+    def scores(self, batch: dict, elmo: dict) -> torch.Tensor:
+        x = torch.cat([self.embedder(batch["word_ids"], batch["char_ids"]), self.predicate(batch["is_predicate"])], -1)
+        if "input" in elmo:
+            x = torch.cat([x, elmo["input"]], dim=-1)
+        lengths = batch["mask"].sum(1).cpu()
+        for layer in self.layers:
+            x = layer(self.dropout(x), lengths)
+        if "output" in elmo:
+            x = torch.cat([x, elmo["output"]], dim=-1)
+        return self.output(x)
+
+    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
+        logits = self.scores(batch, elmo)
+        mask = batch["mask"]
+        return nn.functional.cross_entropy(logits[mask], batch["tags"][mask])

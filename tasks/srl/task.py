@@ -1,0 +1,83 @@
+"""SRL as a task of the runner (Peters et al. 2018 §4): one example per (sentence, predicate); the
+biLM reads each sentence once and every predicate of the sentence shares its activations."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ..base import Task
+from .decode import bio_constraints, viterbi
+from .metric import srl_scores
+from .model import SrlTagger
+from .reader import load_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
+
+READERS = {"conllu": read_conllu_propbank_file, "conll2012": read_conll2012_file}
+
+
+def with_bilm_rows(ds):
+    """Dense row numbers of the distinct sentences, in order of appearance."""
+    rows, seen = [], {}
+    for s in ds["sentence"]:
+        rows.append(seen.setdefault(s, len(seen)))
+    return ds.add_column("bilm_row", rows)
+
+
+class SrlTask(Task):
+    name, metric = "srl", "f1"
+
+    def load_splits(self, data_cfg) -> dict:
+        splits, self.data_stats = {}, {}
+        fmt = data_cfg.get("format", "conllu")
+        if fmt not in READERS:
+            raise SystemExit(f"error: data.format must be one of {sorted(READERS)}, got {fmt!r}")
+        for split in ("train", "dev", "test"):
+            filename = data_cfg.get(f"{split}_file")
+            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
+            if path:
+                ds, self.data_stats[split] = READERS[fmt](path)
+            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
+                ds = load_hf_conll2012(data_cfg.hf_name, data_cfg.hf_config, data_cfg.hf_split[split])
+            else:
+                continue
+            splits[split] = with_bilm_rows(ds)
+        return splits
+
+    def sentences(self, ds) -> list[list[str]]:
+        out = {}
+        for row, tokens in zip(ds["bilm_row"], ds["tokens"]):
+            out.setdefault(row, tokens)
+        return [out[i] for i in range(len(out))]
+
+    def bilm_rows(self, ds, indices: list[int]) -> list[int]:
+        return [ds[i]["bilm_row"] for i in indices]
+
+    def build_vocab(self, train) -> None:
+        super().build_vocab(train)
+        roles = sorted({t[2:] for tags in train["tags"] for t in tags if t != "O"})
+        self.labels = ["O"] + [f"{p}-{r}" for r in roles for p in "BI"]
+        self.label_index = {l: i for i, l in enumerate(self.labels)}
+
+    def build_model(self, features):
+        self.constraints = bio_constraints(self.labels)
+        return SrlTagger(self.words, self.labels, self.cfg, features)
+
+    def batch(self, ds, indices) -> dict:
+        rows = ds.select(indices)
+        out = self.token_inputs(rows["tokens"])
+        out["is_predicate"] = torch.zeros_like(out["word_ids"])
+        out["tags"] = torch.zeros_like(out["word_ids"])
+        for i, (p, tags) in enumerate(zip(rows["predicate"], rows["tags"])):
+            out["is_predicate"][i, p] = 1
+            out["tags"][i, : len(tags)] = torch.tensor([self.label_index.get(t, 0) for t in tags])
+        return out
+
+    def predict(self, model, batch, elmo) -> list:
+        if not hasattr(self, "constraints"):
+            self.constraints = bio_constraints(self.labels)
+        log_probs = torch.log_softmax(model.scores(batch, elmo), dim=-1)
+        lengths = batch["mask"].sum(1).tolist()
+        return [[self.labels[k] for k in viterbi(log_probs[i, :n], *self.constraints)] for i, n in enumerate(lengths)]
+
+    def score(self, ds, predictions) -> dict:
+        return srl_scores(ds["tags"], predictions)
