@@ -26,7 +26,7 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
     options, weights = resolve_bilm(cfg)
     bilm = load_bilm(options, weights, stateful=cfg.elmo.stateful, device=cfg.device)
     ds, _ = read_conll2003_file(cfg.demo.sentences)
-    sentences = ds["tokens"][: cfg.demo.limit]
+    sentences = list(ds["tokens"])[: cfg.demo.limit]
     text = out_dir / "sentences.txt"
     text.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
     start = time.perf_counter()

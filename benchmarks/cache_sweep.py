@@ -23,7 +23,7 @@ from benchmarks.bilm_speed import DEFAULT_CONLL, read_conll_sentences
 from elmo_core import batch_to_ids, load_bilm
 from elmo_core.pretrained import model_dir
 from tasks.activation_cache import ActivationCache
-from tasks.trainer import batches
+from tasks.base import index_batches
 
 
 def main(argv=None) -> None:
@@ -42,7 +42,7 @@ def main(argv=None) -> None:
     print(f"{len(sentences)} sentences, {n_tok} tokens; sweep of {args.configs} configurations x {args.epochs} epochs; "
           f"biLM {d}; torch {torch.__version__}, {torch.get_num_threads()} threads")
     bilm = load_bilm(options, weights)
-    order = batches(len(sentences), args.batch_size, shuffle=False)
+    order = index_batches(len(sentences), args.batch_size, shuffle=False)
 
     start = time.perf_counter()
     for _ in range(args.configs * args.epochs):

@@ -13,6 +13,13 @@ from elmo_core.characters import batch_to_ids
 PAD, UNK = "<pad>", "<unk>"
 
 
+def index_batches(n: int, batch_size: int, shuffle: bool, rng=None) -> list[list[int]]:
+    order = list(range(n))
+    if shuffle:
+        rng.shuffle(order)
+    return [order[i: i + batch_size] for i in range(0, n, batch_size)]
+
+
 class Task:
     name: str = ""
     metric: str = ""
@@ -26,11 +33,23 @@ class Task:
 
     def sentences(self, ds: datasets.Dataset) -> list[list[str]]:
         """The token sequences the biLM reads (by default one per example)."""
-        return ds["tokens"]
+        return list(ds["tokens"])
 
     def bilm_rows(self, ds: datasets.Dataset, indices: list[int]) -> list[int]:
         """Which of ``sentences(ds)`` each example reads (several examples may share one)."""
         return indices
+
+    def elmo_inputs(self, model: nn.Module, layers, ds: datasets.Dataset, indices: list[int], batch: dict) -> dict:
+        """The ELMo representations (per position) for a batch, from cached or live biLM layers."""
+        if layers is None or model.features.elmo is None:
+            return {}
+        bilm_layers, bilm_mask = layers.batch(self.bilm_rows(ds, indices))
+        if not torch.equal(bilm_mask, batch["mask"]):
+            raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
+        return model.features(bilm_layers, bilm_mask)
+
+    def batches(self, ds: datasets.Dataset, batch_size: int, shuffle: bool, rng=None) -> list[list[int]]:
+        return index_batches(len(ds), batch_size, shuffle, rng)
 
     # model -----------------------------------------------------------------------------------
     def build_vocab(self, train: datasets.Dataset) -> None:

@@ -44,29 +44,13 @@ class LiveLayers:
         return out.layers.clone(), out.mask.clone()
 
 
-def batches(n: int, batch_size: int, shuffle: bool, rng: random.Random | None = None) -> list[list[int]]:
-    order = list(range(n))
-    if shuffle:
-        rng.shuffle(order)
-    return [order[i: i + batch_size] for i in range(0, n, batch_size)]
-
-
-def elmo_inputs(task, model, layers, ds, indices, mask):
-    if layers is None or model.features.elmo is None:
-        return {}
-    bilm_layers, bilm_mask = layers.batch(task.bilm_rows(ds, indices))
-    if not torch.equal(bilm_mask, mask):
-        raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
-    return model.features(bilm_layers, mask)
-
-
 @torch.no_grad()
 def predict(task, model, ds, layers, batch_size: int) -> list:
     model.eval()
     out = []
-    for idx in batches(len(ds), batch_size, shuffle=False):
+    for idx in task.batches(ds, batch_size, shuffle=False):
         batch = task.batch(ds, idx)
-        out += task.predict(model, batch, elmo_inputs(task, model, layers, ds, idx, batch["mask"]))
+        out += task.predict(model, batch, task.elmo_inputs(model, layers, ds, idx, batch))
     return out
 
 
@@ -83,12 +67,12 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
     for epoch in range(t.max_epochs):
         model.train()
         total, steps = 0.0, 0
-        order = batches(len(train), t.batch_size, shuffle=True, rng=rng)
+        order = task.batches(train, t.batch_size, shuffle=True, rng=rng)
         bar = tqdm(order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress,
                    mininterval=2, leave=False)
         for idx in bar:
             batch = task.batch(train, idx)
-            loss = model.loss(batch, elmo_inputs(task, model, layers.get("train"), train, idx, batch["mask"]))
+            loss = model.loss(batch, task.elmo_inputs(model, layers.get("train"), train, idx, batch))
             loss = loss + model.features.regularizer(cfg.elmo.l2)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

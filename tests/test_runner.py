@@ -22,7 +22,7 @@ def _cfg(overrides=()):
         return compose("config", overrides=list(overrides), return_hydra_config=False)
 
 
-@pytest.mark.parametrize("task", ["ner", "sst", "srl"])
+@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa"])
 @pytest.mark.parametrize("profile", ["quick", "paper"])
 @pytest.mark.parametrize("position", ["none", "input", "output", "both"])
 @pytest.mark.parametrize("mix", ["all", "last", "average"])
@@ -171,3 +171,17 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
     assert len(cached) == 1  # train and dev are the same file: one entry
     meta = __import__("json").loads((cached[0] / "meta.json").read_text())
     assert meta["sentences"] == 2  # 3 predicates in 2 annotated sentences with predicates: one biLM row each
+
+
+def test_qa_end_to_end(bilm_files, tmp_path):
+    o, w = bilm_files
+    out = tmp_path / "qa"
+    out.mkdir()
+    cfg = _cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
+                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=both",
+                "trainer.max_epochs=2", "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4",
+                "task.model.word_dim=8", "trainer.batch_size=2"])
+    r = runner.train(cfg, out)
+    assert r["dev"]["questions"] == 4 and 0 <= r["dev"]["f1"] <= 100
+    meta = json.loads(next((tmp_path / "cache").iterdir()).joinpath("meta.json").read_text())
+    assert meta["sentences"] == 2 + 4  # each context once, each question once

@@ -1,0 +1,40 @@
+"""Exact match and F1 as the official SQuAD v1.1 evaluation computes them: answers are normalized
+(lower case, punctuation removed, the articles a/an/the removed, whitespace collapsed); each
+prediction takes the maximum over the gold answers; the totals are means ×100."""
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+
+_PUNCT = set(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize_answer(s: str) -> str:
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def exact_match(prediction: str, gold: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def f1(prediction: str, gold: str) -> float:
+    p, g = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    common = sum((Counter(p) & Counter(g)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def squad_scores(predictions: dict[str, str], golds: dict[str, list[str]]) -> dict:
+    """``predictions`` id -> text; ``golds`` id -> gold texts. Questions without a prediction count 0."""
+    em = sum(max(exact_match(predictions.get(q, ""), g) for g in answers) for q, answers in golds.items())
+    f = sum(max(f1(predictions.get(q, ""), g) for g in answers) for q, answers in golds.items())
+    n = len(golds)
+    return {"exact_match": 100 * em / n, "f1": 100 * f / n, "questions": n,
+            "unanswered": sum(q not in predictions for q in golds)}

@@ -1,0 +1,104 @@
+"""The paper's SQuAD baseline (appendix A.4): a simplified Clark & Gardner (2017) BiDAF with
+self-attention and GRUs. Token representation (word embedding + character CNN, + ELMo at the
+input) -> shared contextual BiGRU -> bi-attention (context-to-query and query-to-context) ->
+linear+ReLU -> residual self-attention block (BiGRU, context-to-context attention with the diagonal
+masked, linear+ReLU) -> start BiGRU -> start scores; end BiGRU over [start states; modelled
+context] -> end scores, so the end is conditioned on the start.
+
+ELMo at the output (§3.3) is concatenated with the contextual BiGRU's output, before the
+attention, for both context and question (the same mixes serve both, as in the original code).
+Variational dropout precedes every GRU and linear layer."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..layers import TokenEmbedder, VariationalDropout
+
+NEG = -1e30
+
+
+class Trilinear(nn.Module):
+    """S_ij = w1·a_i + w2·b_j + w3·(a_i ⊙ b_j)."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.w1, self.w2 = nn.Linear(dim, 1), nn.Linear(dim, 1, bias=False)
+        self.w3 = nn.Parameter(torch.empty(dim).uniform_(-0.1, 0.1))
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:  # (B, n, d), (B, m, d) -> (B, n, m)
+        return self.w1(a) + self.w2(b).transpose(1, 2) + (a * self.w3) @ b.transpose(1, 2)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
+    return torch.softmax(scores.masked_fill(~mask, NEG), dim=dim)
+
+
+class BiGRU(nn.Module):
+    def __init__(self, input_dim: int, hidden: int):
+        super().__init__()
+        self.gru = nn.GRU(input_dim, hidden, batch_first=True, bidirectional=True)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        packed = nn.utils.rnn.pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
+        return nn.utils.rnn.pad_packed_sequence(self.gru(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+
+
+class BidafQA(nn.Module):
+    def __init__(self, words: list[str], cfg, features):
+        super().__init__()
+        m = cfg.model
+        self.features = features
+        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
+                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.drop = VariationalDropout(m.dropout)
+        d, lin = m.hidden, m.linear
+        self.encoder = BiGRU(self.embedder.output_dim + features.input_dim, d)
+        enc = 2 * d + features.output_dim
+        self.attention = Trilinear(enc)
+        self.attention_out = nn.Linear(4 * enc, lin)
+        self.self_gru = BiGRU(lin, d)
+        self.self_attention = Trilinear(2 * d)
+        self.self_out = nn.Linear(6 * d, lin)
+        self.start_gru, self.start = BiGRU(lin, d), nn.Linear(2 * d + lin, 1)
+        self.end_gru, self.end = BiGRU(2 * d + lin, d), nn.Linear(2 * d + lin, 1)
+
+    def encode(self, side: dict, elmo: dict) -> torch.Tensor:
+        x = self.embedder(side["word_ids"], side["char_ids"])
+        if "input" in elmo:
+            x = torch.cat([x, elmo["input"]], dim=-1)
+        h = self.encoder(self.drop(x), side["mask"])
+        return torch.cat([h, elmo["output"]], dim=-1) if "output" in elmo else h
+
+    def forward(self, batch: dict, elmo: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        cm, qm = batch["context"]["mask"], batch["question"]["mask"]
+        c = self.encode(batch["context"], elmo.get("context", {}))
+        q = self.encode(batch["question"], elmo.get("question", {}))
+        s = self.attention(self.drop(c), self.drop(q))  # (B, n, m)
+        c2q = masked_softmax(s, qm.unsqueeze(1), dim=2) @ q
+        q2c_weights = masked_softmax(s.masked_fill(~qm.unsqueeze(1), NEG).amax(dim=2), cm, dim=1)
+        q2c = (q2c_weights.unsqueeze(1) @ c).expand_as(c)
+        g = torch.relu(self.attention_out(self.drop(torch.cat([c, c2q, c * c2q, c * q2c], dim=-1))))
+        h = self.self_gru(self.drop(g), cm)
+        ss = self.self_attention(self.drop(h), self.drop(h))
+        eye = torch.eye(ss.shape[1], dtype=torch.bool, device=ss.device).unsqueeze(0)
+        att = masked_softmax(ss.masked_fill(eye, NEG), cm.unsqueeze(1), dim=2) @ h
+        g = g + torch.relu(self.self_out(self.drop(torch.cat([h, att, h * att], dim=-1))))
+        start_states = self.start_gru(self.drop(g), cm)
+        start = self.start(self.drop(torch.cat([start_states, g], -1))).squeeze(-1)
+        end_states = self.end_gru(self.drop(torch.cat([start_states, g], -1)), cm)
+        end = self.end(self.drop(torch.cat([end_states, g], -1))).squeeze(-1)
+        return start.masked_fill(~cm, NEG), end.masked_fill(~cm, NEG)
+
+    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
+        start, end = self(batch, elmo)
+        return nn.functional.cross_entropy(start, batch["start"]) + nn.functional.cross_entropy(end, batch["end"])
+
+
+def best_spans(start: torch.Tensor, end: torch.Tensor, max_length: int) -> list[tuple[int, int]]:
+    """argmax over start <= end < start + max_length of start_i + end_j, per example."""
+    n = start.shape[1]
+    scores = start.unsqueeze(2) + end.unsqueeze(1)  # (B, i, j)
+    band = torch.ones(n, n, dtype=torch.bool, device=start.device).triu().tril(max_length - 1)
+    flat = scores.masked_fill(~band, NEG).view(start.shape[0], -1).argmax(dim=1)
+    return [(int(k) // n, int(k) % n) for k in flat]

@@ -1,0 +1,99 @@
+"""SQuAD v1.1 as a task of the runner (Peters et al. 2018 §4 "Question answering"). The biLM reads
+each distinct context once and each question once; question and context share the ELMo mixes."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import torch
+
+from ..base import Task
+from .metric import squad_scores
+from .model import BidafQA, best_spans
+from .reader import load_hf_squad, read_squad_file
+
+
+class QaTask(Task):
+    name, metric = "qa", "f1"
+
+    def load_splits(self, data_cfg) -> dict:
+        splits, self.data_stats = {}, {}
+        for split in ("train", "dev", "test"):
+            filename = data_cfg.get(f"{split}_file")
+            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
+            if path:
+                ds, self.data_stats[split] = read_squad_file(path)
+            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
+                ds = load_hf_squad(data_cfg.hf_name, data_cfg.hf_split[split])
+            else:
+                continue
+            rows, seen = [], {}
+            for cid in ds["context_id"]:
+                rows.append(seen.setdefault(cid, len(seen)))
+            if rows != sorted(rows):
+                raise SystemExit(f"error: {split}: questions of one context must be contiguous")
+            splits[split] = ds.add_column("context_row", rows)
+        return splits
+
+    def sentences(self, ds) -> list[list[str]]:
+        """Distinct contexts (rows 0..C-1, in order of ``context_row``), then every question."""
+        contexts = {}
+        for row, toks in zip(ds["context_row"], ds["context_tokens"]):
+            contexts.setdefault(row, toks)
+        return [contexts[r] for r in range(len(contexts))] + list(ds["question_tokens"])
+
+    def elmo_inputs(self, model, layers, ds, indices, batch) -> dict:
+        if layers is None or model.features.elmo is None:
+            return {}
+        n_contexts = ds[-1]["context_row"] + 1  # rows are dense and non-decreasing
+        rows = {"context": [ds[i]["context_row"] for i in indices], "question": [n_contexts + i for i in indices]}
+        out = {}
+        for side, r in rows.items():
+            bilm_layers, bilm_mask = layers.batch(r)
+            if not torch.equal(bilm_mask, batch[side]["mask"]):
+                raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
+            out[side] = model.features(bilm_layers, bilm_mask)
+        return out
+
+    def build_vocab(self, train) -> None:
+        from collections import Counter
+        from ..base import PAD, UNK
+        counts = Counter(t for col in ("context_tokens", "question_tokens") for s in train[col] for t in s)
+        self.words = [PAD, UNK] + sorted(w for w, c in counts.items() if c >= self.cfg.model.min_word_count)
+        self.word_index = {w: i for i, w in enumerate(self.words)}
+
+    def build_model(self, features):
+        return BidafQA(self.words, self.cfg, features)
+
+    def batches(self, ds, batch_size: int, shuffle: bool, rng: random.Random | None = None) -> list[list[int]]:
+        """At most ``batch_size`` questions and ``max_tokens_per_batch`` padded context tokens."""
+        order = list(range(len(ds)))
+        if shuffle:
+            rng.shuffle(order)
+        lengths = [len(t) for t in ds["context_tokens"]]
+        out, current, longest = [], [], 0
+        for i in order:
+            longest_if = max(longest, lengths[i])
+            if current and (len(current) >= batch_size or longest_if * (len(current) + 1) > self.cfg.max_tokens_per_batch):
+                out.append(current)
+                current, longest_if = [], lengths[i]
+            current.append(i)
+            longest = longest_if
+        return out + ([current] if current else [])
+
+    def batch(self, ds, indices) -> dict:
+        rows = ds.select(indices)
+        spans = [s[0] for s in rows["spans"]]
+        return {"context": self.token_inputs(rows["context_tokens"]), "question": self.token_inputs(rows["question_tokens"]),
+                "start": torch.tensor([s[0] for s in spans]), "end": torch.tensor([s[1] for s in spans])}
+
+    def predict(self, model, batch, elmo) -> list:
+        start, end = model(batch, elmo)
+        return [(i, j) for i, j in best_spans(start, end, self.cfg.max_answer_length)]
+
+    def answer_texts(self, ds, predictions) -> dict[str, str]:
+        return {ex["id"]: ex["context"][ex["offsets"][i][0]: ex["offsets"][j][1]]
+                for ex, (i, j) in zip(ds, predictions)}
+
+    def score(self, ds, predictions) -> dict:
+        return squad_scores(self.answer_texts(ds, predictions), dict(zip(ds["id"], ds["answers"])))
