@@ -17,12 +17,13 @@ from elmo_core import file_sha256, load_bilm, read_options
 from .activation_cache import ActivationCache
 from .layers import ElmoFeatures
 from .ner.task import NerTask
+from .nli.task import NliTask
 from .qa.task import QaTask
 from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import LiveLayers, fit, set_seed
 
-TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask}
+TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask}
 VOLATILE = ("device", "mode", "checkpoint")  # do not change a run's result
 
 

@@ -22,7 +22,7 @@ def _cfg(overrides=()):
         return compose("config", overrides=list(overrides), return_hydra_config=False)
 
 
-@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa"])
+@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli"])
 @pytest.mark.parametrize("profile", ["quick", "paper"])
 @pytest.mark.parametrize("position", ["none", "input", "output", "both"])
 @pytest.mark.parametrize("mix", ["all", "last", "average"])
@@ -185,3 +185,20 @@ def test_qa_end_to_end(bilm_files, tmp_path):
     assert r["dev"]["questions"] == 4 and 0 <= r["dev"]["f1"] <= 100
     meta = json.loads(next((tmp_path / "cache").iterdir()).joinpath("meta.json").read_text())
     assert meta["sentences"] == 2 + 4  # each context once, each question once
+
+
+def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
+    o, w = bilm_files
+    results = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        out.mkdir()
+        cfg = _cfg(["task=nli", "data.format=sick", f"data.dir={FIXTURES}", "data.train_file=sick_tiny.tsv",
+                    "data.dev_file=sick_tiny.tsv", f"elmo.options={o}", f"elmo.weights={w}",
+                    f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=both", "elmo.layer_norm=true",
+                    "trainer.max_epochs=2", "task.model.hidden=6", "task.model.word_dim=8"])
+        results.append(runner.train(cfg, out))
+    assert results[0]["dev"] == results[1]["dev"] and results[0]["epochs"][0]["train_loss"] == results[1]["epochs"][0]["train_loss"]
+    assert set(results[0]["dev"]["per_class_accuracy"]) == {"entailment", "neutral", "contradiction"}
+    meta = json.loads(next((tmp_path / "cache").iterdir()).joinpath("meta.json").read_text())
+    assert meta["sentences"] == 9  # 3 premises + 6 hypotheses, each read once

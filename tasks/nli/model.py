@@ -1,0 +1,64 @@
+"""ESIM (Chen et al. 2017), the paper's SNLI baseline (appendix A.3): input encoder BiLSTM ->
+soft alignment of premise and hypothesis -> enhancement [a; ã; a−ã; a⊙ã] -> projection (ReLU) ->
+composition BiLSTM -> mean and max pooling of both -> feed-forward classifier. ELMo goes at the
+input and/or the output of the lowest (input-encoder) BiLSTM; premise and hypothesis share the mixes."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..layers import TokenEmbedder, VariationalDropout
+
+
+class BiLSTM(nn.Module):
+    def __init__(self, input_dim: int, hidden: int):
+        super().__init__()
+        self.lstm = nn.LSTM(input_dim, hidden, batch_first=True, bidirectional=True)
+
+    def forward(self, x, mask):
+        packed = nn.utils.rnn.pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
+        return nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+
+
+class Esim(nn.Module):
+    def __init__(self, words: list[str], n_classes: int, cfg, features):
+        super().__init__()
+        m = cfg.model
+        self.features = features
+        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
+                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.drop = VariationalDropout(m.dropout)
+        h = m.hidden
+        self.encoder = BiLSTM(self.embedder.output_dim + features.input_dim, h)
+        enc = 2 * h + features.output_dim
+        self.projection = nn.Sequential(nn.Linear(4 * enc, h), nn.ReLU())
+        self.composition = BiLSTM(h, h)
+        self.classifier = nn.Sequential(nn.Dropout(m.dropout), nn.Linear(8 * h, h), nn.ReLU(),
+                                        nn.Dropout(m.dropout), nn.Linear(h, n_classes))
+
+    def encode(self, side: dict, elmo: dict) -> torch.Tensor:
+        x = self.embedder(side["word_ids"], side["char_ids"])
+        if "input" in elmo:
+            x = torch.cat([x, elmo["input"]], dim=-1)
+        h = self.encoder(self.drop(x), side["mask"])
+        return torch.cat([h, elmo["output"]], dim=-1) if "output" in elmo else h
+
+    @staticmethod
+    def pool(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        m = mask.unsqueeze(-1)
+        return torch.cat([(x * m).sum(1) / m.sum(1), x.masked_fill(~m, float("-inf")).amax(1)], dim=-1)
+
+    def logits(self, batch: dict, elmo: dict) -> torch.Tensor:
+        pm, hm = batch["premise"]["mask"], batch["hypothesis"]["mask"]
+        a = self.encode(batch["premise"], elmo.get("premise", {}))
+        b = self.encode(batch["hypothesis"], elmo.get("hypothesis", {}))
+        e = a @ b.transpose(1, 2)  # (B, n, m)
+        a_tilde = torch.softmax(e.masked_fill(~hm.unsqueeze(1), float("-inf")), dim=2) @ b
+        b_tilde = torch.softmax(e.masked_fill(~pm.unsqueeze(2), float("-inf")), dim=1).transpose(1, 2) @ a
+        ma = self.projection(self.drop(torch.cat([a, a_tilde, a - a_tilde, a * a_tilde], -1)))
+        mb = self.projection(self.drop(torch.cat([b, b_tilde, b - b_tilde, b * b_tilde], -1)))
+        va, vb = self.composition(self.drop(ma), pm), self.composition(self.drop(mb), hm)
+        return self.classifier(torch.cat([self.pool(va, pm), self.pool(vb, hm)], dim=-1))
+
+    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.logits(batch, elmo), batch["label"])

@@ -1,0 +1,83 @@
+"""Entailment as a task of the runner (Peters et al. 2018 §4 "Textual entailment"). The biLM reads
+every distinct sentence once; premise and hypothesis rows point into that list."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+from ..base import PAD, UNK, Task
+from .model import Esim
+from .reader import LABELS, load_hf_snli, read_sick_tsv, read_snli_jsonl
+
+READERS = {"snli": read_snli_jsonl, "sick": read_sick_tsv}
+
+
+class NliTask(Task):
+    name, metric = "nli", "accuracy"
+
+    def load_splits(self, data_cfg) -> dict:
+        splits, self.data_stats = {}, {}
+        fmt = data_cfg.get("format", "snli")
+        if fmt not in READERS:
+            raise SystemExit(f"error: data.format must be one of {sorted(READERS)}, got {fmt!r}")
+        for split in ("train", "dev", "test"):
+            filename = data_cfg.get(f"{split}_file")
+            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
+            if path:
+                ds, self.data_stats[split] = READERS[fmt](path)
+            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
+                ds, self.data_stats[split] = load_hf_snli(data_cfg.hf_name, data_cfg.hf_split[split])
+            else:
+                continue
+            index, p_rows, h_rows = {}, [], []
+            for p, h in zip(ds["premise"], ds["hypothesis"]):
+                p_rows.append(index.setdefault(" ".join(p), len(index)))
+                h_rows.append(index.setdefault(" ".join(h), len(index)))
+            splits[split] = ds.add_column("premise_row", p_rows).add_column("hypothesis_row", h_rows)
+        return splits
+
+    def sentences(self, ds) -> list[list[str]]:
+        out = {}
+        for pr, hr, p, h in zip(ds["premise_row"], ds["hypothesis_row"], ds["premise"], ds["hypothesis"]):
+            out.setdefault(pr, p)
+            out.setdefault(hr, h)
+        return [out[i] for i in range(len(out))]
+
+    def elmo_inputs(self, model, layers, ds, indices, batch) -> dict:
+        if layers is None or model.features.elmo is None:
+            return {}
+        rows = ds.select(indices)
+        out = {}
+        for side in ("premise", "hypothesis"):
+            bilm_layers, bilm_mask = layers.batch(list(rows[f"{side}_row"]))
+            if not torch.equal(bilm_mask, batch[side]["mask"]):
+                raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
+            out[side] = model.features(bilm_layers, bilm_mask)
+        return out
+
+    def build_vocab(self, train) -> None:
+        counts = Counter(t for col in ("premise", "hypothesis") for s in train[col] for t in s)
+        self.words = [PAD, UNK] + sorted(w for w, c in counts.items() if c >= self.cfg.model.min_word_count)
+        self.word_index = {w: i for i, w in enumerate(self.words)}
+
+    def build_model(self, features):
+        return Esim(self.words, len(LABELS), self.cfg, features)
+
+    def batch(self, ds, indices) -> dict:
+        rows = ds.select(indices)
+        return {"premise": self.token_inputs(rows["premise"]), "hypothesis": self.token_inputs(rows["hypothesis"]),
+                "label": torch.tensor(list(rows["label"]))}
+
+    def predict(self, model, batch, elmo) -> list:
+        return model.logits(batch, elmo).argmax(-1).tolist()
+
+    def score(self, ds, predictions) -> dict:
+        gold = list(ds["label"])
+        confusion = [[0] * len(LABELS) for _ in LABELS]
+        for g, p in zip(gold, predictions, strict=True):
+            confusion[g][p] += 1
+        per_class = {name: 100 * confusion[k][k] / max(1, sum(confusion[k])) for k, name in enumerate(LABELS)}
+        return {"accuracy": 100 * sum(confusion[k][k] for k in range(len(LABELS))) / len(gold),
+                "per_class_accuracy": per_class, "confusion_matrix": {"labels": LABELS, "rows_gold": confusion}}

@@ -1,0 +1,89 @@
+"""NLI: readers, ESIM masking, per-class metrics."""
+import json
+
+import pytest
+import torch
+
+from tasks.nli.reader import DataFormatError, read_sick_tsv, read_snli_jsonl
+
+from conftest import FIXTURES, shared_path
+
+
+def test_snli_reader_on_shared_fixture():
+    ds, stats = read_snli_jsonl(shared_path("data/fixtures/snli/snli.jsonl"))
+    assert stats == {"pairs": 3, "no_gold_label_dropped": 0}
+    assert ds[0]["premise"][:3] == ["A", "person", "on"] and ds[0]["label"] == 1  # neutral
+
+
+def test_snli_reader_drops_and_counts_dash_labels(tmp_path):
+    lines = [{"gold_label": "entailment", "sentence1": "A dog runs.", "sentence2": "An animal moves.", "pairID": "a"},
+             {"gold_label": "-", "sentence1": "A dog runs.", "sentence2": "It is fast.", "pairID": "b"},
+             {"gold_label": "contradiction", "sentence1": "A dog runs.", "sentence2": "A dog sleeps.", "pairID": "c"}]
+    (tmp_path / "s.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    ds, stats = read_snli_jsonl(tmp_path / "s.jsonl")
+    assert stats == {"pairs": 2, "no_gold_label_dropped": 1} and list(ds["pair_id"]) == ["a", "c"]
+
+
+@pytest.mark.parametrize("content,message", [
+    ('{"gold_label": "neutral", "sentence1": "a", "sentence2": "b"}\n{"gold_label": "neutral", "sentence1": \n',
+     r"s.jsonl:2: not valid JSON"),
+    ('{"gold_label": "neutral", "sentence1": "a"}\n', r"s.jsonl:1: missing field 'sentence2'"),
+    ('{"gold_label": "maybe", "sentence1": "a", "sentence2": "b"}\n', r"s.jsonl:1: unknown label 'maybe'"),
+])
+def test_snli_reader_errors(tmp_path, content, message):
+    (tmp_path / "s.jsonl").write_text(content)
+    with pytest.raises(DataFormatError, match=message):
+        read_snli_jsonl(tmp_path / "s.jsonl")
+
+
+def test_sick_reader(tmp_path):
+    ds, stats = read_sick_tsv(FIXTURES / "sick_tiny.tsv")
+    assert stats["pairs"] == 12 and ds[0]["hypothesis"] == ["A", "person", "plays", "an", "instrument", "."]
+    assert list(ds["label"])[:3] == [0, 2, 1]
+    (tmp_path / "x.tsv").write_text("pair_ID\tsentence_A\tsentence_B\tentailment_label\n1\ta b\tNEUTRAL\n")
+    with pytest.raises(DataFormatError, match=r"x.tsv:2: expected 4 tab-separated fields, got 3"):
+        read_sick_tsv(tmp_path / "x.tsv")
+    (tmp_path / "y.tsv").write_text("id\ta\tb\n")
+    with pytest.raises(DataFormatError, match=r"y.tsv:1: header must contain"):
+        read_sick_tsv(tmp_path / "y.tsv")
+
+
+def test_esim_padding_never_changes_the_prediction():
+    from omegaconf import OmegaConf
+
+    from tasks.layers import ElmoFeatures
+    from tasks.nli.task import NliTask
+    cfg = OmegaConf.create({"model": {"word_dim": 8, "vectors": None, "min_word_count": 1, "char_dim": 4,
+                                      "char_filters": 4, "char_width": 3, "hidden": 6, "dropout": 0.0}})
+    task = NliTask(cfg)
+    ds, _ = read_sick_tsv(FIXTURES / "sick_tiny.tsv")
+    ds = ds.add_column("premise_row", list(range(len(ds)))).add_column("hypothesis_row", list(range(len(ds))))
+    task.build_vocab(ds)
+    torch.manual_seed(0)
+    features = ElmoFeatures("both", 3, 10, dropout=0.0)
+    model = task.build_model(features).eval()
+    layers = {"premise": torch.randn(3, 12, 12, 10), "hypothesis": torch.randn(3, 12, 12, 10)}
+
+    def logits(indices):
+        batch = task.batch(ds, indices)
+        elmo = {side: features(layers[side][:, indices, : batch[side]["mask"].shape[1]], batch[side]["mask"])
+                for side in ("premise", "hypothesis")}
+        return model.logits(batch, elmo)
+
+    with torch.no_grad():
+        alone = logits([3])
+        padded = logits([0, 3, 1])  # longer neighbours pad example 3
+    assert logits([0, 3, 1]).shape == (3, 3)
+    torch.testing.assert_close(alone[0], padded[1], atol=1e-5, rtol=0)
+
+
+def test_nli_scores_confusion():
+    from omegaconf import OmegaConf
+
+    from tasks.nli.task import NliTask
+    ds, _ = read_sick_tsv(FIXTURES / "sick_tiny.tsv")
+    gold = list(ds["label"])
+    s = NliTask(OmegaConf.create({})).score(ds, [0] * len(gold))
+    assert s["accuracy"] == pytest.approx(100 * gold.count(0) / len(gold))
+    assert s["per_class_accuracy"] == {"entailment": 100.0, "neutral": 0.0, "contradiction": 0.0}
+    assert sum(map(sum, s["confusion_matrix"]["rows_gold"])) == len(gold)
