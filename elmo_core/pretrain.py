@@ -101,12 +101,11 @@ def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Voca
         lm, vocab, meta = load_language_model(args.init_from, dropout=args.dropout)
         return lm, vocab, {"init_from": str(args.init_from), **meta}
     vocab_path = args.out / "vocab.txt"
-    if not vocab_path.exists():
-        if rank == 0:
-            vocab = Vocabulary.load(args.vocab) if args.vocab else Vocabulary.build(files, args.min_count)
-            vocab.save(vocab_path)
-        if world > 1:
-            dist.barrier()
+    if rank == 0 and not vocab_path.exists():
+        vocab = Vocabulary.load(args.vocab) if args.vocab else Vocabulary.build(files, args.min_count)
+        vocab.save(vocab_path)
+    if world > 1:  # every worker waits here unconditionally: deciding per worker would race
+        dist.barrier()
     vocab = Vocabulary.load(vocab_path)
     options = json.loads(args.options.read_text()) if args.options else json.loads(json.dumps(PRESETS[args.preset]))
     torch.manual_seed(args.seed)

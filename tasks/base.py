@@ -3,6 +3,7 @@ batches, predictions and a dev metric (higher is better)."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import datasets
 import torch
@@ -87,4 +88,8 @@ class Task:
         raise NotImplementedError
 
     def score(self, ds: datasets.Dataset, predictions: list) -> dict:
+        raise NotImplementedError
+
+    def write_predictions(self, ds: datasets.Dataset, predictions: list, prefix: Path) -> Path:
+        """Write predictions in the format of the task's official scorer; returns the file."""
         raise NotImplementedError

@@ -96,10 +96,13 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     features = build_features(cfg, options)
     model = task.build_model(features)
     result = fit(task, model, splits, layers, cfg, out_dir)
+    prediction_files = {split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
+                        for split, preds in result["predictions"].items()}
     results = {
         "task": task.name, "metric": task.metric, "dev": result["dev"], "test": result.get("test"),
         "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
         "train_seconds": result["train_seconds"], "data_stats": getattr(task, "data_stats", {}),
+        "prediction_files": prediction_files,
         "bilm": {"options": str(options), "weights": str(weights), "sha256": file_sha256(weights)},
         "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
                      "device": cfg.device},
@@ -136,9 +139,11 @@ def evaluate(cfg: DictConfig, out_dir: Path) -> dict:
     model.load_state_dict(ckpt["model"])
     layers = bilm_layers(saved, task, splits, options, weights)
     from .trainer import predict
-    metrics = task.score(splits["test"], predict(task, model, splits["test"], layers.get("test"),
-                                                 saved.trainer.eval_batch_size))
-    report = {"checkpoint": str(cfg.checkpoint), "test_path": str(test_path), "metrics": metrics}
+    predictions = predict(task, model, splits["test"], layers.get("test"), saved.trainer.eval_batch_size)
+    metrics = task.score(splits["test"], predictions)
+    written = task.write_predictions(splits["test"], predictions, out_dir / f"{Path(test_path).stem}_predictions")
+    report = {"checkpoint": str(cfg.checkpoint), "test_path": str(test_path), "metrics": metrics,
+              "prediction_file": str(written)}
     write_json_atomic(out_dir / "eval_results.json", report)
     print(json.dumps(report, indent=2))
     return report

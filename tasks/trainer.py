@@ -94,10 +94,10 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
             if patience <= 0:
                 break
     model.load_state_dict(best_state)
-    result = {"dev": task.score(dev, predict(task, model, dev, layers.get("dev"), t.eval_batch_size)),
-              "epochs": history.epochs, "best_epoch": history.best_epoch,
-              "train_seconds": round(time.time() - started, 1)}
-    if "test" in splits:
-        result["test"] = task.score(splits["test"], predict(task, model, splits["test"], layers.get("test"),
-                                                             t.eval_batch_size))
+    result = {"epochs": history.epochs, "best_epoch": history.best_epoch,
+              "train_seconds": round(time.time() - started, 1), "predictions": {}}
+    for split in ("dev", "test"):  # the selected model; test (when given) only now, once
+        if split in splits:
+            result["predictions"][split] = predict(task, model, splits[split], layers.get(split), t.eval_batch_size)
+            result[split] = task.score(splits[split], result["predictions"][split])
     return result

@@ -99,13 +99,24 @@ def test_bad_checkpoints_are_refused(corpus, tmp_path):
         pretrain_main(_args(corpus, out, "--max-steps", "4"))
 
 
-def _run_group(cmd, env, timeout=300):
-    """Run in its own process group; on timeout kill the whole group (torchrun's workers too)."""
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+def _kill_processes_mentioning(marker: str) -> None:
+    """torchrun starts its workers in sessions of their own: find them by their command line."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _run_group(cmd, env, marker: str, timeout=120):
+    proc = subprocess.Popen(cmd, env=env)
     try:
         assert proc.wait(timeout=timeout) == 0, f"{cmd[2]} failed"
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _kill_processes_mentioning(marker)
+        proc.kill()
         proc.wait()
         pytest.fail(f"timed out after {timeout}s: {' '.join(cmd)}")
 
@@ -115,9 +126,9 @@ def test_ddp_two_gloo_workers_match_one_process(corpus, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     one = [a if a != str(tmp_path / "x") else str(tmp_path / "one") for a in common]
     two = [a if a != str(tmp_path / "x") else str(tmp_path / "two") for a in common]
-    _run_group([sys.executable, "-m", "elmo_core.pretrain", *one], env)
+    _run_group([sys.executable, "-m", "elmo_core.pretrain", *one], env, str(tmp_path / "one"))
     _run_group([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
-                "-m", "elmo_core.pretrain", *two], env)
+                "-m", "elmo_core.pretrain", *two], env, str(tmp_path / "two"))
     a, b = _losses(tmp_path / "one"), _losses(tmp_path / "two")
     assert len(a) == len(b) == 6
     assert max(abs(x - y) for x, y in zip(a, b)) < 1e-4

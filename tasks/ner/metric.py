@@ -16,3 +16,26 @@ def span_f1(gold: list[list[str]], pred: list[list[str]]) -> dict:
         per_type[label] = round(100 * f1_score(g, p), 2)
     return {"f1": 100 * f1_score(gold, pred), "precision": 100 * precision_score(gold, pred),
             "recall": 100 * recall_score(gold, pred), "f1_per_type": per_type}
+
+
+def conlleval_file(path) -> dict:
+    """Score a conlleval input file (``... gold predicted`` per line, blank line between
+    sentences; IOB1 or BIO) with ``span_f1``."""
+    gold, pred, g, p = [], [], [], []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            cols = line.split()
+            if not cols or cols[0] == "-DOCSTART-":
+                if g:
+                    gold.append(g)
+                    pred.append(p)
+                g, p = [], []
+                continue
+            if len(cols) < 3:
+                raise ValueError(f"{path}:{lineno}: expected at least 3 columns (token gold predicted)")
+            g.append(cols[-2])
+            p.append(cols[-1])
+    if g:
+        gold.append(g)
+        pred.append(p)
+    return span_f1(gold, pred)

@@ -14,6 +14,17 @@ def iob1_to_bio(tags: list[str]) -> list[str]:
     return out
 
 
+def bio_to_iob1(tags: list[str]) -> list[str]:
+    """BIO -> IOB1: a span starts with I- unless it directly follows a span of the same type."""
+    out, prev = [], "O"
+    for tag in tags:
+        if tag.startswith("B-") and not (prev != "O" and prev[2:] == tag[2:]):
+            tag = "I-" + tag[2:]
+        out.append(tag)
+        prev = tag
+    return out
+
+
 def bio_to_bioul(tags: list[str]) -> list[str]:
     out = []
     for i, tag in enumerate(tags):

@@ -9,7 +9,7 @@ from ..base import Task
 from .metric import span_f1
 from .model import NerTagger
 from .reader import load_hf_conll2003, read_conll2003_file
-from .tags import bio_to_bioul, bioul_to_bio
+from .tags import bio_to_bioul, bio_to_iob1, bioul_to_bio
 
 
 class NerTask(Task):
@@ -49,3 +49,15 @@ class NerTask(Task):
 
     def score(self, ds, predictions) -> dict:
         return span_f1(ds["tags"], predictions)
+
+    def write_predictions(self, ds, predictions, prefix: Path) -> Path:
+        """CoNLL lines ``token gold predicted`` in the input file's scheme (IOB1 when any span of
+        the file starts with I-, else BIO), a blank line between sentences: what conlleval reads."""
+        path = Path(f"{prefix}.conll")
+        iob1 = any(g != b for g, b in zip(ds["tags_file"], ds["tags"]))
+        with open(path, "w", encoding="utf-8") as f:
+            for tokens, gold, pred in zip(ds["tokens"], ds["tags_file"], predictions, strict=True):
+                shown = bio_to_iob1(pred) if iob1 else pred
+                f.writelines(f"{t} {g} {p}\n" for t, g, p in zip(tokens, gold, shown))
+                f.write("\n")
+        return path

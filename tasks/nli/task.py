@@ -81,3 +81,10 @@ class NliTask(Task):
         per_class = {name: 100 * confusion[k][k] / max(1, sum(confusion[k])) for k, name in enumerate(LABELS)}
         return {"accuracy": 100 * sum(confusion[k][k] for k in range(len(LABELS))) / len(gold),
                 "per_class_accuracy": per_class, "confusion_matrix": {"labels": LABELS, "rows_gold": confusion}}
+
+    def write_predictions(self, ds, predictions, prefix: Path) -> Path:
+        """``pair_id<TAB>gold<TAB>predicted`` with label names."""
+        path = Path(f"{prefix}.tsv")
+        path.write_text("".join(f"{i}\t{LABELS[g]}\t{LABELS[p]}\n"
+                                for i, g, p in zip(ds["pair_id"], ds["label"], predictions, strict=True)))
+        return path

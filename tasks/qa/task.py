@@ -97,3 +97,10 @@ class QaTask(Task):
 
     def score(self, ds, predictions) -> dict:
         return squad_scores(self.answer_texts(ds, predictions), dict(zip(ds["id"], ds["answers"])))
+
+    def write_predictions(self, ds, predictions, prefix: Path) -> Path:
+        """``{question id: answer text}``, the official SQuAD v1.1 prediction format."""
+        import json
+        path = Path(f"{prefix}.json")
+        path.write_text(json.dumps(self.answer_texts(ds, predictions), ensure_ascii=False, indent=1))
+        return path

@@ -37,3 +37,26 @@ def srl_scores(gold: list[list[str]], pred: list[list[str]]) -> dict:
                                                                 counts["gold"][r]).items()},
                              "gold": counts["gold"][r]} for r in roles}
     return total
+
+
+def bio_to_brackets(tags: list[str]) -> list[str]:
+    """BIO tags of one predicate -> CoNLL-2005 bracket cells: ``(ARG0*``, ``*``, ``*)``, ``(V*)``."""
+    cells = ["*"] * len(tags)
+    for start, end, label in sorted(bio_spans(tags)):
+        cells[start] = f"({label}" + cells[start]
+        cells[end] = cells[end] + ")"
+    return cells
+
+
+def write_props(path, sentences: list[tuple[list[str], list[int], list[list[str]]]]) -> None:
+    """CoNLL-2005 ``props`` file: per token, the predicate word (or ``-``) then one bracketed column
+    per predicate (in sentence order); a blank line after each sentence. ``sentences`` holds
+    (tokens, predicate indices, BIO tags per predicate)."""
+    with open(path, "w", encoding="utf-8") as f:
+        for tokens, predicates, tag_lists in sentences:
+            order = sorted(range(len(predicates)), key=lambda k: predicates[k])
+            columns = [bio_to_brackets(tag_lists[k]) for k in order]
+            marked = {predicates[k]: tokens[predicates[k]] for k in order}
+            for i in range(len(tokens)):
+                f.write("\t".join([marked.get(i, "-")] + [c[i] for c in columns]) + "\n")
+            f.write("\n")

@@ -8,7 +8,7 @@ import torch
 
 from ..base import Task
 from .decode import bio_constraints, viterbi
-from .metric import srl_scores
+from .metric import srl_scores, write_props
 from .model import SrlTagger
 from .reader import load_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
 
@@ -81,3 +81,17 @@ class SrlTask(Task):
 
     def score(self, ds, predictions) -> dict:
         return srl_scores(ds["tags"], predictions)
+
+    def write_predictions(self, ds, predictions, prefix: Path) -> Path:
+        """CoNLL-2005 ``props`` files, ``<prefix>.gold.props`` and ``<prefix>.props`` (predicted),
+        one block per sentence with every predicate's column."""
+        grouped: dict[int, tuple[list[str], list[int], list, list]] = {}
+        for ex, pred in zip(ds, predictions, strict=True):
+            entry = grouped.setdefault(ex["bilm_row"], (ex["tokens"], [], [], []))
+            entry[1].append(ex["predicate"])
+            entry[2].append(ex["tags"])
+            entry[3].append(pred)
+        blocks = [grouped[k] for k in sorted(grouped)]
+        write_props(f"{prefix}.gold.props", [(t, p, g) for t, p, g, _ in blocks])
+        write_props(f"{prefix}.props", [(t, p, q) for t, p, _, q in blocks])
+        return Path(f"{prefix}.props")

@@ -41,3 +41,9 @@ class SstTask(Task):
     def score(self, ds, predictions) -> dict:
         gold = ds["label"]
         return {"accuracy": 100 * sum(int(g == p) for g, p in zip(gold, predictions)) / len(gold)}
+
+    def write_predictions(self, ds, predictions, prefix: Path) -> Path:
+        """One line per sentence: ``gold<TAB>predicted``."""
+        path = Path(f"{prefix}.tsv")
+        path.write_text("".join(f"{g}\t{p}\n" for g, p in zip(ds["label"], predictions, strict=True)))
+        return path
