@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
+import math
 import os
 import platform
 import sys
 from pathlib import Path
 
+import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
@@ -24,7 +27,7 @@ from .sst.task import SstTask
 from .trainer import LiveLayers, fit, set_seed
 
 TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask}
-VOLATILE = ("device", "mode", "checkpoint")  # do not change a run's result
+VOLATILE = ("device", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
 
 
 def resolve_bilm(cfg: DictConfig) -> tuple[Path, Path]:
@@ -48,7 +51,7 @@ def make_task(cfg: DictConfig):
 
 def bilm_layers(cfg: DictConfig, task, splits: dict, options: Path, weights: Path) -> dict:
     """Per split, the biLM layers (cached on disk, or computed per batch with elmo.cache=false)."""
-    if cfg.elmo.position == "none":
+    if elmo_position(cfg) == "none":
         return {}
     if not cfg.elmo.cache:
         bilm = load_bilm(options, weights, stateful=cfg.elmo.stateful, device=cfg.device)
@@ -58,10 +61,25 @@ def bilm_layers(cfg: DictConfig, task, splits: dict, options: Path, weights: Pat
     return {s: cache.get(task.sentences(ds), f"{task.name}/{s}") for s, ds in splits.items()}
 
 
+def elmo_position(cfg: DictConfig) -> str:
+    """``elmo.position``, with ``paper`` meaning the task's own setting in the paper."""
+    return cfg.task.elmo_position if cfg.elmo.position == "paper" else cfg.elmo.position
+
+
 def build_features(cfg: DictConfig, options: Path) -> ElmoFeatures:
     opts = read_options(options)
-    return ElmoFeatures(cfg.elmo.position, opts.n_layers + 1, 2 * opts.projection_dim, cfg.elmo.mix,
+    return ElmoFeatures(elmo_position(cfg), opts.n_layers + 1, 2 * opts.projection_dim, cfg.elmo.mix,
                         cfg.elmo.dropout, cfg.elmo.layer_norm)
+
+
+def subsample(ds, fraction: float):
+    """The first ⌈fraction·n⌉ examples of a fixed permutation: smaller fractions are subsets of larger."""
+    if not 0 < fraction <= 1:
+        raise SystemExit(f"error: data.fraction must be in (0, 1], got {fraction}")
+    if fraction == 1:
+        return ds
+    order = np.random.default_rng(12345).permutation(len(ds))
+    return ds.select(sorted(order[: max(1, math.ceil(fraction * len(ds)))].tolist()))
 
 
 def comparable(resolved: dict) -> dict:
@@ -74,14 +92,43 @@ def write_json_atomic(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def config_hash(resolved: dict) -> str:
+    return hashlib.sha256(json.dumps(comparable(resolved), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def finished_run(out_dir: Path, runs_root: Path, digest: str) -> dict | None:
+    """A results.json for this configuration: in this run directory, or anywhere under runs_root
+    (the same configuration launched under another name)."""
+    candidates = [out_dir / "results.json"] + (sorted(runs_root.glob("**/results.json")) if runs_root.exists() else [])
+    for path in candidates:
+        if path.exists():
+            try:
+                previous = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if previous.get("config_hash") == digest:
+                return previous
+    return None
+
+
+def hydra_choice(group: str) -> str | None:
+    from hydra.core.hydra_config import HydraConfig
+    return HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
+
+
 def train(cfg: DictConfig, out_dir: Path) -> dict:
     resolved = OmegaConf.to_container(cfg, resolve=True)
+    digest = config_hash(resolved)
     results_path = out_dir / "results.json"
+    previous = finished_run(out_dir, Path(cfg.runs_root), digest)
+    if previous is not None:
+        print(f"skipping: this configuration already has its result ({previous.get('run_dir')})", flush=True)
+        if not results_path.exists():  # the same run serves this name too (e.g. Table 1 'elmo' = Table 2 'λ=0.001')
+            previous = {**previous, "ablation": hydra_choice("ablation"), "run_dir": str(out_dir),
+                        "reused_from": previous.get("run_dir")}
+            write_json_atomic(results_path, previous)
+        return previous
     if results_path.exists():
-        previous = json.loads(results_path.read_text())
-        if comparable(previous.get("config", {})) == comparable(resolved):
-            print(f"skipping: {results_path} already holds this configuration's result", flush=True)
-            return previous
         print(f"warning: {results_path} was made with another configuration; running again", file=sys.stderr)
     options, weights = resolve_bilm(cfg)
     task = make_task(cfg)
@@ -89,6 +136,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     for required in ("train", "dev"):
         if required not in splits:
             raise SystemExit(f"error: no {required} split (set data.dir or data.{required}_path)")
+    splits["train"] = subsample(splits["train"], cfg.data.get("fraction", 1.0))
     print("data: " + json.dumps(getattr(task, "data_stats", {})), flush=True)
     task.build_vocab(splits["train"])
     layers = bilm_layers(cfg, task, splits, options, weights)
@@ -100,6 +148,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
                         for split, preds in result["predictions"].items()}
     results = {
         "task": task.name, "metric": task.metric, "dev": result["dev"], "test": result.get("test"),
+        "elmo_position": elmo_position(cfg), "train_examples": len(splits["train"]),
         "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
         "train_seconds": result["train_seconds"], "data_stats": getattr(task, "data_stats", {}),
         "prediction_files": prediction_files,
@@ -107,7 +156,8 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
                      "device": cfg.device},
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(["python", "run.py", *sys.argv[1:]]), "config": resolved,
+        "command": " ".join(["python", "run.py", *sys.argv[1:]]), "ablation": hydra_choice("ablation"),
+        "profile": hydra_choice("profile"), "run_dir": str(out_dir), "config_hash": digest, "config": resolved,
     }
     torch.save({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
                 "bilm_sha256": results["bilm"]["sha256"]}, out_dir / "best.pt")

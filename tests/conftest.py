@@ -48,3 +48,9 @@ def random_bilm(seed: int = 0, stateful: bool = False, **overrides) -> BiLM:
 @pytest.fixture
 def bilm_tf():
     return shared_path("data/fixtures/bilm_tf")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_runs_root(tmp_path, monkeypatch):
+    """Runs made by a test never see (or skip because of) the repository's own outputs."""
+    monkeypatch.setenv("ELMO_RUNS_ROOT", str(tmp_path / "runs_root"))

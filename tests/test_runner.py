@@ -37,11 +37,24 @@ def test_config_composes(task, profile, position, mix):
 
 def test_profiles_set_the_papers_task_values():
     ner = _cfg(["task=ner", "profile=paper"])
-    assert list(ner.task.model.hidden) == [200, 100] and ner.elmo.l2 == 0.1 and ner.elmo.position == "input"
+    assert list(ner.task.model.hidden) == [200, 100] and ner.elmo.l2 == 0.1 and runner.elmo_position(ner) == "input"
     sst = _cfg(["task=sst", "profile=paper"])
-    assert sst.trainer.lr == 0.0001 and sst.elmo.position == "both" and sst.task.phrases_min_tokens == 4
+    assert sst.trainer.lr == 0.0001 and runner.elmo_position(sst) == "both" and sst.task.phrases_min_tokens == 4
     # the command line still wins over the profile
-    assert _cfg(["task=ner", "profile=paper", "elmo.position=both"]).elmo.position == "both"
+    assert runner.elmo_position(_cfg(["task=ner", "profile=paper", "elmo.position=both"])) == "both"
+
+
+@pytest.mark.parametrize("sweep", ["table1", "table2", "table3", "sample_efficiency"])
+def test_sweep_configs_compose(sweep):
+    from hydra import compose as hcompose
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = hcompose("config", overrides=[f"+sweep={sweep}"], return_hydra_config=True)
+    params = cfg.hydra.sweeper.params
+    assert "seed" in params and "+ablation" in params
+    for task in params["task"].split(","):
+        for ablation in params["+ablation"].split(","):
+            c = _cfg([f"task={task}", f"+ablation={ablation}"])
+            assert runner.elmo_position(c) in ("none", "input", "output", "both")
 
 
 @pytest.fixture

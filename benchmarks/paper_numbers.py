@@ -1,0 +1,27 @@
+"""Published numbers of Peters et al. (2018), arXiv v2 (NAACL), as listed in
+../shared/reference/elmo_paper_facts.md. Table 1 is on the test sets; Tables 2 and 3 on dev."""
+
+# metric name in our results.json for each task, and the paper's dataset for it
+TASKS = {
+    "qa": {"metric": "f1", "paper_dataset": "SQuAD"},
+    "nli": {"metric": "accuracy", "paper_dataset": "SNLI"},
+    "srl": {"metric": "f1", "paper_dataset": "SRL (CoNLL-2012)"},
+    "ner": {"metric": "f1", "paper_dataset": "NER (CoNLL-2003)"},
+    "sst": {"metric": "accuracy", "paper_dataset": "SST-5"},
+}
+
+TABLE1 = {  # test: (baseline, ELMo + baseline)
+    "qa": (81.1, 85.8), "nli": (88.0, 88.7), "srl": (81.4, 84.6), "ner": (90.15, 92.22), "sst": (51.4, 54.7),
+}
+
+TABLE2 = {  # dev: baseline, last only, all λ=1, all λ=0.001
+    "qa": {"baseline": 80.8, "last_only": 84.7, "all_lambda1": 85.0, "all_lambda0.001": 85.2},
+    "nli": {"baseline": 88.1, "last_only": 89.1, "all_lambda1": 89.3, "all_lambda0.001": 89.5},
+    "srl": {"baseline": 81.6, "last_only": 84.1, "all_lambda1": 84.6, "all_lambda0.001": 84.8},
+}
+
+TABLE3 = {  # dev: input only, input and output, output only
+    "qa": {"input": 85.1, "both": 85.6, "output": 84.8},
+    "nli": {"input": 88.9, "both": 89.5, "output": 88.7},
+    "srl": {"input": 84.7, "both": 84.3, "output": 80.9},
+}

@@ -1,0 +1,205 @@
+"""Tables and figures of the paper from run records (Peters et al. 2018, Tables 1-3, Figures 1-2).
+
+    python -m benchmarks.report [--runs outputs/runs results/runs] [--out results] [--collect]
+
+Reads every ``results.json`` below the given directories into a pandas frame (one row per run;
+identical configurations counted once), then writes ``table1/2/3.{md,csv,tex}`` with mean ± std
+over seeds, the number of seeds, and the paper's number beside ours, plus ``layer_weights.png``
+(Figure 2) and ``sample_efficiency.png`` (Figure 1). ``--collect`` also copies each run's
+``results.json`` into ``<out>/runs/`` so that committed tables can be rebuilt anywhere.
+Our numbers are dev-set numbers on the data of this suite (see results/README.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from . import paper_numbers as paper  # noqa: E402
+
+
+def setting_of(r: dict) -> str:
+    """The ablation a run belongs to: its Hydra choice, else derived from its ELMo settings."""
+    if r.get("ablation"):
+        return r["ablation"]
+    elmo = r["config"]["elmo"]
+    if r.get("elmo_position") == "none":
+        return "baseline"
+    if elmo["position"] in ("paper", r["config"]["task"].get("elmo_position")) and elmo["mix"] == "all":
+        return "elmo"
+    return f"{r.get('elmo_position')}/{elmo['mix']}/l2={elmo['l2']}"
+
+
+def load_runs(roots: list[Path]) -> pd.DataFrame:
+    rows, seen = [], set()
+    for root in roots:
+        for path in sorted(Path(root).glob("**/results.json")):
+            r = json.loads(path.read_text())
+            key = (r.get("config_hash") or str(path), setting_of(r))  # one run may serve several settings
+            if key in seen:
+                continue
+            seen.add(key)
+            mix = r.get("mixing_weights", {})
+            rows.append({"task": r["task"], "metric": r["metric"], "value": r["dev"][r["metric"]],
+                         "seed": r["config"]["seed"], "setting": setting_of(r), "profile": r.get("profile"),
+                         "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
+                         "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s")})
+    return pd.DataFrame(rows)
+
+
+def summarize(df: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
+    """Mean, std and n of the dev metric per (task, setting); missing cells stay missing."""
+    sub = df[df.setting.isin(settings) & (df.fraction == 1.0)]
+    g = sub.groupby(["task", "setting"])["value"]
+    return pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1), "n": g.count()}).reset_index()
+
+
+def cell(stats: pd.DataFrame, task: str, setting: str) -> str:
+    row = stats[(stats.task == task) & (stats.setting == setting)]
+    if row.empty:
+        return "— (n=0)"
+    m, s, n = row.iloc[0]["mean"], row.iloc[0]["std"], int(row.iloc[0]["n"])
+    return f"{m:.2f} ± {s:.2f} (n={n})" if n > 1 else f"{m:.2f} (n=1)"
+
+
+def mean_of(stats, task, setting):
+    row = stats[(stats.task == task) & (stats.setting == setting)]
+    return None if row.empty else float(row.iloc[0]["mean"])
+
+
+def gains(base: float | None, elmo: float | None) -> tuple[str, str]:
+    """Absolute gain and relative error reduction (paper Table 1's 'increase' columns)."""
+    if base is None or elmo is None:
+        return "—", "—"
+    return f"{elmo - base:+.2f}", f"{100 * (elmo - base) / (100 - base):.1f}%"
+
+
+def table1(df: pd.DataFrame) -> pd.DataFrame:
+    stats = summarize(df, ["baseline", "elmo"])
+    rows = []
+    for task, info in paper.TASKS.items():
+        if task not in set(df.task):
+            continue
+        b, e = mean_of(stats, task, "baseline"), mean_of(stats, task, "elmo")
+        pb, pe = paper.TABLE1[task]
+        abs_gain, rel = gains(b, e)
+        p_abs, p_rel = gains(pb, pe)
+        rows.append({"task": f"{task} ({info['metric']}; paper: {info['paper_dataset']})",
+                     "baseline (ours, dev)": cell(stats, task, "baseline"),
+                     "ELMo (ours, dev)": cell(stats, task, "elmo"), "increase abs / rel (ours)": f"{abs_gain} / {rel}",
+                     "paper baseline / ELMo (test)": f"{pb} / {pe}",
+                     "increase abs / rel (paper)": f"{p_abs} / {p_rel}"})
+    return pd.DataFrame(rows)
+
+
+def ablation_table(df: pd.DataFrame, published: dict, settings: list[str]) -> pd.DataFrame:
+    stats = summarize(df, settings)
+    rows = []
+    for task in published:
+        if task not in set(df.task):
+            continue
+        row = {"task": task}
+        for s in settings:
+            row[f"{s} (ours)"] = cell(stats, task, s)
+            row[f"{s} (paper)"] = published[task].get(s, "—")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_table(frame: pd.DataFrame, out: Path, name: str, title: str) -> None:
+    frame.to_csv(out / f"{name}.csv", index=False)
+    (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)") + "\n")
+    (out / f"{name}.tex").write_text(frame.to_latex(index=False) if len(frame) else "% no runs\n")
+
+
+def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
+    """Figure 2: mean softmax-normalized layer weights per task, input and output mixes."""
+    elmo = df[(df.setting == "elmo") & (df.fraction == 1.0)]
+    fig, axes = plt.subplots(1, 2, figsize=(8, 0.6 * max(3, elmo.task.nunique()) + 1.5))
+    im = None
+    for ax, col, title in zip(axes, ("s_input", "s_output"), ("Input layer", "Output layer")):
+        ax.set_title(title)
+        tasks = [t for t in paper.TASKS if not elmo[(elmo.task == t) & elmo[col].notna()].empty]
+        if not tasks:
+            ax.text(0.5, 0.5, "no runs with ELMo here", ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            continue
+        grid = np.array([np.mean(np.array(elmo[(elmo.task == t) & elmo[col].notna()][col].tolist()), axis=0)
+                         for t in tasks])
+        im = ax.imshow(grid, vmin=0, vmax=1, cmap="Blues", aspect="auto")
+        ax.set_xticks(range(grid.shape[1]), ["tokens"] + [f"LSTM {k}" for k in range(1, grid.shape[1])])
+        ax.set_yticks(range(len(tasks)), tasks)
+        for (i, j), v in np.ndenumerate(grid):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v > 0.5 else "black")
+            if v < 1 / 3 or v > 2 / 3:  # the paper's marks: hatched below 1/3, dotted above 2/3
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=0,
+                                           hatch="///" if v < 1 / 3 else "..", edgecolor="gray"))
+    if im is not None:
+        fig.colorbar(im, ax=axes, shrink=0.8, label="softmax weight s_j (hatched < 1/3, dotted > 2/3)")
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+
+
+def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
+    """Figure 1: dev metric against training-set fraction, baseline vs ELMo."""
+    sub = df[df.setting.isin(["baseline", "elmo"])]
+    tasks = [t for t in paper.TASKS if sub[(sub.task == t)].fraction.nunique() > 1]
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(4 * max(1, len(tasks)), 3.2), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        for setting, style in (("baseline", "o--"), ("elmo", "s-")):
+            g = sub[(sub.task == task) & (sub.setting == setting)].groupby("fraction")["value"]
+            if len(g):
+                m, s = g.mean(), g.std(ddof=1).fillna(0)
+                ax.errorbar(m.index * 100, m.values, yerr=s.values, fmt=style, capsize=3, label=setting)
+        ax.set_xscale("log")
+        fractions = sorted(sub[sub.task == task].fraction.unique())
+        ax.set_xticks([100 * f for f in fractions], [f"{100 * f:g}%" for f in fractions])
+        ax.minorticks_off()
+        ax.set_xlabel("training data")
+        ax.set_ylabel(f"dev {paper.TASKS[task]['metric']}")
+        ax.set_title(task)
+        ax.legend()
+    if not tasks:
+        axes[0][0].text(0.5, 0.5, "no sample-efficiency runs", ha="center", va="center")
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", nargs="+", type=Path, default=[Path("outputs/runs"), Path("results/runs")])
+    ap.add_argument("--out", type=Path, default=Path("results"))
+    ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    df = load_runs([r for r in args.runs if r.exists()])
+    if df.empty:
+        raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
+    if args.collect:
+        for src in df.path:
+            rel = Path(src).relative_to(next(r for r in args.runs if Path(src).is_relative_to(r)))
+            dest = args.out / "runs" / rel
+            if Path(src).resolve() != dest.resolve():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest)
+    write_table(table1(df), args.out, "table1", "Table 1: baseline vs ELMo (dev; paper: test)")
+    write_table(ablation_table(df, paper.TABLE2, ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]),
+                args.out, "table2", "Table 2: layer weighting (dev)")
+    write_table(ablation_table(df, paper.TABLE3, ["input", "both", "output"]), args.out, "table3",
+                "Table 3: where ELMo goes (dev)")
+    layer_weights_figure(df, args.out / "layer_weights.png")
+    sample_efficiency_figure(df, args.out / "sample_efficiency.png")
+    print(f"{len(df)} runs -> {args.out}/table1.md, table2.md, table3.md, layer_weights.png, sample_efficiency.png")
+
+
+if __name__ == "__main__":
+    main()

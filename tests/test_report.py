@@ -1,0 +1,68 @@
+"""The report on a synthetic directory of results.json records."""
+import json
+
+import pytest
+
+from benchmarks import report
+
+
+def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3), position="input"):
+    metric = "f1" if task in ("ner", "srl", "qa") else "accuracy"
+    r = {"task": task, "metric": metric, "dev": {metric: value}, "ablation": setting, "profile": "quick",
+         "elmo_position": "none" if setting == "baseline" else position, "config_hash": f"{task}{setting}{seed}{fraction}",
+         "mixing_weights": {} if setting == "baseline" else {"input": {"s": list(s_in), "gamma": 1.0}},
+         "config": {"seed": seed, "data": {"fraction": fraction}, "task": {"elmo_position": position},
+                    "elmo": {"position": "paper", "mix": "all", "l2": 0.1}}}
+    d = root / task / f"{setting}-{seed}-{fraction}"
+    d.mkdir(parents=True)
+    (d / "results.json").write_text(json.dumps(r))
+
+
+def test_tables_mean_std_missing_seeds_and_error_reduction(tmp_path):
+    runs = tmp_path / "runs"
+    for seed, v in enumerate([80.0, 82.0, 84.0]):
+        _record(runs, "ner", "baseline", seed, v)
+    for seed, v in enumerate([90.0, 91.0]):  # one ELMo seed missing
+        _record(runs, "ner", "elmo", seed, v)
+    _record(runs, "sst", "baseline", 0, 50.0)
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    t1 = (tmp_path / "out" / "table1.md").read_text()
+    assert "82.00 ± 2.00 (n=3)" in t1  # mean and sample std of 80, 82, 84
+    assert "90.50 ± 0.71 (n=2)" in t1  # the missing seed shows as n=2, not averaged away
+    # relative error reduction: (90.5 - 82) / (100 - 82) = 47.2%
+    assert "+8.50 / 47.2%" in t1
+    assert "— (n=0)" in t1  # SST has no ELMo run
+    assert "90.15 / 92.22" in t1 and "+2.07 / 21.0%" in t1  # the paper's NER row: "2.06 / 21%" in its Table 1
+    assert "nan" not in t1
+    csv = (tmp_path / "out" / "table1.csv").read_text()
+    assert csv.count("\n") == 3  # header + ner + sst
+    assert (tmp_path / "out" / "table1.tex").read_text().startswith("\\begin{tabular}")
+
+
+def test_duplicate_records_count_once_per_setting(tmp_path):
+    runs = tmp_path / "runs"
+    _record(runs, "ner", "baseline", 0, 80.0)
+    dup = runs / "copy"
+    dup.mkdir()
+    (dup / "results.json").write_text((runs / "ner" / "baseline-0-1.0" / "results.json").read_text())
+    assert len(report.load_runs([runs])) == 1
+
+
+def test_figures_are_written(tmp_path):
+    runs = tmp_path / "runs"
+    for frac in (0.01, 0.1, 1.0):
+        for seed in range(2):
+            _record(runs, "nli", "baseline", seed, 60 + 20 * frac + seed, fraction=frac, position="both")
+            _record(runs, "nli", "elmo", seed, 70 + 15 * frac + seed, fraction=frac, position="both")
+    _record(runs, "srl", "elmo", 0, 70.0, s_in=(0.1, 0.7, 0.2))
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--collect"])
+    for name in ("layer_weights.png", "sample_efficiency.png"):
+        data = (tmp_path / "out" / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    assert len(list((tmp_path / "out" / "runs").glob("**/results.json"))) == 13
+
+
+def test_no_runs_is_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match="no results.json"):
+        report.main(["--runs", str(tmp_path / "empty"), "--out", str(tmp_path / "out")])
