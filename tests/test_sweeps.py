@@ -1,0 +1,34 @@
+"""A real multirun through a Hydra launcher plugin (submitit_local), and resuming a sweep."""
+import json
+import os
+import subprocess
+import sys
+
+from elmo_core import save_bilm
+
+from conftest import FIXTURES, REPO, random_bilm
+
+
+def _multirun(tmp_path, launcher):
+    save_bilm(random_bilm(), tmp_path / "o.json", tmp_path / "w.hdf5")
+    cmd = [sys.executable, "run.py", "-m", f"hydra/launcher={launcher}", "task=ner", "elmo.position=none,input",
+           f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+           f"elmo.options={tmp_path / 'o.json'}", f"elmo.weights={tmp_path / 'w.hdf5'}",
+           f"elmo.cache_dir={tmp_path / 'cache'}", "trainer.max_epochs=1", "task.model.hidden=[4]",
+           "task.model.char_filters=2", "task.model.word_dim=4"]
+    if launcher == "submitit_local":
+        cmd += [f"hydra.launcher.submitit_folder={tmp_path / 'submitit'}", "hydra.launcher.timeout_min=5"]
+    env = {**os.environ, "ELMO_RUNS_ROOT": str(tmp_path / "runs"), "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_submitit_local_launcher_runs_the_sweep_and_resumes(tmp_path):
+    proc = _multirun(tmp_path, "submitit_local")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = sorted((tmp_path / "runs" / "ner").glob("*/results.json"))
+    assert len(results) == 2
+    assert "elmo.position=input" in results[0].parent.name and "elmo.position=none" in results[1].parent.name
+    first = [json.loads(p.read_text())["date"] for p in results]
+    again = _multirun(tmp_path, "submitit_local")  # an interrupted/finished sweep resumes: nothing is redone
+    assert again.returncode == 0
+    assert [json.loads(p.read_text())["date"] for p in results] == first
