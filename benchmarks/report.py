@@ -38,11 +38,32 @@ def setting_of(r: dict) -> str:
     return f"{r.get('elmo_position')}/{elmo['mix']}/l2={elmo['l2']}"
 
 
+def probes_table(roots: list[Path]) -> pd.DataFrame:
+    """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it."""
+    rows = []
+    for root in roots:
+        for path in sorted(Path(root).glob("**/results.json")):
+            r = json.loads(path.read_text())
+            if r.get("task") in paper.PROBES:
+                for layer, acc in r["dev"]["accuracy_per_layer"].items():
+                    rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash")})
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
+    out = df.groupby(["probe", "layer"])["accuracy"].agg(["mean", "count"]).reset_index()
+    out["ours"] = [f"{m:.2f} (n={n})" for m, n in zip(out["mean"], out["count"])]
+    out["paper"] = [paper.PROBES[p].get(l, "—") for p, l in zip(out.probe, out.layer)]
+    out["data"] = [paper.PROBES[p]["note"] for p in out.probe]
+    return out[["probe", "layer", "ours", "paper", "data"]]
+
+
 def load_runs(roots: list[Path]) -> pd.DataFrame:
     rows, seen = [], set()
     for root in roots:
         for path in sorted(Path(root).glob("**/results.json")):
             r = json.loads(path.read_text())
+            if r.get("task") in paper.PROBES:
+                continue  # reported by probes_table
             key = (r.get("config_hash") or str(path), setting_of(r))  # one run may serve several settings
             if key in seen:
                 continue
@@ -181,11 +202,17 @@ def main(argv=None) -> None:
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    df = load_runs([r for r in args.runs if r.exists()])
-    if df.empty:
+    roots = [r for r in args.runs if r.exists()]
+    df, probes = load_runs(roots), probes_table(roots)
+    if df.empty and probes.empty:
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
+    if not probes.empty:
+        write_table(probes, args.out, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer")
+    if df.empty:
+        print(f"probe runs only -> {args.out}/probes.md")
+        return
     if args.collect:
-        for src in df.path:
+        for src in sorted(str(p) for r in roots for p in r.glob("**/results.json")):
             rel = Path(src).relative_to(next(r for r in args.runs if Path(src).is_relative_to(r)))
             dest = args.out / "runs" / rel
             if Path(src).resolve() != dest.resolve():

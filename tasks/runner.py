@@ -9,6 +9,7 @@ import math
 import os
 import platform
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +22,15 @@ from .activation_cache import ActivationCache
 from .layers import ElmoFeatures
 from .ner.task import NerTask
 from .nli.task import NliTask
+from .probes.pos import run_pos_probe
+from .probes.wsd import run_wsd_probe
 from .qa.task import QaTask
 from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import LiveLayers, fit, set_seed
 
 TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask}
+PROBES = {"probe_pos": run_pos_probe, "probe_wsd": run_wsd_probe}
 VOLATILE = ("device", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
 
 
@@ -116,6 +120,28 @@ def hydra_choice(group: str) -> str | None:
     return HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
 
 
+def run_metadata(cfg: DictConfig, out_dir: Path, options: Path, weights: Path, resolved: dict, digest: str) -> dict:
+    """What every results.json records besides its metrics: biLM identity, hardware, date, command."""
+    return {"bilm": {"options": str(options), "weights": str(weights), "sha256": file_sha256(weights)},
+            "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(),
+                         "torch_threads": torch.get_num_threads(), "device": cfg.device},
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": " ".join(["python", "run.py", *sys.argv[1:]]), "ablation": hydra_choice("ablation"),
+            "profile": hydra_choice("profile"), "run_dir": str(out_dir), "config_hash": digest, "config": resolved}
+
+
+def run_probe(cfg: DictConfig, out_dir: Path, options: Path, weights: Path, resolved: dict, digest: str) -> dict:
+    """§5.3 layer probes: per-layer accuracy from cached biLM activations."""
+    cache = ActivationCache(cfg.elmo.cache_dir, options, weights, stateful=cfg.elmo.stateful,
+                            batch_size=cfg.elmo.batch_size, dtype=cfg.elmo.cache_dtype, device=cfg.device)
+    started = time.time()
+    results = PROBES[cfg.task.name](cfg, cache, run_metadata(cfg, out_dir, options, weights, resolved, digest))
+    results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position="probe")
+    write_json_atomic(out_dir / "results.json", results)
+    print(json.dumps({"task": cfg.task.name, **results["dev"]}, indent=2))
+    return results
+
+
 def train(cfg: DictConfig, out_dir: Path) -> dict:
     resolved = OmegaConf.to_container(cfg, resolve=True)
     digest = config_hash(resolved)
@@ -131,6 +157,8 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     if results_path.exists():
         print(f"warning: {results_path} was made with another configuration; running again", file=sys.stderr)
     options, weights = resolve_bilm(cfg)
+    if cfg.task.name in PROBES:
+        return run_probe(cfg, out_dir, options, weights, resolved, digest)
     task = make_task(cfg)
     splits = task.load_splits(cfg.data)
     for required in ("train", "dev"):
@@ -147,17 +175,12 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     prediction_files = {split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
                         for split, preds in result["predictions"].items()}
     results = {
+        **run_metadata(cfg, out_dir, options, weights, resolved, digest),
         "task": task.name, "metric": task.metric, "dev": result["dev"], "test": result.get("test"),
         "elmo_position": elmo_position(cfg), "train_examples": len(splits["train"]),
         "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
         "train_seconds": result["train_seconds"], "data_stats": getattr(task, "data_stats", {}),
         "prediction_files": prediction_files,
-        "bilm": {"options": str(options), "weights": str(weights), "sha256": file_sha256(weights)},
-        "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                     "device": cfg.device},
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(["python", "run.py", *sys.argv[1:]]), "ablation": hydra_choice("ablation"),
-        "profile": hydra_choice("profile"), "run_dir": str(out_dir), "config_hash": digest, "config": resolved,
     }
     torch.save({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
                 "bilm_sha256": results["bilm"]["sha256"]}, out_dir / "best.pt")

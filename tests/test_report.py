@@ -66,3 +66,13 @@ def test_no_runs_is_an_error(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(SystemExit, match="no results.json"):
         report.main(["--runs", str(tmp_path / "empty"), "--out", str(tmp_path / "out")])
+
+
+def test_probes_table(tmp_path):
+    runs = tmp_path / "runs" / "probe_pos" / "x"
+    runs.mkdir(parents=True)
+    (runs / "results.json").write_text(json.dumps({"task": "probe_pos", "config_hash": "p",
+                                                   "dev": {"accuracy_per_layer": {"0": 90.0, "1": 95.5, "2": 94.0, "mix": 96.0}}}))
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
+    md = (tmp_path / "out" / "probes.md").read_text()
+    assert "95.50 (n=1)" in md and "97.3" in md and "PTB WSJ 10% sample" in md
