@@ -84,3 +84,24 @@ def test_conllu_malformed(tmp_path):
     (tmp_path / "y.conllu").write_text("1\tKim\tKim\tX\tX\t_\t0\troot\t_\t_\tgo.01\n\n")
     with pytest.raises(DataFormatError, match=r"y.conllu:1: 1 predicates but \[11\] columns"):
         read_conllu_propbank_file(tmp_path / "y.conllu")
+
+
+def test_continuation_and_reference_arguments_scored_as_srl_eval():
+    from tasks.srl.metric import arguments
+    #          0         1         2      3        4         5        6
+    gold = ["B-ARG1", "I-ARG1", "B-V", "B-C-ARG1", "I-C-ARG1", "B-R-ARG0", "O"]
+    assert arguments(gold) == {("ARG1", ((0, 1), (3, 4))), ("V", ((2, 2),)), ("R-ARG0", ((5, 5),))}
+    # all pieces right: the discontinuous ARG1 counts once, as ARG1; R-ARG0 is its own role
+    s = srl_scores([gold], [gold])
+    assert s["f1"] == 100.0 and set(s["per_role"]) == {"ARG1", "R-ARG0"} and s["per_role"]["ARG1"]["gold"] == 1
+    # one piece wrong: the whole ARG1 is wrong (not half right); R-ARG0 still right
+    pred = ["B-ARG1", "I-ARG1", "B-V", "B-C-ARG1", "O", "B-R-ARG0", "O"]
+    s = srl_scores([gold], [pred])
+    assert (s["precision"], s["recall"]) == (50.0, 50.0) and s["per_role"]["ARG1"]["f1"] == 0.0
+    # predicting the pieces as two separate ARG1s is also wrong (a single vs a discontinuous argument)
+    pred = ["B-ARG1", "I-ARG1", "B-V", "B-ARG1", "I-ARG1", "B-R-ARG0", "O"]
+    assert srl_scores([gold], [pred])["per_role"]["ARG1"]["f1"] == 0.0
+    # a C-X with no X before it is an ordinary X argument
+    assert arguments(["B-C-ARG2", "O", "B-V"]) == {("ARG2", ((0, 0),)), ("V", ((2, 2),))}
+    # the continuation joins the most recent ARG1
+    assert ("ARG1", ((3, 3), (5, 5))) in arguments(["B-ARG1", "O", "B-V", "B-ARG1", "O", "B-C-ARG1"])

@@ -1,5 +1,7 @@
-"""Labelled argument span precision/recall/F1 over all predicates, the predicate itself (V) not
-counted, as the CoNLL-2005 scorer counts arguments; with a per-role breakdown."""
+"""Labelled argument precision/recall/F1 over all predicates, as the CoNLL-2005 scorer
+(srl-eval.pl) counts them: the predicate (V) is not counted; a continuation span C-X joins the
+preceding X argument into one discontinuous argument, which is right only if every piece is;
+reference arguments R-X are arguments of their own type. Per-role breakdown included."""
 from __future__ import annotations
 
 from collections import Counter
@@ -18,6 +20,23 @@ def bio_spans(tags: list[str]) -> set[tuple[int, int, str]]:
     return spans
 
 
+def arguments(tags: list[str]) -> set[tuple[str, tuple[tuple[int, int], ...]]]:
+    """Arguments as the CoNLL-2005 scorer reads them: (type, pieces). A ``C-X`` span continues the
+    most recent ``X`` argument (a discontinuous argument), or becomes a plain ``X`` argument when no
+    ``X`` precedes it; ``R-X`` is an ordinary type."""
+    args: list[list] = []
+    last: dict[str, list] = {}
+    for start, end, label in sorted(bio_spans(tags)):
+        if label.startswith("C-") and label[2:] in last:
+            last[label[2:]][1].append((start, end))
+            continue
+        label = label[2:] if label.startswith("C-") else label
+        arg = [label, [(start, end)]]
+        args.append(arg)
+        last[label] = arg
+    return {(label, tuple(pieces)) for label, pieces in args}
+
+
 def _prf(correct: int, predicted: int, gold: int) -> dict:
     p = 100 * correct / predicted if predicted else 0.0
     r = 100 * correct / gold if gold else 0.0
@@ -27,10 +46,10 @@ def _prf(correct: int, predicted: int, gold: int) -> dict:
 def srl_scores(gold: list[list[str]], pred: list[list[str]]) -> dict:
     counts = {k: Counter() for k in ("correct", "predicted", "gold")}
     for g_tags, p_tags in zip(gold, pred, strict=True):
-        g = {s for s in bio_spans(g_tags) if s[2] != "V"}
-        p = {s for s in bio_spans(p_tags) if s[2] != "V"}
-        for name, spans in (("gold", g), ("predicted", p), ("correct", g & p)):
-            counts[name].update(s[2] for s in spans)
+        g = {a for a in arguments(g_tags) if a[0] != "V"}
+        p = {a for a in arguments(p_tags) if a[0] != "V"}
+        for name, args in (("gold", g), ("predicted", p), ("correct", g & p)):
+            counts[name].update(a[0] for a in args)
     total = _prf(sum(counts["correct"].values()), sum(counts["predicted"].values()), sum(counts["gold"].values()))
     roles = sorted(set(counts["gold"]) | set(counts["predicted"]))
     total["per_role"] = {r: {**{k: round(v, 2) for k, v in _prf(counts["correct"][r], counts["predicted"][r],
