@@ -1,7 +1,9 @@
 """The one trainer every task uses (Peters et al. 2018 §3.3 and appendix A): the biLM is frozen and
-read from the activation cache; the task model and its ELMo mixes are trained with Adam, gradient
-clipping, the λ‖w‖² regularizer of every mix added to the loss, early stopping on the dev metric
-with patience, and the best model kept. Model selection uses dev only; test, when given, is
+read from the activation cache; the task model and its ELMo mixes are trained with Adam or Adadelta,
+gradient clipping, the λ‖w‖² regularizer of every mix added to the loss, optional ℓ2 on weight
+matrices, an optional exponential moving average of the weights for evaluation, optional halving
+of the learning rate when dev stops improving, early stopping on the dev metric with patience, and
+the best model kept. Model selection uses dev only; test, when given, is
 evaluated once at the end with the selected model.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
 
@@ -44,6 +47,27 @@ class LiveLayers:
         return out.layers.clone(), out.mask.clone()
 
 
+def make_optimizer(model, t) -> torch.optim.Optimizer:
+    """Adam or Adadelta; ``weight_decay`` (ℓ2) applies to the recurrent and feed-forward weight
+    matrices only — not to biases, embeddings, CRF transitions or ELMo's mixing weights (γ, s),
+    whose regularizer is λ‖w‖² (elmo.l2)."""
+    weight_matrices = set()
+    if t.get("weight_decay"):
+        for module in model.modules():
+            if isinstance(module, (torch.nn.Linear, torch.nn.LSTM, torch.nn.GRU)):
+                weight_matrices |= {id(p) for n, p in module.named_parameters() if n.startswith("weight")}
+        weight_matrices -= {id(p) for p in model.features.parameters()}
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in trainable if id(p) in weight_matrices]
+    plain = [p for p in trainable if id(p) not in weight_matrices]
+    groups = [{"params": plain, "weight_decay": 0.0}] + ([{"params": decay, "weight_decay": t.weight_decay}] if decay else [])
+    if t.get("optimizer", "adam") == "adam":
+        return torch.optim.Adam(groups, lr=t.lr)
+    if t.optimizer == "adadelta":
+        return torch.optim.Adadelta(groups, lr=t.lr, rho=t.get("adadelta_rho", 0.9))
+    raise SystemExit(f"error: trainer.optimizer must be adam or adadelta, got {t.optimizer!r}")
+
+
 @torch.no_grad()
 def predict(task, model, ds, layers, batch_size: int) -> list:
     model.eval()
@@ -60,7 +84,11 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
     set_seed(cfg.seed)
     rng = random.Random(cfg.seed)
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.Adam(params, lr=t.lr)
+    optimizer = make_optimizer(model, t)
+    halve = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=0) \
+        if t.get("lr_halving") else None
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(t.ema), use_buffers=True) if t.get("ema") else None
+    evaluated = ema.module if ema is not None else model  # the paper's SQuAD model is evaluated with EMA weights
     history, patience, best_state = History(), t.patience, None
     started = time.time()
     train, dev = splits["train"], splits["dev"]
@@ -79,16 +107,20 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
             if t.grad_clip:
                 torch.nn.utils.clip_grad_norm_(params, t.grad_clip)
             optimizer.step()
+            if ema is not None:
+                ema.update_parameters(model)
             total, steps = total + float(loss.detach()), steps + 1
             bar.set_postfix(loss=f"{total / steps:.4f}", refresh=False)
-        dev_metrics = task.score(dev, predict(task, model, dev, layers.get("dev"), t.eval_batch_size))
+        dev_metrics = task.score(dev, predict(task, evaluated, dev, layers.get("dev"), t.eval_batch_size))
         value = dev_metrics[task.metric]
+        if halve is not None:
+            halve.step(value)
         history.epochs.append({"epoch": epoch + 1, "train_loss": total / max(steps, 1),
                                f"dev_{task.metric}": round(value, 4), "seconds": round(time.time() - started, 1)})
         print(f"epoch {epoch + 1}: train loss {total / max(steps, 1):.4f}, dev {task.metric} {value:.2f}", flush=True)
         if value > history.best_dev:
             history.best_dev, history.best_epoch, patience = value, epoch + 1, t.patience
-            best_state = copy.deepcopy(model.state_dict())
+            best_state = copy.deepcopy(evaluated.state_dict())
         else:
             patience -= 1
             if patience <= 0:

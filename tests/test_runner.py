@@ -215,3 +215,25 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
     assert set(results[0]["dev"]["per_class_accuracy"]) == {"entailment", "neutral", "contradiction"}
     meta = json.loads(next((tmp_path / "cache").iterdir()).joinpath("meta.json").read_text())
     assert meta["sentences"] == 9  # 3 premises + 6 hypotheses, each read once
+
+
+def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path):
+    from tasks.trainer import make_optimizer
+    cfg = _run_cfg(bilm_files, tmp_path, "trainer.optimizer=adadelta", "trainer.lr=1.0", "trainer.ema=0.9",
+                   "trainer.lr_halving=true", "trainer.weight_decay=0.01", "elmo.position=input", "trainer.max_epochs=3")
+    out = tmp_path / "opts"
+    out.mkdir()
+    r = runner.train(cfg, out)
+    assert len(r["epochs"]) >= 1 and 0 <= r["dev"]["f1"] <= 100
+    # ℓ2 goes to weight matrices only: not to ELMo's mixing weights, biases or embeddings
+    from tasks.layers import ElmoFeatures
+    task = runner.make_task(cfg)
+    splits = task.load_splits(cfg.data)
+    task.build_vocab(splits["train"])
+    model = task.build_model(ElmoFeatures("input", 3, 16))
+    opt = make_optimizer(model, cfg.trainer)
+    assert isinstance(opt, torch.optim.Adadelta)
+    decayed = {id(p) for g in opt.param_groups if g["weight_decay"] > 0 for p in g["params"]}
+    names = {n for n, p in model.named_parameters() if id(p) in decayed}
+    assert names == {"lstms.0.weight_ih_l0", "lstms.0.weight_hh_l0", "lstms.0.weight_ih_l0_reverse",
+                     "lstms.0.weight_hh_l0_reverse", "output.weight"}
