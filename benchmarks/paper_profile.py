@@ -1,0 +1,127 @@
+"""The ``paper`` profile against the paper's appendix, setting by setting (Peters et al. 2018, A.3-A.8).
+
+    python -m benchmarks.paper_profile [--out results/paper_profile.md] [--check]
+
+Each row names a setting, the paper's value (or what the original code does where the paper is
+silent), the config key, the value the composed ``profile=paper`` config actually has, and the
+source. The table is generated from the configs, so it cannot drift from them; ``--check`` exits
+non-zero if any setting differs from the paper or the file on disk is out of date.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (task, setting, paper value, config key, source); "elmo_position" is resolved like the runner does
+SPEC = [
+    ("ner", "ELMo location", "input", "elmo_position", "§3.3, A.7"),
+    ("ner", "λ (ScalarMix regularizer)", 0.1, "elmo.l2", "A.7"),
+    ("ner", "BiLSTM sizes (bottom, top)", [200, 100], "task.model.hidden", "A.7"),
+    ("ner", "char CNN filters", 128, "task.model.char_filters", "A.7"),
+    ("ner", "char CNN width", 3, "task.model.char_width", "A.7"),
+    ("ner", "char embedding size", 16, "task.model.char_dim", "A.7"),
+    ("ner", "word embedding size (Senna, not available offline)", 50, "task.model.word_dim", "A.7"),
+    ("ner", "optimizer", "adam", "trainer.optimizer", "A.7"),
+    ("ner", "learning rate (constant)", 0.001, "trainer.lr", "A.7"),
+    ("ner", "gradient norm clipping", 5.0, "trainer.grad_clip", "A.7"),
+    ("sst", "ELMo location", "both", "elmo_position", "A.8"),
+    ("sst", "λ", 0.001, "elmo.l2", "A.8"),
+    ("sst", "BiLSTM size", 300, "task.model.hidden", "A.8"),
+    ("sst", "train on phrases of at least", 4, "task.phrases_min_tokens", "A.8"),
+    ("sst", "optimizer", "adam", "trainer.optimizer", "A.8"),
+    ("sst", "learning rate", 0.0001, "trainer.lr", "A.8"),
+    ("qa", "ELMo location", "both", "elmo_position", "A.4, Table 3"),
+    ("qa", "λ", 0.0, "elmo.l2", "A.4"),
+    ("qa", "layer norm", False, "elmo.layer_norm", "A.4"),
+    ("qa", "ELMo dropout (paper silent; original code)", 0.5, "elmo.dropout", "document-qa"),
+    ("qa", "GRU size", 90, "task.model.hidden", "A.4"),
+    ("qa", "linear layer size", 180, "task.model.linear", "A.4"),
+    ("qa", "variational dropout", 0.2, "task.model.dropout", "A.4"),
+    ("qa", "optimizer", "adadelta", "trainer.optimizer", "A.4"),
+    ("qa", "learning rate (paper silent; original code)", 1.0, "trainer.lr", "document-qa"),
+    ("qa", "batch size", 45, "trainer.batch_size", "A.4"),
+    ("qa", "weight EMA at test time", 0.999, "trainer.ema", "A.4; decay from document-qa"),
+    ("qa", "maximum answer length", 17, "task.max_answer_length", "A.4"),
+    ("srl", "ELMo location", "input", "elmo_position", "Table 3"),
+    ("srl", "λ (paper silent; Table 2's best)", 0.001, "elmo.l2", "Table 2"),
+    ("srl", "BiLSTM layers (interleaved)", 8, "task.model.layers", "A.5"),
+    ("srl", "BiLSTM size", 300, "task.model.hidden", "A.5"),
+    ("srl", "word embedding size", 100, "task.model.word_dim", "A.5"),
+    ("srl", "predicate indicator embedding size", 100, "task.model.predicate_dim", "A.5"),
+    ("srl", "recurrent dropout", 0.1, "task.model.dropout", "A.5"),
+    ("srl", "optimizer", "adadelta", "trainer.optimizer", "A.5"),
+    ("srl", "Adadelta ρ", 0.95, "trainer.adadelta_rho", "A.5"),
+    ("srl", "learning rate", 1.0, "trainer.lr", "A.5"),
+    ("srl", "gradient clipping", 1.0, "trainer.grad_clip", "A.5"),
+    ("srl", "epochs / patience", [500, 200], ("trainer.max_epochs", "trainer.patience"), "A.5"),
+    ("nli", "ELMo location", "both", "elmo_position", "A.3, Table 3"),
+    ("nli", "λ", 0.001, "elmo.l2", "A.3"),
+    ("nli", "layer norm", True, "elmo.layer_norm", "A.3"),
+    ("nli", "LSTM and feed-forward size", 300, "task.model.hidden", "A.3"),
+    ("nli", "dropout", 0.5, "task.model.dropout", "A.3"),
+    ("nli", "optimizer", "adam", "trainer.optimizer", "A.3"),
+    ("nli", "learning rate", 0.0004, "trainer.lr", "A.3"),
+    ("nli", "halve learning rate when dev does not improve", True, "trainer.lr_halving", "A.3"),
+    ("nli", "gradient norm clipping", 5.0, "trainer.grad_clip", "A.3"),
+    ("nli", "batch size", 32, "trainer.batch_size", "A.3"),
+    ("nli", "ℓ2 on weight matrices", 0.0001, "trainer.weight_decay", "A.3"),
+]
+
+
+def composed(task: str):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose("config", overrides=[f"task={task}", "profile=paper"])
+
+
+def value_of(cfg, key):
+    if isinstance(key, tuple):
+        return [value_of(cfg, k) for k in key]
+    if key == "elmo_position":
+        return cfg.task.elmo_position if cfg.elmo.position == "paper" else cfg.elmo.position
+    v = OmegaConf.select(cfg, key)
+    return OmegaConf.to_container(v) if OmegaConf.is_config(v) else v
+
+
+def render() -> tuple[str, int]:
+    cfgs = {task: composed(task) for task in dict.fromkeys(t for t, *_ in SPEC)}
+    lines = ["# The `paper` profile, setting by setting", "",
+             "Generated by `python -m benchmarks.paper_profile` from `conf/` (composed with `task=<task> profile=paper`);",
+             "do not edit by hand. Sources: the paper's appendix (A.3-A.8), its tables, and the original code where",
+             "the paper is silent (see ../shared/reference/elmo_paper_facts.md).", "",
+             "| task | setting | paper | config key | ours | source | |", "|---|---|---|---|---|---|---|"]
+    mismatches = 0
+    for task, setting, paper, key, source in SPEC:
+        ours = value_of(cfgs[task], key)
+        same = ours == paper if not isinstance(paper, float) else ours is not None and abs(float(ours) - paper) < 1e-12
+        mismatches += not same
+        shown_key = " + ".join(key) if isinstance(key, tuple) else key
+        lines.append(f"| {task} | {setting} | {paper} | `{shown_key}` | {ours} | {source} | {'✓' if same else '✗ differs'} |")
+    lines += ["", f"{len(SPEC) - mismatches} of {len(SPEC)} settings match the paper."]
+    return "\n".join(lines) + "\n", mismatches
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "paper_profile.md")
+    ap.add_argument("--check", action="store_true", help="fail on a mismatch or an out-of-date file")
+    args = ap.parse_args(argv)
+    text, mismatches = render()
+    if args.check:
+        stale = not args.out.exists() or args.out.read_text() != text
+        if mismatches or stale:
+            sys.exit(f"paper profile: {mismatches} setting(s) differ from the paper"
+                     + (f"; {args.out} is out of date (regenerate it)" if stale else ""))
+        print(f"paper profile: all {len(SPEC)} settings match; {args.out} is up to date")
+        return
+    args.out.write_text(text)
+    print(f"wrote {args.out}: {len(SPEC) - mismatches}/{len(SPEC)} settings match the paper")
+
+
+if __name__ == "__main__":
+    main()
