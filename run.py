@@ -24,7 +24,7 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
     from tasks.runner import resolve_bilm
 
     options, weights = resolve_bilm(cfg)
-    bilm = load_bilm(options, weights, stateful=cfg.elmo.stateful, device=cfg.device)
+    bilm = load_bilm(options, weights, stateful=cfg.elmo.state != "stateless", device=cfg.device)
     ds, _ = read_conll2003_file(cfg.demo.sentences)
     sentences = list(ds["tokens"])[: cfg.demo.limit]
     text = out_dir / "sentences.txt"

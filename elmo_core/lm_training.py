@@ -95,11 +95,14 @@ class Perplexity:
 
 @torch.no_grad()
 def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool = True,
-                        device: str | torch.device = "cpu", progress: bool = False) -> Perplexity:
+                        device: str | torch.device = "cpu", progress: bool = False,
+                        warmup_batches: int = 0) -> Perplexity:
     """Held-out perplexity of both directions over every token of ``stream`` (one epoch, in order).
 
     ``stateful``: states carried across batches per row, as the biLM was trained;
-    otherwise every batch starts from a zero state.
+    otherwise every batch starts from a zero state. ``warmup_batches`` (stateful only): first run
+    that many batches of the stream unscored, then score every batch from the start with the
+    warmed-up states.
     """
     from tqdm import tqdm  # only needed for the optional bar
 
@@ -107,6 +110,16 @@ def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool =
     model.eval()
     nll, count = np.zeros(2), 0
     state = model.bilm.zero_state(stream.batch_size, device)
+    if stateful and warmup_batches:
+        for k, batch in enumerate(stream.batches(0)):
+            if k == warmup_batches:
+                break
+            lengths = torch.from_numpy(batch.lengths).to(device)
+            L = model.bilm.opts.n_layers
+            state = sum((model.direction_log_probs(d, torch.from_numpy(c).to(device), torch.from_numpy(t).to(device),
+                                                   lengths, state[d * L:(d + 1) * L])[1]
+                         for d, (c, t) in enumerate(((batch.forward_chars, batch.forward_targets),
+                                                     (batch.backward_chars, batch.backward_targets)))), [])
     for batch in tqdm(stream.batches(0), desc="perplexity", unit="batch", disable=not progress):
         if not stateful:
             state = model.bilm.zero_state(stream.batch_size, device)

@@ -27,6 +27,7 @@ def main(argv=None) -> None:
     ap.add_argument("--batch-size", type=int, default=128)
     ap.add_argument("--unroll-steps", type=int, default=20)
     ap.add_argument("--stateless", action="store_true", help="zero LSTM state for every batch")
+    ap.add_argument("--warmup-batches", type=int, default=0, help="stateful: warm the states on this many batches first")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args(argv)
     try:
@@ -35,11 +36,11 @@ def main(argv=None) -> None:
             raise CheckpointError(f"{args.model}: no trained softmax, perplexity is undefined")
         stream = LMStream(expand_files(args.heldout), vocab, args.batch_size, args.unroll_steps, shuffle=False)
         ppl = evaluate_perplexity(lm.to(args.device), stream, stateful=not args.stateless,
-                                  device=args.device, progress=True)
+                                  device=args.device, progress=True, warmup_batches=args.warmup_batches)
     except (CheckpointError, ValueError, OSError) as e:
         raise SystemExit(f"error: {e}") from None
     print(json.dumps({"model": str(args.model), "heldout": args.heldout, "stateful": not args.stateless,
-                      **ppl.as_dict()}))
+                      "warmup_batches": args.warmup_batches, **ppl.as_dict()}))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ h_{k,j} for a dataset never changes and every run and epoch can share one biLM p
 A cache entry is a directory ``<root>/<key>/`` holding ``layers.npy`` (all tokens of all sentences,
 ``(n_tokens, L+1, 2*projection_dim)``, memory-mapped when read), ``offsets.npy`` (sentence starts)
 and ``meta.json`` (what it was built from, shapes, and the SHA-256 of both arrays). The key is a
-hash of the biLM's weights and options files, the tokenized text, the state policy and the dtype.
+hash of the biLM's weights and options files, the tokenized text, the state policy (stateless;
+stateful with states carried across batches in file order, as the original; stateful after a
+warm-up of the data's first batches) and the dtype.
 Entries are built in a temporary directory and renamed into place only when complete; on open the
 sizes and checksums are verified, and a bad entry is deleted and rebuilt, never read.
 """
@@ -20,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from elmo_core import file_sha256, load_bilm
+from elmo_core import batch_to_ids, file_sha256, load_bilm
 from elmo_core.embed import embed_sentences
 
 FORMAT = "elmo-suite/activations/1"
+STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
 
 
 class CachedLayers:
@@ -60,20 +63,24 @@ class ActivationCache:
     bilm_passes = 0  # sentences-batches run through a biLM by this process (tests count these)
 
     def __init__(self, root: str | Path, options_file: str | Path, weight_file: str | Path,
-                 stateful: bool = False, batch_size: int = 64, dtype: str = "float32", device: str = "cpu"):
+                 state: str = "stateless", batch_size: int = 64, dtype: str = "float32", device: str = "cpu",
+                 warmup_batches: int = 0):
         if dtype not in ("float32", "float16"):
             raise ValueError(f"cache dtype must be float32 or float16, got {dtype!r}")
+        if state not in STATE_POLICIES:
+            raise ValueError(f"elmo.state must be one of {STATE_POLICIES}, got {state!r}")
         self.root = Path(root)
         self.options_file, self.weight_file = Path(options_file), Path(weight_file)
-        self.stateful, self.batch_size, self.dtype, self.device = stateful, batch_size, dtype, device
+        self.state, self.batch_size, self.dtype, self.device = state, batch_size, dtype, device
+        self.warmup_batches = warmup_batches if state == "stateful_warmup" else 0
         self.bilm_sha256 = file_sha256(self.weight_file)
         self.options_sha256 = file_sha256(self.options_file)
         self._bilm = None
 
     def key(self, sentences: list[list[str]]) -> str:
         text = hashlib.sha256("\n".join(" ".join(s) for s in sentences).encode("utf-8")).hexdigest()
-        # stateful activations depend on the batch layout; stateless ones do not
-        state = f"stateful-b{self.batch_size}" if self.stateful else "stateless"
+        # stateful activations depend on the batch layout (and the warm-up); stateless ones do not
+        state = "stateless" if self.state == "stateless" else f"{self.state}-b{self.batch_size}-w{self.warmup_batches}"
         ident = json.dumps([FORMAT, self.bilm_sha256, self.options_sha256, text, state, self.dtype])
         return hashlib.sha256(ident.encode()).hexdigest()[:32]
 
@@ -106,9 +113,14 @@ class ActivationCache:
 
     def _build(self, sentences: list[list[str]], directory: Path, name: str) -> None:
         if self._bilm is None:
-            self._bilm = load_bilm(self.options_file, self.weight_file, stateful=self.stateful, device=self.device)
+            self._bilm = load_bilm(self.options_file, self.weight_file, stateful=self.state != "stateless",
+                                   device=self.device)
         bilm = self._bilm
         bilm.reset_state()
+        for start in range(0, min(self.warmup_batches * self.batch_size, len(sentences)), self.batch_size):
+            with torch.inference_mode():  # warm-up: run the data's first batches, keep only the states
+                bilm(batch_to_ids(sentences[start: start + self.batch_size]).to(bilm.bos_ids.device))
+            ActivationCache.bilm_passes += 1
         if any(len(s) == 0 for s in sentences):
             raise ValueError(f"{name}: empty sentence at index {next(i for i, s in enumerate(sentences) if not s)}")
         L1, D = bilm.opts.n_layers + 1, 2 * bilm.opts.projection_dim
@@ -129,7 +141,8 @@ class ActivationCache:
             del layers
             np.save(tmp / "offsets.npy", offsets)
             meta = {"format": FORMAT, "name": name, "sentences": len(sentences), "tokens": int(offsets[-1]),
-                    "shape": [int(offsets[-1]), L1, D], "dtype": self.dtype, "stateful": self.stateful,
+                    "shape": [int(offsets[-1]), L1, D], "dtype": self.dtype, "state": self.state,
+                    "warmup_batches": self.warmup_batches,
                     "bilm_sha256": self.bilm_sha256, "options_sha256": self.options_sha256}
             for part in ("layers", "offsets"):
                 meta[f"{part}_bytes"] = (tmp / f"{part}.npy").stat().st_size

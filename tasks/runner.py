@@ -53,15 +53,21 @@ def make_task(cfg: DictConfig):
     return TASKS[cfg.task.name](cfg.task)
 
 
+def make_cache(cfg: DictConfig, options: Path, weights: Path) -> ActivationCache:
+    return ActivationCache(cfg.elmo.cache_dir, options, weights, state=cfg.elmo.state, batch_size=cfg.elmo.batch_size,
+                           dtype=cfg.elmo.cache_dtype, device=cfg.device, warmup_batches=cfg.elmo.warmup_batches)
+
+
 def bilm_layers(cfg: DictConfig, task, splits: dict, options: Path, weights: Path) -> dict:
     """Per split, the biLM layers (cached on disk, or computed per batch with elmo.cache=false)."""
     if elmo_position(cfg) == "none":
         return {}
     if not cfg.elmo.cache:
-        bilm = load_bilm(options, weights, stateful=cfg.elmo.stateful, device=cfg.device)
+        if cfg.elmo.state not in ("stateless", "stateful"):
+            raise SystemExit(f"error: elmo.state={cfg.elmo.state} needs elmo.cache=true (the warm-up runs while caching)")
+        bilm = load_bilm(options, weights, stateful=cfg.elmo.state == "stateful", device=cfg.device)
         return {s: LiveLayers(bilm, task.sentences(ds)) for s, ds in splits.items()}
-    cache = ActivationCache(cfg.elmo.cache_dir, options, weights, stateful=cfg.elmo.stateful,
-                            batch_size=cfg.elmo.batch_size, dtype=cfg.elmo.cache_dtype, device=cfg.device)
+    cache = make_cache(cfg, options, weights)
     return {s: cache.get(task.sentences(ds), f"{task.name}/{s}") for s, ds in splits.items()}
 
 
@@ -132,8 +138,7 @@ def run_metadata(cfg: DictConfig, out_dir: Path, options: Path, weights: Path, r
 
 def run_probe(cfg: DictConfig, out_dir: Path, options: Path, weights: Path, resolved: dict, digest: str) -> dict:
     """§5.3 layer probes: per-layer accuracy from cached biLM activations."""
-    cache = ActivationCache(cfg.elmo.cache_dir, options, weights, stateful=cfg.elmo.stateful,
-                            batch_size=cfg.elmo.batch_size, dtype=cfg.elmo.cache_dtype, device=cfg.device)
+    cache = make_cache(cfg, options, weights)
     started = time.time()
     results = PROBES[cfg.task.name](cfg, cache, run_metadata(cfg, out_dir, options, weights, resolved, digest))
     results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position="probe")

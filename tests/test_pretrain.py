@@ -146,3 +146,14 @@ def test_domain_finetuning_reports_perplexity_before_and_after(corpus, tmp_path)
     assert after["average"] < before["average"]  # adapted to the (repetitive) task text
     # fine-tuning keeps the base model's vocabulary (and so its softmax)
     assert (tmp_path / "ft" / "vocab.txt").read_text() == (tmp_path / "base" / "vocab.txt").read_text()
+
+
+def test_perplexity_state_policies(corpus, tmp_path):
+    pretrain_main(_args(corpus, tmp_path / "m", "--epochs", "3"))
+    lm, vocab, _ = load_language_model(tmp_path / "m")
+    stream = LMStream(expand_files([str(corpus)]), vocab, 2, 5, shuffle=False)
+    stateful = evaluate_perplexity(lm, stream)
+    stateless = evaluate_perplexity(lm, stream, stateful=False)
+    warm = evaluate_perplexity(lm, stream, warmup_batches=3)
+    assert stateful.tokens == stateless.tokens == warm.tokens == 139  # every token scored once, whatever the policy
+    assert len({round(p.average, 6) for p in (stateful, stateless, warm)}) == 3

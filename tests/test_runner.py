@@ -237,3 +237,22 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
     names = {n for n, p in model.named_parameters() if id(p) in decayed}
     assert names == {"lstms.0.weight_ih_l0", "lstms.0.weight_hh_l0", "lstms.0.weight_ih_l0_reverse",
                      "lstms.0.weight_hh_l0_reverse", "output.weight"}
+
+
+def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, tmp_path):
+    sentences = [["a", "b", "c"], ["d", "e"], ["the", "cat", "sat"], ["x"], ["y", "z"], ["q", "r", "s"]]
+    layers = {}
+    for state in ("stateless", "stateful", "stateful_warmup"):
+        cache = ActivationCache(tmp_path / "c", *bilm_files, state=state, batch_size=2, warmup_batches=2)
+        before = ActivationCache.bilm_passes
+        layers[state] = cache.get(sentences)
+        assert ActivationCache.bilm_passes - before == 3 + (2 if state == "stateful_warmup" else 0)
+    assert len(list((tmp_path / "c").iterdir())) == 3  # one entry per policy
+    first = {k: v.sentence(0) for k, v in layers.items()}
+    last = {k: v.sentence(5) for k, v in layers.items()}
+    np.testing.assert_allclose(first["stateless"], first["stateful"], atol=1e-6)  # both start from zero
+    assert not np.allclose(last["stateless"][1:], last["stateful"][1:])  # carried states change later batches
+    assert not np.allclose(first["stateful"][1:], first["stateful_warmup"][1:])  # warmed-up from the first batch
+    np.testing.assert_array_equal(first["stateless"][0], first["stateful_warmup"][0])  # token layer has no state
+    with pytest.raises(ValueError, match="elmo.state must be one of"):
+        ActivationCache(tmp_path / "c", *bilm_files, state="sometimes")
