@@ -53,6 +53,36 @@ def make_task(cfg: DictConfig):
     return TASKS[cfg.task.name](cfg.task)
 
 
+def finetuned_bilm(cfg: DictConfig, task, splits: dict, options: Path, weights: Path) -> tuple[Path, Path, dict]:
+    """§3.4 / Table 7: continue training the biLM on the task's training text (labels ignored) for
+    ``elmo.finetune_epochs``, then freeze it. Kept under ``<cache_dir>/../finetuned/<hash>`` keyed by
+    the base weights and the text, so every run (and seed) on the same data shares one fine-tuned biLM,
+    as the paper fine-tuned once per task."""
+    from elmo_core.pretrain import parse_args, train as pretrain
+    if not (options.parent / "vocab.txt").exists():
+        raise SystemExit(f"error: elmo.finetune needs the biLM's vocab.txt and softmax beside {options} "
+                         "(models exported by elmo_core.pretrain have them)")
+    train_text = "\n".join(" ".join(s) for s in task.sentences(splits["train"])) + "\n"
+    dev_text = "\n".join(" ".join(s) for s in task.sentences(splits["dev"])) + "\n"
+    key = hashlib.sha256(json.dumps([file_sha256(weights), train_text, dev_text,
+                                     cfg.elmo.finetune_epochs]).encode()).hexdigest()[:16]
+    out = Path(cfg.elmo.cache_dir).parent / "finetuned" / key
+    summary_path = out / "summary.json"
+    if not (summary_path.exists() and json.loads(summary_path.read_text())["progress"].get("finished")):
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "task_train.txt").write_text(train_text, encoding="utf-8")
+        (out / "task_dev.txt").write_text(dev_text, encoding="utf-8")
+        print(f"fine-tuning the biLM on {task.name} training text -> {out}", flush=True)
+        pretrain(parse_args(["--init-from", str(options.parent), "--train", str(out / "task_train.txt"),
+                             "--heldout", str(out / "task_dev.txt"), "--out", str(out),
+                             "--epochs", str(cfg.elmo.finetune_epochs), "--seed", "0",
+                             "--device", cfg.device, "--no-progress"]))
+    summary = json.loads(summary_path.read_text())
+    report = {"dir": str(out), "dev_perplexity_before": summary["heldout_perplexity_before"]["average"],
+              "dev_perplexity_after": summary["heldout_perplexity"]["average"], "tokens": summary["progress"]["tokens"]}
+    return out / "options.json", out / "weights.hdf5", report
+
+
 def make_cache(cfg: DictConfig, options: Path, weights: Path) -> ActivationCache:
     return ActivationCache(cfg.elmo.cache_dir, options, weights, state=cfg.elmo.state, batch_size=cfg.elmo.batch_size,
                            dtype=cfg.elmo.cache_dtype, device=cfg.device, warmup_batches=cfg.elmo.warmup_batches)
@@ -172,6 +202,9 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     splits["train"] = subsample(splits["train"], cfg.data.get("fraction", 1.0))
     print("data: " + json.dumps(getattr(task, "data_stats", {})), flush=True)
     task.build_vocab(splits["train"])
+    finetune = None
+    if cfg.elmo.finetune and elmo_position(cfg) != "none":
+        options, weights, finetune = finetuned_bilm(cfg, task, splits, options, weights)
     layers = bilm_layers(cfg, task, splits, options, weights)
     set_seed(cfg.seed)
     features = build_features(cfg, options)
@@ -185,7 +218,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         "elmo_position": elmo_position(cfg), "train_examples": len(splits["train"]),
         "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
         "train_seconds": result["train_seconds"], "data_stats": getattr(task, "data_stats", {}),
-        "prediction_files": prediction_files,
+        "prediction_files": prediction_files, "bilm_finetune": finetune,
     }
     torch.save({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
                 "bilm_sha256": results["bilm"]["sha256"]}, out_dir / "best.pt")

@@ -256,3 +256,26 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
     np.testing.assert_array_equal(first["stateless"][0], first["stateful_warmup"][0])  # token layer has no state
     with pytest.raises(ValueError, match="elmo.state must be one of"):
         ActivationCache(tmp_path / "c", *bilm_files, state="sometimes")
+
+
+def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
+    from elmo_core.pretrain import main as pretrain_main
+    from conftest import shared_path
+    corpus = shared_path("data/fixtures/bilm_tf_train/data.txt")
+    pretrain_main(["--preset", "tiny", "--train", str(corpus), "--out", str(tmp_path / "base"), "--batch-size", "4",
+                   "--unroll-steps", "5", "--min-count", "1", "--epochs", "1", "--no-progress"])
+    base = tmp_path / "base"
+    results = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        out.mkdir()
+        cfg = _cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+                    f"elmo.options={base / 'options.json'}", f"elmo.weights={base / 'weights.hdf5'}",
+                    f"elmo.cache_dir={tmp_path / 'cache' / 'activations'}", "elmo.finetune=true", "elmo.position=input",
+                    "trainer.max_epochs=1", "task.model.hidden=[4]", "task.model.char_filters=2", f"seed={len(results)}"])
+        results.append(runner.train(cfg, out))
+    ft = results[0]["bilm_finetune"]
+    assert ft["dev_perplexity_after"] < ft["dev_perplexity_before"]  # adapted to the task text
+    assert results[0]["bilm"]["sha256"] != __import__("elmo_core").file_sha256(base / "weights.hdf5")
+    assert len(list((tmp_path / "cache" / "finetuned").iterdir())) == 1  # shared by both seeds
+    assert results[1]["bilm_finetune"] == ft and results[1]["bilm"]["sha256"] == results[0]["bilm"]["sha256"]
