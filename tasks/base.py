@@ -30,7 +30,31 @@ class Task:
 
     # data ------------------------------------------------------------------------------------
     def load_splits(self, data_cfg) -> dict[str, datasets.Dataset]:
+        """train/dev/test from ``data.<split>_path``, or ``data.dir``/``data.<split>_file``, or else the
+        Hugging Face dataset (``data.hf_split``); counts of skipped items go to ``self.data_stats``."""
+        splits, self.data_stats = {}, {}
+        for split in ("train", "dev", "test"):
+            filename = data_cfg.get(f"{split}_file")
+            path = data_cfg.get(f"{split}_path") or (
+                Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
+            if path:
+                ds, self.data_stats[split] = self.read_file(path, data_cfg, split)
+            elif not data_cfg.get("dir") and (data_cfg.get("hf_split") or {}).get(split):
+                ds, self.data_stats[split] = self.read_hf(data_cfg, data_cfg.hf_split[split])
+            else:
+                continue
+            splits[split] = self.prepare(ds, split)
+        return splits
+
+    def read_file(self, path, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
         raise NotImplementedError
+
+    def read_hf(self, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
+        raise NotImplementedError
+
+    def prepare(self, ds: datasets.Dataset, split: str) -> datasets.Dataset:
+        """Per-split additions (e.g. which biLM row each example reads)."""
+        return ds
 
     def sentences(self, ds: datasets.Dataset) -> list[list[str]]:
         """The token sequences the biLM reads (by default one per example)."""

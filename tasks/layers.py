@@ -15,6 +15,12 @@ from elmo_core.characters import N_CHARACTERS
 POSITIONS = ("none", "input", "output", "both")
 
 
+def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Run a batch-first LSTM/GRU over the unpadded part of each sequence; padding stays zero."""
+    packed = nn.utils.rnn.pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
+    return nn.utils.rnn.pad_packed_sequence(rnn(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+
+
 class VariationalDropout(nn.Dropout):
     """One dropout mask per sequence, shared over time steps (Gal & Ghahramani 2016)."""
 

@@ -54,3 +54,11 @@ def bilm_tf():
 def _isolated_runs_root(tmp_path, monkeypatch):
     """Runs made by a test never see (or skip because of) the repository's own outputs."""
     monkeypatch.setenv("ELMO_RUNS_ROOT", str(tmp_path / "runs_root"))
+
+
+@pytest.fixture
+def bilm_files(tmp_path):
+    """A small random biLM saved in the original format: (options.json, weights.hdf5)."""
+    from elmo_core import save_bilm
+    save_bilm(random_bilm(), tmp_path / "o.json", tmp_path / "w.hdf5")
+    return tmp_path / "o.json", tmp_path / "w.hdf5"

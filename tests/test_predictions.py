@@ -9,7 +9,7 @@ from tasks.ner.tags import bio_to_iob1, iob1_to_bio
 from tasks.srl.metric import bio_to_brackets
 
 from conftest import FIXTURES
-from test_runner import _cfg, bilm_files  # noqa: F401  (fixture)
+from test_runner import _cfg
 
 
 def test_conlleval_hand_worked_example(tmp_path):

@@ -1,18 +1,16 @@
 """The Hydra task runner: config composition, the activation cache, skip-if-done, determinism."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
-from elmo_core import save_bilm
 from tasks import runner
 from tasks.activation_cache import ActivationCache
 from tasks.layers import ElmoFeatures
 
-from conftest import FIXTURES, REPO, random_bilm
+from conftest import FIXTURES, REPO
 
 CONF = str(REPO / "conf")
 
@@ -55,12 +53,6 @@ def test_sweep_configs_compose(sweep):
         for ablation in params["+ablation"].split(","):
             c = _cfg([f"task={task}", f"+ablation={ablation}"])
             assert runner.elmo_position(c) in ("none", "input", "output", "both")
-
-
-@pytest.fixture
-def bilm_files(tmp_path):
-    save_bilm(random_bilm(), tmp_path / "o.json", tmp_path / "w.hdf5")
-    return tmp_path / "o.json", tmp_path / "w.hdf5"
 
 
 def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
@@ -177,7 +169,6 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
                 "elmo.position=both", "trainer.max_epochs=2", "task.model.hidden=8", "task.model.layers=2",
                 "task.model.word_dim=8", "task.model.predicate_dim=4"])
-    before = ActivationCache.bilm_passes
     r = runner.train(cfg, out)
     assert 0 <= r["dev"]["f1"] <= 100 and "per_role" in r["dev"]
     cached = list((tmp_path / "cache").iterdir())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import TokenEmbedder, VariationalDropout
+from ..layers import TokenEmbedder, VariationalDropout, run_rnn
 from .crf import ConstrainedCRF
 
 
@@ -28,10 +28,8 @@ class NerTagger(nn.Module):
         x = self.embedder(batch["word_ids"], batch["char_ids"])
         if "input" in elmo:
             x = torch.cat([x, elmo["input"]], dim=-1)
-        lengths = batch["mask"].sum(1).cpu()
         for lstm in self.lstms:
-            packed = nn.utils.rnn.pack_padded_sequence(self.dropout(x), lengths, batch_first=True, enforce_sorted=False)
-            x = nn.utils.rnn.pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+            x = run_rnn(lstm, self.dropout(x), batch["mask"])
         if "output" in elmo:
             x = torch.cat([x, elmo["output"]], dim=-1)
         return self.output(self.dropout(x))

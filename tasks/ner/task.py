@@ -15,17 +15,11 @@ from .tags import bio_to_bioul, bio_to_iob1, bioul_to_bio
 class NerTask(Task):
     name, metric = "ner", "f1"
 
-    def load_splits(self, data_cfg) -> dict:
-        splits, self.data_stats = {}, {}
-        for split in ("train", "dev", "test"):
-            filename = data_cfg.get(f"{split}_file")
-            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
-            if path:
-                splits[split], self.data_stats[split] = read_conll2003_file(path)
-            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
-                splits[split] = load_hf_conll2003(data_cfg.hf_name, data_cfg.hf_split[split])
-        return splits
+    def read_file(self, path, data_cfg, split: str):
+        return read_conll2003_file(path)
 
+    def read_hf(self, data_cfg, split):
+        return load_hf_conll2003(data_cfg.hf_name, split), {}
     def build_vocab(self, train) -> None:
         super().build_vocab(train)
         types = sorted({t[2:] for tags in train["tags"] for t in tags if t != "O"})

@@ -7,17 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import TokenEmbedder, VariationalDropout
-
-
-class BiLSTM(nn.Module):
-    def __init__(self, input_dim: int, hidden: int):
-        super().__init__()
-        self.lstm = nn.LSTM(input_dim, hidden, batch_first=True, bidirectional=True)
-
-    def forward(self, x, mask):
-        packed = nn.utils.rnn.pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
-        return nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+from ..layers import TokenEmbedder, VariationalDropout, run_rnn
 
 
 class Esim(nn.Module):
@@ -29,10 +19,10 @@ class Esim(nn.Module):
                                       m.get("vectors"), m.get("freeze_vectors", False))
         self.drop = VariationalDropout(m.dropout)
         h = m.hidden
-        self.encoder = BiLSTM(self.embedder.output_dim + features.input_dim, h)
+        self.encoder = nn.LSTM(self.embedder.output_dim + features.input_dim, h, batch_first=True, bidirectional=True)
         enc = 2 * h + features.output_dim
         self.projection = nn.Sequential(nn.Linear(4 * enc, h), nn.ReLU())
-        self.composition = BiLSTM(h, h)
+        self.composition = nn.LSTM(h, h, batch_first=True, bidirectional=True)
         self.classifier = nn.Sequential(nn.Dropout(m.dropout), nn.Linear(8 * h, h), nn.ReLU(),
                                         nn.Dropout(m.dropout), nn.Linear(h, n_classes))
 
@@ -40,7 +30,7 @@ class Esim(nn.Module):
         x = self.embedder(side["word_ids"], side["char_ids"])
         if "input" in elmo:
             x = torch.cat([x, elmo["input"]], dim=-1)
-        h = self.encoder(self.drop(x), side["mask"])
+        h = run_rnn(self.encoder, self.drop(x), side["mask"])
         return torch.cat([h, elmo["output"]], dim=-1) if "output" in elmo else h
 
     @staticmethod
@@ -57,7 +47,7 @@ class Esim(nn.Module):
         b_tilde = torch.softmax(e.masked_fill(~pm.unsqueeze(2), float("-inf")), dim=1).transpose(1, 2) @ a
         ma = self.projection(self.drop(torch.cat([a, a_tilde, a - a_tilde, a * a_tilde], -1)))
         mb = self.projection(self.drop(torch.cat([b, b_tilde, b - b_tilde, b * b_tilde], -1)))
-        va, vb = self.composition(self.drop(ma), pm), self.composition(self.drop(mb), hm)
+        va, vb = run_rnn(self.composition, self.drop(ma), pm), run_rnn(self.composition, self.drop(mb), hm)
         return self.classifier(torch.cat([self.pool(va, pm), self.pool(vb, hm)], dim=-1))
 
     def loss(self, batch: dict, elmo: dict) -> torch.Tensor:

@@ -17,27 +17,22 @@ READERS = {"snli": read_snli_jsonl, "sick": read_sick_tsv}
 class NliTask(Task):
     name, metric = "nli", "accuracy"
 
-    def load_splits(self, data_cfg) -> dict:
-        splits, self.data_stats = {}, {}
+    def read_file(self, path, data_cfg, split: str):
         fmt = data_cfg.get("format", "snli")
         if fmt not in READERS:
             raise SystemExit(f"error: data.format must be one of {sorted(READERS)}, got {fmt!r}")
-        for split in ("train", "dev", "test"):
-            filename = data_cfg.get(f"{split}_file")
-            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
-            if path:
-                ds, self.data_stats[split] = READERS[fmt](path)
-            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
-                ds, self.data_stats[split] = load_hf_snli(data_cfg.hf_name, data_cfg.hf_split[split])
-            else:
-                continue
-            index, p_rows, h_rows = {}, [], []
-            for p, h in zip(ds["premise"], ds["hypothesis"]):
-                p_rows.append(index.setdefault(" ".join(p), len(index)))
-                h_rows.append(index.setdefault(" ".join(h), len(index)))
-            splits[split] = ds.add_column("premise_row", p_rows).add_column("hypothesis_row", h_rows)
-        return splits
+        return READERS[fmt](path)
 
+    def read_hf(self, data_cfg, split):
+        return load_hf_snli(data_cfg.hf_name, split)
+
+    def prepare(self, ds, split):
+        """Rows of the distinct sentences the biLM reads, for premise and hypothesis."""
+        index, p_rows, h_rows = {}, [], []
+        for p, h in zip(ds["premise"], ds["hypothesis"]):
+            p_rows.append(index.setdefault(" ".join(p), len(index)))
+            h_rows.append(index.setdefault(" ".join(h), len(index)))
+        return ds.add_column("premise_row", p_rows).add_column("hypothesis_row", h_rows)
     def sentences(self, ds) -> list[list[str]]:
         out = {}
         for pr, hr, p, h in zip(ds["premise_row"], ds["hypothesis_row"], ds["premise"], ds["hypothesis"]):

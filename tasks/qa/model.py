@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import TokenEmbedder, VariationalDropout
+from ..layers import TokenEmbedder, VariationalDropout, run_rnn
 
 NEG = -1e30
 
@@ -40,8 +40,7 @@ class BiGRU(nn.Module):
         self.gru = nn.GRU(input_dim, hidden, batch_first=True, bidirectional=True)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        packed = nn.utils.rnn.pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
-        return nn.utils.rnn.pad_packed_sequence(self.gru(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+        return run_rnn(self.gru, x, mask)
 
 
 class BidafQA(nn.Module):

@@ -16,25 +16,20 @@ from .reader import load_hf_squad, read_squad_file
 class QaTask(Task):
     name, metric = "qa", "f1"
 
-    def load_splits(self, data_cfg) -> dict:
-        splits, self.data_stats = {}, {}
-        for split in ("train", "dev", "test"):
-            filename = data_cfg.get(f"{split}_file")
-            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
-            if path:
-                ds, self.data_stats[split] = read_squad_file(path)
-            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
-                ds = load_hf_squad(data_cfg.hf_name, data_cfg.hf_split[split])
-            else:
-                continue
-            rows, seen = [], {}
-            for cid in ds["context_id"]:
-                rows.append(seen.setdefault(cid, len(seen)))
-            if rows != sorted(rows):
-                raise SystemExit(f"error: {split}: questions of one context must be contiguous")
-            splits[split] = ds.add_column("context_row", rows)
-        return splits
+    def read_file(self, path, data_cfg, split: str):
+        return read_squad_file(path)
 
+    def read_hf(self, data_cfg, split):
+        return load_hf_squad(data_cfg.hf_name, split), {}
+
+    def prepare(self, ds, split):
+        """``context_row``: each distinct context's row among the biLM's sentences."""
+        rows, seen = [], {}
+        for cid in ds["context_id"]:
+            rows.append(seen.setdefault(cid, len(seen)))
+        if rows != sorted(rows):
+            raise SystemExit(f"error: {split}: questions of one context must be contiguous")
+        return ds.add_column("context_row", rows)
     def sentences(self, ds) -> list[list[str]]:
         """Distinct contexts (rows 0..C-1, in order of ``context_row``), then every question."""
         contexts = {}

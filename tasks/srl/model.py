@@ -11,7 +11,7 @@ from torch import nn
 
 from elmo_core.bilm import reverse_padded
 
-from ..layers import TokenEmbedder, VariationalDropout
+from ..layers import TokenEmbedder, VariationalDropout, run_rnn
 
 
 class HighwayLSTMLayer(nn.Module):
@@ -22,10 +22,9 @@ class HighwayLSTMLayer(nn.Module):
         self.gate = nn.Linear(input_dim + hidden, hidden)
         self.carry = nn.Linear(input_dim, hidden, bias=False) if input_dim != hidden else nn.Identity()
 
-    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        inp = reverse_padded(x, lengths) if self.reverse else x
-        packed = nn.utils.rnn.pack_padded_sequence(inp, lengths, batch_first=True, enforce_sorted=False)
-        h = nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        lengths = mask.sum(1).cpu()
+        h = run_rnn(self.lstm, reverse_padded(x, lengths) if self.reverse else x, mask)
         if self.reverse:
             h = reverse_padded(h, lengths)
         g = torch.sigmoid(self.gate(torch.cat([x, h], dim=-1)))
@@ -52,9 +51,8 @@ class SrlTagger(nn.Module):
         x = torch.cat([self.embedder(batch["word_ids"], batch["char_ids"]), self.predicate(batch["is_predicate"])], -1)
         if "input" in elmo:
             x = torch.cat([x, elmo["input"]], dim=-1)
-        lengths = batch["mask"].sum(1).cpu()
         for layer in self.layers:
-            x = layer(self.dropout(x), lengths)
+            x = layer(self.dropout(x), batch["mask"])
         if "output" in elmo:
             x = torch.cat([x, elmo["output"]], dim=-1)
         return self.output(x)

@@ -26,23 +26,17 @@ def with_bilm_rows(ds):
 class SrlTask(Task):
     name, metric = "srl", "f1"
 
-    def load_splits(self, data_cfg) -> dict:
-        splits, self.data_stats = {}, {}
+    def read_file(self, path, data_cfg, split: str):
         fmt = data_cfg.get("format", "conllu")
         if fmt not in READERS:
             raise SystemExit(f"error: data.format must be one of {sorted(READERS)}, got {fmt!r}")
-        for split in ("train", "dev", "test"):
-            filename = data_cfg.get(f"{split}_file")
-            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
-            if path:
-                ds, self.data_stats[split] = READERS[fmt](path)
-            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
-                ds = load_hf_conll2012(data_cfg.hf_name, data_cfg.hf_config, data_cfg.hf_split[split])
-            else:
-                continue
-            splits[split] = with_bilm_rows(ds)
-        return splits
+        return READERS[fmt](path)
 
+    def read_hf(self, data_cfg, split):
+        return load_hf_conll2012(data_cfg.hf_name, data_cfg.hf_config, split), {}
+
+    def prepare(self, ds, split):
+        return with_bilm_rows(ds)
     def sentences(self, ds) -> list[list[str]]:
         out = {}
         for row, tokens in zip(ds["bilm_row"], ds["tokens"]):

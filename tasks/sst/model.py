@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import TokenEmbedder, VariationalDropout
+from ..layers import TokenEmbedder, VariationalDropout, run_rnn
 
 
 class SentimentClassifier(nn.Module):
@@ -27,9 +27,7 @@ class SentimentClassifier(nn.Module):
         x = self.embedder(batch["word_ids"], batch["char_ids"])
         if "input" in elmo:
             x = torch.cat([x, elmo["input"]], dim=-1)
-        packed = nn.utils.rnn.pack_padded_sequence(self.dropout(x), mask.sum(1).cpu(), batch_first=True,
-                                                   enforce_sorted=False)
-        h = nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+        h = run_rnn(self.lstm, self.dropout(x), mask)
         if "output" in elmo:
             h = torch.cat([h, elmo["output"]], dim=-1)
         m = mask.unsqueeze(-1)

@@ -13,19 +13,12 @@ from .reader import load_hf_sst, read_sst_file
 class SstTask(Task):
     name, metric = "sst", "accuracy"
 
-    def load_splits(self, data_cfg) -> dict:
-        splits, self.data_stats = {}, {}
-        binary = bool(self.cfg.binary)
-        for split in ("train", "dev", "test"):
-            filename = data_cfg.get(f"{split}_file")
-            path = data_cfg.get(f"{split}_path") or (Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
-            phrases = self.cfg.get("phrases_min_tokens") if split == "train" else None
-            if path:
-                splits[split], self.data_stats[split] = read_sst_file(path, binary, phrases)
-            elif not data_cfg.get("dir") and data_cfg.get("hf_split", {}).get(split):
-                splits[split] = load_hf_sst(data_cfg.hf_name, data_cfg.hf_split[split], binary)
-        return splits
+    def read_file(self, path, data_cfg, split: str):
+        phrases = self.cfg.get("phrases_min_tokens") if split == "train" else None  # phrases: training only
+        return read_sst_file(path, bool(self.cfg.binary), phrases)
 
+    def read_hf(self, data_cfg, split):
+        return load_hf_sst(data_cfg.hf_name, split, bool(self.cfg.binary)), {}
     def build_model(self, features):
         return SentimentClassifier(self.words, 2 if self.cfg.binary else 5, self.cfg, features)
 
