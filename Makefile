@@ -16,10 +16,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-SHARED ?= ../shared
-
 demo: $(STAMP)
-	$(PY) run.py task=ner elmo.position=both profile=quick data.dir=$(SHARED)/data/conll2003
+	$(PY) run.py task=ner elmo.position=both profile=quick source=local
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests

@@ -1,5 +1,6 @@
 """The Hydra task runner: config composition, the activation cache, skip-if-done, determinism."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,6 +32,17 @@ def test_config_composes(task, profile, position, mix):
     features = ElmoFeatures(cfg.elmo.position, 3, 16, cfg.elmo.mix, cfg.elmo.dropout)
     assert features.input_dim == (16 if position in ("input", "both") else 0)
     assert features.output_dim == (16 if position in ("output", "both") else 0)
+
+
+@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "probe_pos", "probe_wsd"])
+def test_source_local_points_every_task_at_its_shared_data(task):
+    from conftest import SHARED
+    local = _cfg([f"task={task}", "source=local"])
+    assert local.data.dir.endswith(("conll2003", "sst", "srl_up_en", "squad", "nli_sick", "pos_ptb_sample",
+                                    "wsd_senseval2"))
+    if SHARED.exists():
+        assert (Path(local.data.dir) / local.data.get("train_file", "hard.pos")).exists()
+    assert _cfg([f"task={task}"]).data.get("dir") is None  # source=hf (default): the Hugging Face dataset
 
 
 def test_profiles_set_the_papers_task_values():

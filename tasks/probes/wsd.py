@@ -85,6 +85,8 @@ def nearest_sense_accuracy(train_vecs, train, test_vecs, test) -> tuple[float, d
 
 
 def run_wsd_probe(cfg, cache, out: dict) -> dict:
+    if not cfg.data.get("dir"):
+        raise SystemExit(f"error: {cfg.task.name} reads local files: set source=local or data.dir=...")
     d = Path(cfg.data.dir)
     instances = [i for w in cfg.data.words for i in read_senseval(d / f"{w}.pos")]
     train, test = split_80_20(instances, cfg.data.split_seed)
