@@ -145,7 +145,11 @@ def train(args) -> dict:
     local_state = [(h[rows], c[rows]) for h, c in state]
     model = torch.nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True) if world > 1 else lm
 
-    log = open(args.out / "train_log.jsonl", "a") if rank == 0 else None
+    log_path = args.out / "train_log.jsonl"
+    if rank == 0 and log_path.exists():  # drop what an interrupted run logged past its last checkpoint
+        kept = [line for line in log_path.read_text().splitlines() if json.loads(line)["step"] <= progress["step"]]
+        log_path.write_text("".join(line + "\n" for line in kept))
+    log = open(log_path, "a") if rank == 0 else None
     started, base_seconds, ema = time.time(), progress["seconds"], None
     stop = lambda: (args.max_steps is not None and progress["step"] >= args.max_steps) or (
         args.max_minutes is not None and time.time() - started > 60 * args.max_minutes)

@@ -86,6 +86,12 @@ def test_resume_follows_the_uninterrupted_trajectory(corpus, tmp_path):
     a, b = _losses(tmp_path / "a"), _losses(tmp_path / "b")
     assert len(a) == len(b) == 9
     assert a == b  # dropout masks, data position and LSTM states all restored
+    # an interrupted run's log past its last checkpoint is dropped on resume: one step, one line
+    with open(tmp_path / "b" / "train_log.jsonl", "a") as f:
+        f.write(json.dumps({"step": 10, "epoch": 1, "loss": 0.0}) + "\n")
+    pretrain_main(_args(corpus, tmp_path / "b", "--max-steps", "11", "--epochs", "5"))
+    steps = [json.loads(line)["step"] for line in (tmp_path / "b" / "train_log.jsonl").read_text().splitlines()]
+    assert steps == list(range(1, 12))
 
 
 def test_bad_checkpoints_are_refused(corpus, tmp_path):
