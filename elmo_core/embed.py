@@ -24,11 +24,11 @@ from typing import Iterator, Sequence
 import h5py
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from .bilm import BiLM
 from .characters import batch_to_ids
 from .original_format import load_bilm
+from .progress import progress_bar
 
 
 class InputFormatError(ValueError):
@@ -64,7 +64,7 @@ def embed_sentences(bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: 
     """Yield ``(index, layers (L+1, T, 2P))`` for every sentence (batch order, not input order)."""
     device = bilm.bos_ids.device
     groups = batches_for([len(s) for s in sentences], batch_size, by_length=not bilm.stateful)
-    bar = tqdm(total=sum(len(s) for s in sentences), unit="tok", desc="biLM", disable=not progress,
+    bar = progress_bar(total=sum(len(s) for s in sentences), unit="tok", desc="biLM", disable=not progress,
                mininterval=1.0)
     for group in groups:
         batch = [sentences[i] for i in group]

@@ -23,6 +23,7 @@ from torch import nn
 
 from .bilm import BiLM, State
 from .lm_data import LMBatch, LMStream
+from .progress import progress_bar
 
 
 def default_cutoffs(vocab_size: int) -> list[int]:
@@ -104,8 +105,6 @@ def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool =
     that many batches of the stream unscored, then score every batch from the start with the
     warmed-up states.
     """
-    from tqdm import tqdm  # only needed for the optional bar
-
     was_training = model.training
     model.eval()
     nll, count = np.zeros(2), 0
@@ -120,7 +119,7 @@ def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool =
                                                    lengths, state[d * L:(d + 1) * L])[1]
                          for d, (c, t) in enumerate(((batch.forward_chars, batch.forward_targets),
                                                      (batch.backward_chars, batch.backward_targets)))), [])
-    for batch in tqdm(stream.batches(0), desc="perplexity", unit="batch", disable=not progress):
+    for batch in progress_bar(stream.batches(0), desc="perplexity", unit="batch", disable=not progress):
         if not stateful:
             state = model.bilm.zero_state(stream.batch_size, device)
         lengths = torch.from_numpy(batch.lengths).to(device)

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-from tqdm import tqdm
 
 from .bilm import BiLM
 from .lm_checkpoint import (CheckpointError, load_checkpoint, load_language_model, save_checkpoint,
@@ -38,6 +37,7 @@ from .lm_checkpoint import (CheckpointError, load_checkpoint, load_language_mode
 from .lm_data import LMStream, Vocabulary, expand_files
 from .lm_training import LanguageModel, detach_state, evaluate_perplexity
 from .options import parse_options
+from .progress import progress_bar
 
 _LSTM = {"cell_clip": 3, "proj_clip": 3, "use_skip_connections": True, "n_layers": 2}
 _CNN = {"n_characters": 261, "max_characters_per_token": 50, "activation": "relu"}
@@ -153,7 +153,7 @@ def train(args) -> dict:
     started, base_seconds, ema = time.time(), progress["seconds"], None
     stop = lambda: (args.max_steps is not None and progress["step"] >= args.max_steps) or (
         args.max_minutes is not None and time.time() - started > 60 * args.max_minutes)
-    bar = tqdm(desc="biLM", unit="tok", unit_scale=True, disable=args.no_progress or rank != 0, mininterval=2)
+    bar = progress_bar(desc="biLM", unit="tok", unit_scale=True, disable=args.no_progress or rank != 0, mininterval=2)
     while progress["epoch"] < args.epochs and not stop():
         for batch in stream.batches(progress["epoch"], skip=progress["batch_in_epoch"]):
             count = int((batch.forward_targets >= 0).sum())  # the global batch's tokens

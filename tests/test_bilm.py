@@ -6,7 +6,7 @@ import torch
 from elmo_core import batch_to_ids, load_bilm, save_bilm
 from elmo_core.original_format import original_arrays, read_weight_arrays
 
-from conftest import random_bilm
+from conftest import REPO, random_bilm
 
 SENTS = [["The", "cat", "sat", "."], ["Über", "naïve", "café", "—", "x" * 70], ["One"]]
 
@@ -101,3 +101,19 @@ def test_train_mode_bypasses_and_clears_cache():
 def test_wrong_input_shape_is_a_clear_error():
     with pytest.raises(ValueError, match="character ids of shape"):
         random_bilm()(torch.zeros(2, 3, 20, dtype=torch.long))
+
+
+def test_elmo_core_imports_only_torch_numpy_h5py():
+    """elmo_core must work without Hydra, datasets, tqdm or any task code."""
+    import subprocess
+    import sys
+    code = ("import sys, importlib.abc\n"
+            "class Block(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in {'tqdm', 'hydra', 'omegaconf', 'datasets', 'tasks', 'pandas'}:\n"
+            "            raise ImportError('blocked: ' + name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "import elmo_core, elmo_core.embed, elmo_core.pretrain, elmo_core.perplexity\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO))
+    assert out.stdout.strip() == "ok", out.stderr[-1000:]
