@@ -72,6 +72,12 @@ class TokenEmbedder(nn.Module):
         self.conv = nn.Conv1d(char_dim, char_filters, char_width, padding=char_width // 2) if char_filters else None
         self.output_dim = word_dim + char_filters
 
+    @classmethod
+    def from_config(cls, words: list[str], m) -> "TokenEmbedder":
+        """From a task's ``model`` config (word_dim, char_dim, char_filters, char_width, vectors)."""
+        return cls(words, m.word_dim, m.char_dim, m.char_filters, m.char_width, m.get("vectors"),
+                   m.get("freeze_vectors", False))
+
     def forward(self, word_ids: torch.Tensor, char_ids: torch.Tensor) -> torch.Tensor:
         x = self.word(word_ids)
         if self.conv is None:

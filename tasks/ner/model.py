@@ -15,8 +15,7 @@ class NerTagger(nn.Module):
         super().__init__()
         m = cfg.model
         self.features = features
-        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
-                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.embedder = TokenEmbedder.from_config(words, m)
         self.dropout = VariationalDropout(m.dropout)
         dims = [self.embedder.output_dim + features.input_dim] + [2 * h for h in m.hidden]
         self.lstms = nn.ModuleList(nn.LSTM(dims[i], h, batch_first=True, bidirectional=True)

@@ -15,8 +15,7 @@ class Esim(nn.Module):
         super().__init__()
         m = cfg.model
         self.features = features
-        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
-                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.embedder = TokenEmbedder.from_config(words, m)
         self.drop = VariationalDropout(m.dropout)
         h = m.hidden
         self.encoder = nn.LSTM(self.embedder.output_dim + features.input_dim, h, batch_first=True, bidirectional=True)

@@ -48,8 +48,7 @@ class BidafQA(nn.Module):
         super().__init__()
         m = cfg.model
         self.features = features
-        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
-                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.embedder = TokenEmbedder.from_config(words, m)
         self.drop = VariationalDropout(m.dropout)
         d, lin = m.hidden, m.linear
         self.encoder = BiGRU(self.embedder.output_dim + features.input_dim, d)

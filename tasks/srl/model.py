@@ -36,8 +36,7 @@ class SrlTagger(nn.Module):
         super().__init__()
         m = cfg.model
         self.features = features
-        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
-                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.embedder = TokenEmbedder.from_config(words, m)
         self.predicate = nn.Embedding(2, m.predicate_dim)
         self.dropout = VariationalDropout(m.dropout)
         dim = self.embedder.output_dim + m.predicate_dim + features.input_dim

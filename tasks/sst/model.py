@@ -13,8 +13,7 @@ class SentimentClassifier(nn.Module):
         super().__init__()
         m = cfg.model
         self.features = features
-        self.embedder = TokenEmbedder(words, m.word_dim, m.char_dim, m.char_filters, m.char_width,
-                                      m.get("vectors"), m.get("freeze_vectors", False))
+        self.embedder = TokenEmbedder.from_config(words, m)
         self.dropout = VariationalDropout(m.dropout)
         self.lstm = nn.LSTM(self.embedder.output_dim + features.input_dim, m.hidden, batch_first=True,
                             bidirectional=True)
