@@ -46,8 +46,13 @@ class Task:
             splits[split] = self.prepare(ds, split)
         return splits
 
+    readers: dict = {}  # data.format -> reader(path) -> (Dataset, stats), for tasks with several formats
+
     def read_file(self, path, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
-        raise NotImplementedError
+        fmt = data_cfg.get("format", next(iter(self.readers), None))
+        if fmt not in self.readers:
+            raise SystemExit(f"error: data.format must be one of {sorted(self.readers)}, got {fmt!r}")
+        return self.readers[fmt](path)
 
     def read_hf(self, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
         raise NotImplementedError
@@ -64,14 +69,23 @@ class Task:
         """Which of ``sentences(ds)`` each example reads (several examples may share one)."""
         return indices
 
+    def bilm_sides(self, ds: datasets.Dataset, indices: list[int]) -> dict[str | None, list[int]]:
+        """biLM rows per input side: one unnamed side by default; two-text tasks (QA, NLI) name theirs."""
+        return {None: self.bilm_rows(ds, indices)}
+
     def elmo_inputs(self, model: nn.Module, layers, ds: datasets.Dataset, indices: list[int], batch: dict) -> dict:
-        """The ELMo representations (per position) for a batch, from cached or live biLM layers."""
+        """The ELMo representations (per position, per side) for a batch, from cached or live biLM layers."""
         if layers is None or model.features.elmo is None:
             return {}
-        bilm_layers, bilm_mask = layers.batch(self.bilm_rows(ds, indices))
-        if not torch.equal(bilm_mask, batch["mask"]):
-            raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
-        return model.features(bilm_layers, bilm_mask)
+        out = {}
+        for side, rows in self.bilm_sides(ds, indices).items():
+            bilm_layers, bilm_mask = layers.batch(rows)
+            if not torch.equal(bilm_mask, (batch if side is None else batch[side])["mask"]):
+                raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
+            if side is None:
+                return model.features(bilm_layers, bilm_mask)
+            out[side] = model.features(bilm_layers, bilm_mask)
+        return out
 
     def batches(self, ds: datasets.Dataset, batch_size: int, shuffle: bool, rng=None) -> list[list[int]]:
         return index_batches(len(ds), batch_size, shuffle, rng)

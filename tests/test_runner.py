@@ -282,3 +282,11 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
     assert results[0]["bilm"]["sha256"] != __import__("elmo_core").file_sha256(base / "weights.hdf5")
     assert len(list((tmp_path / "cache" / "finetuned").iterdir())) == 1  # shared by both seeds
     assert results[1]["bilm_finetune"] == ft and results[1]["bilm"]["sha256"] == results[0]["bilm"]["sha256"]
+
+
+@pytest.mark.parametrize("task", ["nli", "srl"])
+def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
+    o, w = bilm_files
+    cfg = _cfg([f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"elmo.options={o}", f"elmo.weights={w}"])
+    with pytest.raises(SystemExit, match="data.format must be one of .* got 'xml'"):
+        runner.train(cfg, tmp_path)

@@ -16,12 +16,7 @@ READERS = {"snli": read_snli_jsonl, "sick": read_sick_tsv}
 
 class NliTask(Task):
     name, metric = "nli", "accuracy"
-
-    def read_file(self, path, data_cfg, split: str):
-        fmt = data_cfg.get("format", "snli")
-        if fmt not in READERS:
-            raise SystemExit(f"error: data.format must be one of {sorted(READERS)}, got {fmt!r}")
-        return READERS[fmt](path)
+    readers = READERS  # snli (first: the default) | sick
 
     def read_hf(self, data_cfg, split):
         return load_hf_snli(data_cfg.hf_name, split)
@@ -40,17 +35,9 @@ class NliTask(Task):
             out.setdefault(hr, h)
         return [out[i] for i in range(len(out))]
 
-    def elmo_inputs(self, model, layers, ds, indices, batch) -> dict:
-        if layers is None or model.features.elmo is None:
-            return {}
+    def bilm_sides(self, ds, indices) -> dict:
         rows = ds.select(indices)
-        out = {}
-        for side in ("premise", "hypothesis"):
-            bilm_layers, bilm_mask = layers.batch(list(rows[f"{side}_row"]))
-            if not torch.equal(bilm_mask, batch[side]["mask"]):
-                raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
-            out[side] = model.features(bilm_layers, bilm_mask)
-        return out
+        return {side: list(rows[f"{side}_row"]) for side in ("premise", "hypothesis")}
 
     def build_vocab(self, train) -> None:
         counts = Counter(t for col in ("premise", "hypothesis") for s in train[col] for t in s)

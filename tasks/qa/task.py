@@ -37,18 +37,9 @@ class QaTask(Task):
             contexts.setdefault(row, toks)
         return [contexts[r] for r in range(len(contexts))] + list(ds["question_tokens"])
 
-    def elmo_inputs(self, model, layers, ds, indices, batch) -> dict:
-        if layers is None or model.features.elmo is None:
-            return {}
+    def bilm_sides(self, ds, indices) -> dict:
         n_contexts = ds[-1]["context_row"] + 1  # rows are dense and non-decreasing
-        rows = {"context": [ds[i]["context_row"] for i in indices], "question": [n_contexts + i for i in indices]}
-        out = {}
-        for side, r in rows.items():
-            bilm_layers, bilm_mask = layers.batch(r)
-            if not torch.equal(bilm_mask, batch[side]["mask"]):
-                raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
-            out[side] = model.features(bilm_layers, bilm_mask)
-        return out
+        return {"context": [ds[i]["context_row"] for i in indices], "question": [n_contexts + i for i in indices]}
 
     def build_vocab(self, train) -> None:
         from collections import Counter

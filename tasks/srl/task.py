@@ -25,12 +25,7 @@ def with_bilm_rows(ds):
 
 class SrlTask(Task):
     name, metric = "srl", "f1"
-
-    def read_file(self, path, data_cfg, split: str):
-        fmt = data_cfg.get("format", "conllu")
-        if fmt not in READERS:
-            raise SystemExit(f"error: data.format must be one of {sorted(READERS)}, got {fmt!r}")
-        return READERS[fmt](path)
+    readers = READERS  # conllu (first: the default) | conll2012
 
     def read_hf(self, data_cfg, split):
         return load_hf_conll2012(data_cfg.hf_name, data_cfg.hf_config, split), {}
