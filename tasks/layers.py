@@ -83,9 +83,10 @@ class TokenEmbedder(nn.Module):
         if self.conv is None:
             return x
         B, T, C = char_ids.shape
-        chars = self.char(char_ids.view(B * T, C)).transpose(1, 2)
-        pooled = torch.relu(self.conv(chars)).amax(dim=2).view(B, T, -1)
-        return torch.cat([x, pooled], dim=-1)
+        # each distinct token of the batch once (QA batches repeat a context per question)
+        unique, inverse = torch.unique(char_ids.view(B * T, C), dim=0, return_inverse=True)
+        pooled = torch.relu(self.conv(self.char(unique).transpose(1, 2))).amax(dim=2)
+        return torch.cat([x, pooled[inverse].view(B, T, -1)], dim=-1)
 
 
 class ElmoFeatures(nn.Module):

@@ -199,7 +199,8 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     for required in ("train", "dev"):
         if required not in splits:
             raise SystemExit(f"error: no {required} split (set data.dir or data.{required}_path)")
-    splits["train"] = subsample(splits["train"], cfg.data.get("fraction", 1.0))
+    if cfg.data.get("fraction", 1.0) != 1.0:  # prepare again: per-split row bookkeeping must match the subset
+        splits["train"] = task.prepare(subsample(splits["train"], cfg.data.fraction), "train")
     print("data: " + json.dumps(getattr(task, "data_stats", {})), flush=True)
     task.build_vocab(splits["train"])
     finetune = None

@@ -111,7 +111,8 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
                 ema.update_parameters(model)
             total, steps = total + float(loss.detach()), steps + 1
             bar.set_postfix(loss=f"{total / steps:.4f}", refresh=False)
-        dev_metrics = task.score(dev, predict(task, evaluated, dev, layers.get("dev"), t.eval_batch_size))
+        dev_predictions = predict(task, evaluated, dev, layers.get("dev"), t.eval_batch_size)
+        dev_metrics = task.score(dev, dev_predictions)
         value = dev_metrics[task.metric]
         if halve is not None:
             halve.step(value)
@@ -120,7 +121,7 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
         print(f"epoch {epoch + 1}: train loss {total / max(steps, 1):.4f}, dev {task.metric} {value:.2f}", flush=True)
         if value > history.best_dev:
             history.best_dev, history.best_epoch, patience = value, epoch + 1, t.patience
-            best_state = copy.deepcopy(evaluated.state_dict())
+            best_state, best_dev = copy.deepcopy(evaluated.state_dict()), (dev_predictions, dev_metrics)
         else:
             patience -= 1
             if patience <= 0:
@@ -128,8 +129,8 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
     model.load_state_dict(best_state)
     result = {"epochs": history.epochs, "best_epoch": history.best_epoch,
               "train_seconds": round(time.time() - started, 1), "predictions": {}}
-    for split in ("dev", "test"):  # the selected model; test (when given) only now, once
-        if split in splits:
-            result["predictions"][split] = predict(task, model, splits[split], layers.get(split), t.eval_batch_size)
-            result[split] = task.score(splits[split], result["predictions"][split])
+    result["predictions"]["dev"], result["dev"] = best_dev  # evaluation is deterministic: no second dev pass
+    if "test" in splits:  # the selected model on test (when given) only now, once
+        result["predictions"]["test"] = predict(task, model, splits["test"], layers.get("test"), t.eval_batch_size)
+        result["test"] = task.score(splits["test"], result["predictions"]["test"])
     return result

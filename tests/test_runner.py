@@ -196,7 +196,7 @@ def test_qa_end_to_end(bilm_files, tmp_path):
     cfg = _cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=both",
                 "trainer.max_epochs=2", "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4",
-                "task.model.word_dim=8", "trainer.batch_size=2"])
+                "task.model.word_dim=8", "trainer.batch_size=2", "data.fraction=1.0"])
     r = runner.train(cfg, out)
     assert r["dev"]["questions"] == 4 and 0 <= r["dev"]["f1"] <= 100
     meta = json.loads(next((tmp_path / "cache").iterdir()).joinpath("meta.json").read_text())

@@ -24,12 +24,15 @@ class QaTask(Task):
 
     def prepare(self, ds, split):
         """``context_row``: each distinct context's row among the biLM's sentences."""
+        if "context_row" in ds.column_names:  # again after subsampling: rows must stay dense
+            ds = ds.remove_columns("context_row")
         rows, seen = [], {}
         for cid in ds["context_id"]:
             rows.append(seen.setdefault(cid, len(seen)))
         if rows != sorted(rows):
             raise SystemExit(f"error: {split}: questions of one context must be contiguous")
         return ds.add_column("context_row", rows)
+
     def sentences(self, ds) -> list[list[str]]:
         """Distinct contexts (rows 0..C-1, in order of ``context_row``), then every question."""
         contexts = {}
@@ -38,8 +41,9 @@ class QaTask(Task):
         return [contexts[r] for r in range(len(contexts))] + list(ds["question_tokens"])
 
     def bilm_sides(self, ds, indices) -> dict:
-        n_contexts = ds[-1]["context_row"] + 1  # rows are dense and non-decreasing
-        return {"context": [ds[i]["context_row"] for i in indices], "question": [n_contexts + i for i in indices]}
+        rows = ds.select_columns("context_row")
+        n_contexts = rows[-1]["context_row"] + 1  # rows are dense and non-decreasing
+        return {"context": rows.select(indices)["context_row"], "question": [n_contexts + i for i in indices]}
 
     def build_vocab(self, train) -> None:
         from collections import Counter
