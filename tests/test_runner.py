@@ -290,3 +290,15 @@ def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
     cfg = _cfg([f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"elmo.options={o}", f"elmo.weights={w}"])
     with pytest.raises(SystemExit, match="data.format must be one of .* got 'xml'"):
         runner.train(cfg, tmp_path)
+
+
+def test_qa_subsample_keeps_context_rows_dense(bilm_files, tmp_path):
+    o, w = bilm_files
+    out = tmp_path / "qa"
+    out.mkdir()
+    cfg = _cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
+                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input",
+                "trainer.max_epochs=1", "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4",
+                "task.model.word_dim=8", "data.fraction=0.5"])
+    r = runner.train(cfg, out)
+    assert r["train_examples"] == 2 and r["dev"]["questions"] == 4
