@@ -68,6 +68,6 @@ def test_pos_probe_end_to_end(tmp_path, bilm_files):
 
 def test_wsd_probe_end_to_end(tmp_path, bilm_files):
     r = _probe("probe_wsd", FIXTURES, tmp_path, bilm_files, "data.words=[wsd_tiny_hard,wsd_tiny_line]")
-    assert set(r["dev"]["accuracy_per_layer"]) == {"0", "1", "2", "average"}
+    assert set(r["dev"]["accuracy_per_layer"]) == {"0", "1", "2", "average", "most_frequent_sense"}
     assert set(r["dev"]["accuracy_per_word"]["1"]) == {"hard-a", "line-n"}
     assert r["data_stats"] == {"train_instances": 16, "test_instances": 4, "senses": 4}

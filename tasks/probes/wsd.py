@@ -64,13 +64,18 @@ def split_80_20(instances: list[dict], seed: int = 0) -> tuple[list[dict], list[
     return train, test
 
 
+def most_frequent_senses(train: list[dict]) -> dict[str, str]:
+    """Each word's most frequent training sense (the fallback, and the baseline beside the layers)."""
+    return {w: Counter(i["sense"] for i in train if i["word"] == w).most_common(1)[0][0]
+            for w in {i["word"] for i in train}}
+
+
 def nearest_sense_accuracy(train_vecs, train, test_vecs, test) -> tuple[float, dict]:
     centroids = defaultdict(list)
     for v, inst in zip(train_vecs, train):
         centroids[(inst["word"], inst["sense"])].append(v)
     senses = {k: torch.nn.functional.normalize(torch.stack(v).mean(0), dim=0) for k, v in centroids.items()}
-    frequent = {w: Counter(i["sense"] for i in train if i["word"] == w).most_common(1)[0][0]
-                for w in {i["word"] for i in train}}
+    frequent = most_frequent_senses(train)
     correct, per_word = Counter(), Counter()
     for v, inst in zip(test_vecs, test):
         candidates = [(s, c) for (w, s), c in senses.items() if w == inst["word"]]
@@ -102,6 +107,8 @@ def run_wsd_probe(cfg, cache, out: dict) -> dict:
         per_layer[str(layer)], per_word[str(layer)] = nearest_sense_accuracy(pick(heads["train"]), train,
                                                                              pick(heads["test"]), test)
     best = max(per_layer, key=per_layer.get)
+    frequent = most_frequent_senses(train)
+    per_layer["most_frequent_sense"] = 100 * sum(frequent.get(i["word"]) == i["sense"] for i in test) / len(test)
     return {**out, "dev": {"accuracy": per_layer["average"], "accuracy_per_layer": per_layer,
                            "accuracy_per_word": per_word, "best_layer": best}, "metric": "accuracy",
             "data_stats": {"train_instances": len(train), "test_instances": len(test),
