@@ -73,12 +73,15 @@ def load_runs(roots: list[Path]) -> pd.DataFrame:
                          "seed": r["config"]["seed"], "setting": setting_of(r), "profile": r.get("profile"),
                          "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
                          "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s")})
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
+        df["full"] = df.fraction == df.groupby("task").fraction.transform("max")
+    return df
 
 
 def summarize(df: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
     """Mean, std and n of the dev metric per (task, setting); missing cells stay missing."""
-    sub = df[df.setting.isin(settings) & (df.fraction == 1.0)]
+    sub = df[df.setting.isin(settings) & df.full]
     g = sub.groupby(["task", "setting"])["value"]
     return pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1), "n": g.count()}).reset_index()
 
@@ -143,7 +146,7 @@ def write_table(frame: pd.DataFrame, out: Path, name: str, title: str) -> None:
 
 def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
     """Figure 2: mean softmax-normalized layer weights per task, input and output mixes."""
-    elmo = df[(df.setting == "elmo") & (df.fraction == 1.0)]
+    elmo = df[(df.setting == "elmo") & df.full]
     fig, axes = plt.subplots(1, 2, figsize=(8, 0.6 * max(3, elmo.task.nunique()) + 1.5))
     im = None
     for ax, col, title in zip(axes, ("s_input", "s_output"), ("Input layer", "Output layer")):

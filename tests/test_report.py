@@ -76,3 +76,16 @@ def test_probes_table(tmp_path):
     report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
     md = (tmp_path / "out" / "probes.md").read_text()
     assert "95.50 (n=1)" in md and "97.3" in md and "PTB WSJ 10% sample" in md
+
+
+def test_tables_use_each_tasks_largest_training_set(tmp_path):
+    runs = tmp_path / "runs"
+    for fraction, v in ((0.01, 10.0), (0.1, 40.0)):  # a quick profile that trains QA on 10% at most
+        _record(runs, "qa", "baseline", 0, v, fraction=fraction)
+        _record(runs, "qa", "elmo", 0, v + 5, fraction=fraction)
+    _record(runs, "ner", "baseline", 0, 70.0, fraction=0.1)
+    _record(runs, "ner", "baseline", 1, 80.0)
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    t1 = (tmp_path / "out" / "table1.md").read_text()
+    assert "40.00 (n=1)" in t1 and "45.00 (n=1)" in t1 and "10.00" not in t1
+    assert "80.00 (n=1)" in t1 and "70.00" not in t1  # NER's 10% run belongs to Figure 1 only
