@@ -45,7 +45,7 @@ def main(cfg: DictConfig) -> None:
     from tasks import runner
 
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    modes = {"train": runner.train, "evaluate": runner.evaluate, "demo": demo}
+    modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo}
     if cfg.mode not in modes:
         raise SystemExit(f"error: unknown mode {cfg.mode!r} (available: {', '.join(modes)})")
     (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))

@@ -228,6 +228,26 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     return results
 
 
+def finetune(cfg: DictConfig, out_dir: Path) -> dict:
+    """``mode=finetune`` (§3.4, Table 7): only fine-tune the biLM on the task's training text and report
+    the dev perplexity before and after; the result is the same cached biLM that ``elmo.finetune=true``
+    runs use."""
+    options, weights = resolve_bilm(cfg)
+    task = make_task(cfg)
+    splits = task.load_splits(cfg.data)
+    for required in ("train", "dev"):
+        if required not in splits:
+            raise SystemExit(f"error: no {required} split (set data.dir or data.{required}_path)")
+    if cfg.data.get("fraction", 1.0) != 1.0:
+        splits["train"] = task.prepare(subsample(splits["train"], cfg.data.fraction), "train")
+    _, _, report = finetuned_bilm(cfg, task, splits, options, weights)
+    report = {"task": task.name, "base_bilm": {"weights": str(weights), "sha256": file_sha256(weights)},
+              "train_examples": len(splits["train"]), **report, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+    write_json_atomic(out_dir / "finetune.json", report)
+    print(json.dumps(report, indent=2), flush=True)
+    return report
+
+
 def evaluate(cfg: DictConfig, out_dir: Path) -> dict:
     if not cfg.checkpoint:
         raise SystemExit("error: mode=evaluate needs checkpoint=PATH/best.pt")
