@@ -125,15 +125,17 @@ def table1(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def ablation_table(df: pd.DataFrame, published: dict, settings: list[str]) -> pd.DataFrame:
+    """The paper's tasks first, then any other task with runs in these settings (paper: —)."""
     stats = summarize(df, settings)
     rows = []
-    for task in published:
-        if task not in set(df.task):
+    with_runs = set(stats[stats.setting != "baseline"].task)
+    for task in [*published, *(t for t in paper.TASKS if t not in published)]:
+        if task not in with_runs:
             continue
         row = {"task": task}
         for s in settings:
             row[f"{s} (ours)"] = cell(stats, task, s)
-            row[f"{s} (paper)"] = published[task].get(s, "—")
+            row[f"{s} (paper)"] = published.get(task, {}).get(s, "—")
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -123,7 +123,12 @@ def subsample(ds, fraction: float):
 
 
 def comparable(resolved: dict) -> dict:
-    return {k: v for k, v in resolved.items() if k not in VOLATILE}
+    """What decides a run's result: ``elmo.position=paper`` is the task's own position spelled out."""
+    out = {k: v for k, v in resolved.items() if k not in VOLATILE}
+    elmo, task = out.get("elmo") or {}, out.get("task") or {}
+    if elmo.get("position") == "paper" and task.get("elmo_position"):
+        out["elmo"] = {**elmo, "position": task["elmo_position"]}
+    return out
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
@@ -146,7 +151,8 @@ def finished_run(out_dir: Path, runs_root: Path, digest: str) -> dict | None:
                 previous = json.loads(path.read_text())
             except (OSError, ValueError):
                 continue
-            if previous.get("config_hash") == digest:
+            stored = previous.get("config")  # recomputed, so records written by older versions still match
+            if previous.get("config_hash") == digest or (isinstance(stored, dict) and config_hash(stored) == digest):
                 return previous
     return None
 

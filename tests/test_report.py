@@ -89,3 +89,15 @@ def test_tables_use_each_tasks_largest_training_set(tmp_path):
     t1 = (tmp_path / "out" / "table1.md").read_text()
     assert "40.00 (n=1)" in t1 and "45.00 (n=1)" in t1 and "10.00" not in t1
     assert "80.00 (n=1)" in t1 and "70.00" not in t1  # NER's 10% run belongs to Figure 1 only
+
+
+def test_ablation_tables_add_tasks_the_paper_did_not_ablate(tmp_path):
+    runs = tmp_path / "runs"
+    _record(runs, "qa", "input", 0, 60.0)
+    _record(runs, "ner", "both", 0, 75.0)
+    _record(runs, "sst", "baseline", 0, 40.0)  # a baseline alone does not make a row
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    lines = (tmp_path / "out" / "table3.md").read_text().splitlines()
+    rows = [line for line in lines if line.startswith("| qa") or line.startswith("| ner") or line.startswith("| sst")]
+    assert [r.split("|")[1].strip() for r in rows] == ["qa", "ner"]
+    assert "75.00 (n=1)" in rows[1] and rows[1].count("—") >= 2

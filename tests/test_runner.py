@@ -118,6 +118,20 @@ def test_train_writes_results_and_skips_when_done(bilm_files, tmp_path, monkeypa
         runner.train(_run_cfg(bilm_files, tmp_path, "elmo.position=input"), out)
 
 
+def test_paper_position_reuses_the_run_with_the_position_spelled_out(bilm_files, tmp_path, monkeypatch):
+    root = tmp_path / "runs"
+    first, second = root / "ner" / "input", root / "ner" / "paper"
+    first.mkdir(parents=True)
+    second.mkdir()
+    done = runner.train(_run_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={root}"), first)
+    record = json.loads((first / "results.json").read_text())
+    (first / "results.json").write_text(json.dumps({**record, "config_hash": "written-by-an-older-version"}))
+    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("a finished configuration was trained again"))
+    again = runner.train(_run_cfg(bilm_files, tmp_path, "elmo.position=paper", f"runs_root={root}"), second)
+    assert again["reused_from"] == str(first) and again["dev"] == done["dev"]  # NER's paper position is 'input'
+    assert json.loads((second / "results.json").read_text())["dev"] == done["dev"]
+
+
 def test_same_seed_same_result_and_cached_equals_live(bilm_files, tmp_path):
     results = []
     for i, cache in enumerate(["true", "true", "false"]):
