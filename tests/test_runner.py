@@ -203,14 +203,19 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
     assert meta["sentences"] == 2  # 3 predicates in 2 annotated sentences with predicates: one biLM row each
 
 
-def test_qa_end_to_end(bilm_files, tmp_path):
+def _qa_cfg(bilm_files, tmp_path, *overrides):
     o, w = bilm_files
+    return _cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
+                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4", "task.model.word_dim=8",
+                 *overrides])
+
+
+def test_qa_end_to_end(bilm_files, tmp_path):
     out = tmp_path / "qa"
     out.mkdir()
-    cfg = _cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
-                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=both",
-                "trainer.max_epochs=2", "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4",
-                "task.model.word_dim=8", "trainer.batch_size=2", "data.fraction=1.0"])
+    cfg = _qa_cfg(bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2", "trainer.batch_size=2",
+                  "data.fraction=1.0")  # the quick profile trains QA on 10 %
     r = runner.train(cfg, out)
     assert r["dev"]["questions"] == 4 and 0 <= r["dev"]["f1"] <= 100
     meta = json.loads(next((tmp_path / "cache").iterdir()).joinpath("meta.json").read_text())
@@ -310,12 +315,7 @@ def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
 
 
 def test_qa_subsample_keeps_context_rows_dense(bilm_files, tmp_path):
-    o, w = bilm_files
     out = tmp_path / "qa"
     out.mkdir()
-    cfg = _cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
-                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input",
-                "trainer.max_epochs=1", "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4",
-                "task.model.word_dim=8", "data.fraction=0.5"])
-    r = runner.train(cfg, out)
+    r = runner.train(_qa_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "data.fraction=0.5"), out)
     assert r["train_examples"] == 2 and r["dev"]["questions"] == 4
