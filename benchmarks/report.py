@@ -38,23 +38,24 @@ def setting_of(r: dict) -> str:
     return f"{r.get('elmo_position')}/{elmo['mix']}/l2={elmo['l2']}"
 
 
-def probes_table(roots: list[Path]) -> pd.DataFrame:
-    """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it."""
+def probes_table(roots: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
     rows = []
     for root in roots:
         for path in sorted(Path(root).glob("**/results.json")):
             r = json.loads(path.read_text())
             if r.get("task") in paper.PROBES:
                 for layer, acc in r["dev"]["accuracy_per_layer"].items():
-                    rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash")})
+                    rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash"),
+                                 **provenance_fields(r)})
     if not rows:
-        return pd.DataFrame()
+        return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
     out = df.groupby(["probe", "layer"])["accuracy"].agg(["mean", "count"]).reset_index()
     out["ours"] = [f"{m:.2f} (n={n})" for m, n in zip(out["mean"], out["count"])]
     out["paper"] = [paper.PROBES[p].get(l, "—") for p, l in zip(out.probe, out.layer)]
     out["data"] = [paper.PROBES[p]["note"] for p in out.probe]
-    return out[["probe", "layer", "ours", "paper", "data"]]
+    return out[["probe", "layer", "ours", "paper", "data"]], df.drop_duplicates("key")
 
 
 def load_runs(roots: list[Path]) -> pd.DataFrame:
@@ -72,7 +73,8 @@ def load_runs(roots: list[Path]) -> pd.DataFrame:
             rows.append({"task": r["task"], "metric": r["metric"], "value": r["dev"][r["metric"]],
                          "seed": r["config"]["seed"], "setting": setting_of(r), "profile": r.get("profile"),
                          "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
-                         "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s")})
+                         "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
+                         **provenance_fields(r)})
     df = pd.DataFrame(rows)
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
         df["full"] = df.fraction == df.groupby("task").fraction.transform("max")
@@ -140,9 +142,30 @@ def ablation_table(df: pd.DataFrame, published: dict, settings: list[str]) -> pd
     return pd.DataFrame(rows)
 
 
-def write_table(frame: pd.DataFrame, out: Path, name: str, title: str) -> None:
+def provenance_fields(r: dict) -> dict:
+    hw = r.get("hardware") or {}
+    return {"command": r.get("command", "?"), "date": r.get("date", "?"),
+            "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
+                        f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
+
+
+def provenance(sources: pd.DataFrame | None) -> str:
+    """Which commands, on which hardware and when, made the records behind a table."""
+    if sources is None or sources.empty:
+        return ""
+    dates = sorted(sources.date)
+    lines = ["", "## Produced by", "",
+             f"{len(sources)} run records, {dates[0]} to {dates[-1]}; hardware: {'; '.join(sorted(set(sources.hardware)))}.",
+             "Commands (Hydra multiruns; each record's `run_dir` names its own overrides):", ""]
+    lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
+    lines += ["", "Rebuilt from the records with `python -m benchmarks.report --runs results/runs`."]
+    return "\n".join(lines) + "\n"
+
+
+def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: pd.DataFrame | None = None) -> None:
     frame.to_csv(out / f"{name}.csv", index=False)
-    (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)") + "\n")
+    (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)")
+                                    + "\n" + provenance(sources))
     (out / f"{name}.tex").write_text(frame.to_latex(index=False) if len(frame) else "% no runs\n")
 
 
@@ -208,14 +231,9 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     roots = [r for r in args.runs if r.exists()]
-    df, probes = load_runs(roots), probes_table(roots)
+    df, (probes, probe_sources) = load_runs(roots), probes_table(roots)
     if df.empty and probes.empty:
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
-    if not probes.empty:
-        write_table(probes, args.out, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer")
-    if df.empty:
-        print(f"probe runs only -> {args.out}/probes.md")
-        return
     if args.collect:
         for src in sorted(str(p) for r in roots for p in r.glob("**/results.json")):
             rel = Path(src).relative_to(next(r for r in args.runs if Path(src).is_relative_to(r)))
@@ -223,11 +241,20 @@ def main(argv=None) -> None:
             if Path(src).resolve() != dest.resolve():
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dest)
-    write_table(table1(df), args.out, "table1", "Table 1: baseline vs ELMo (dev; paper: test)")
-    write_table(ablation_table(df, paper.TABLE2, ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]),
-                args.out, "table2", "Table 2: layer weighting (dev)")
+    if not probes.empty:
+        write_table(probes, args.out, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer",
+                    probe_sources)
+    if df.empty:
+        print(f"probe runs only -> {args.out}/probes.md")
+        return
+    used = lambda settings: df[df.setting.isin(settings) & df.full]  # noqa: E731
+    write_table(table1(df), args.out, "table1", "Table 1: baseline vs ELMo (dev; paper: test)",
+                used(["baseline", "elmo"]))
+    table2_settings = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
+    write_table(ablation_table(df, paper.TABLE2, table2_settings), args.out, "table2", "Table 2: layer weighting (dev)",
+                used(table2_settings))
     write_table(ablation_table(df, paper.TABLE3, ["input", "both", "output"]), args.out, "table3",
-                "Table 3: where ELMo goes (dev)")
+                "Table 3: where ELMo goes (dev)", used(["input", "both", "output"]))
     layer_weights_figure(df, args.out / "layer_weights.png")
     sample_efficiency_figure(df, args.out / "sample_efficiency.png")
     print(f"{len(df)} runs -> {args.out}/table1.md, table2.md, table3.md, layer_weights.png, sample_efficiency.png")

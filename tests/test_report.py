@@ -6,9 +6,11 @@ import pytest
 from benchmarks import report
 
 
-def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3), position="input"):
+def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3), position="input",
+            command="python run.py -m task=ner", date="2026-11-21T10:00:00+00:00"):
     metric = "f1" if task in ("ner", "srl", "qa") else "accuracy"
     r = {"task": task, "metric": metric, "dev": {metric: value}, "ablation": setting, "profile": "quick",
+         "command": command, "date": date, "hardware": {"machine": "x86_64", "cpus": 2, "torch_threads": 1, "device": "cpu"},
          "elmo_position": "none" if setting == "baseline" else position, "config_hash": f"{task}{setting}{seed}{fraction}",
          "mixing_weights": {} if setting == "baseline" else {"input": {"s": list(s_in), "gamma": 1.0}},
          "config": {"seed": seed, "data": {"fraction": fraction}, "task": {"elmo_position": position},
@@ -101,3 +103,17 @@ def test_ablation_tables_add_tasks_the_paper_did_not_ablate(tmp_path):
     rows = [line for line in lines if line.startswith("| qa") or line.startswith("| ner") or line.startswith("| sst")]
     assert [r.split("|")[1].strip() for r in rows] == ["qa", "ner"]
     assert "75.00 (n=1)" in rows[1] and rows[1].count("—") >= 2
+
+
+def test_each_table_names_the_commands_hardware_and_dates_behind_it(tmp_path):
+    runs = tmp_path / "runs"
+    _record(runs, "ner", "baseline", 0, 80.0, command="python run.py -m A", date="2026-11-21T10:00:00+00:00")
+    _record(runs, "ner", "elmo", 0, 85.0, command="python run.py -m A", date="2026-11-21T11:00:00+00:00")
+    _record(runs, "ner", "elmo", 1, 86.0, command="python run.py -m B", date="2026-11-21T12:00:00+00:00")
+    _record(runs, "ner", "last_only", 0, 84.0, command="python run.py -m C", date="2026-11-21T13:00:00+00:00")
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    t1 = (tmp_path / "out" / "table1.md").read_text()
+    assert "3 run records, 2026-11-21T10:00:00+00:00 to 2026-11-21T12:00:00+00:00" in t1
+    assert "- `python run.py -m A` (2 runs)" in t1 and "- `python run.py -m B` (1 run)" in t1
+    assert "-m C" not in t1 and "x86_64, 2 CPUs, 1 torch thread(s), cpu" in t1
+    assert "- `python run.py -m C` (1 run)" in (tmp_path / "out" / "table2.md").read_text()
