@@ -54,8 +54,7 @@ def probes_table(roots: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     out = df.groupby(["probe", "layer"])["accuracy"].agg(["mean", "count"]).reset_index()
     out["ours"] = [f"{m:.2f} (n={n})" for m, n in zip(out["mean"], out["count"])]
     out["paper"] = [paper.PROBES[p].get(l, "—") for p, l in zip(out.probe, out.layer)]
-    out["data"] = [paper.PROBES[p]["note"] for p in out.probe]
-    return out[["probe", "layer", "ours", "paper", "data"]], df.drop_duplicates("key")
+    return out[["probe", "layer", "ours", "paper"]], df.drop_duplicates("key")
 
 
 def load_runs(roots: list[Path]) -> pd.DataFrame:
@@ -162,10 +161,11 @@ def provenance(sources: pd.DataFrame | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: pd.DataFrame | None = None) -> None:
+def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: pd.DataFrame | None = None,
+                notes: str = "") -> None:
     frame.to_csv(out / f"{name}.csv", index=False)
     (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)")
-                                    + "\n" + provenance(sources))
+                                    + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources))
     (out / f"{name}.tex").write_text(frame.to_latex(index=False) if len(frame) else "% no runs\n")
 
 
@@ -242,8 +242,9 @@ def main(argv=None) -> None:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dest)
     if not probes.empty:
-        write_table(probes, args.out, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer",
-                    probe_sources)
+        notes = "\n".join(f"- {p}: {paper.PROBES[p]['note']}" for p in sorted(set(probes.probe)))
+        write_table(probes, args.out, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer", probe_sources,
+                    "The data differ from the paper's:\n" + notes)
     if df.empty:
         print(f"probe runs only -> {args.out}/probes.md")
         return
