@@ -17,10 +17,13 @@ L+1 layers with the boundaries removed: layer 0 is the token representation dupl
 
 Speed (inference): sentences are packed by length (no work on padding), the input-to-gate
 product of a layer is one matrix product over all tokens, and the token encoder output is cached
-per word type (it depends only on the characters).
+per word type (it depends only on the characters). On a CPU with two or more threads, inference runs
+the forward and the backward LSTMs at the same time, each on its own share of the threads (the two
+directions are independent until their outputs are joined).
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,6 +117,33 @@ class ProjectedLSTM(nn.Module):
             else:
                 h, c = h_new, c_new
         return torch.cat(outputs), h, c
+
+
+def run_side_by_side(first, second):
+    """Run two independent CPU computations at once, splitting the intra-op threads between them
+    (torch operators release the GIL); returns both results, re-raising either's exception."""
+    total = torch.get_num_threads()
+    shares = (total - total // 2, total // 2)
+    results, errors = [None, None], [None, None]
+
+    def work(k, fn):
+        torch.set_num_threads(shares[k])  # this thread's own intra-op pool size
+        try:
+            results[k] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            errors[k] = e
+
+    helper = threading.Thread(target=work, args=(1, second), daemon=True)
+    try:
+        helper.start()
+        work(0, first)
+        helper.join()
+    finally:
+        torch.set_num_threads(total)
+    for e in errors:
+        if e is not None:
+            raise e
+    return results
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -257,8 +287,12 @@ class BiLM(nn.Module):
         if state is None:
             state = self.zero_state(tokens.shape[0], tokens.device)
         lengths_cpu = lengths.cpu()
-        fwd, fwd_state = self.run_direction(0, tokens, lengths_cpu, state[:L])
-        bwd, bwd_state = self.run_direction(1, reverse_padded(tokens, lengths_cpu), lengths_cpu, state[L:])
+        forward = lambda: self.run_direction(0, tokens, lengths_cpu, state[:L])  # noqa: E731
+        backward = lambda: self.run_direction(1, reverse_padded(tokens, lengths_cpu), lengths_cpu, state[L:])  # noqa: E731
+        if tokens.device.type == "cpu" and not torch.is_grad_enabled() and torch.get_num_threads() >= 2:
+            (fwd, fwd_state), (bwd, bwd_state) = run_side_by_side(forward, backward)
+        else:
+            (fwd, fwd_state), (bwd, bwd_state) = forward(), backward()
         return fwd, [reverse_padded(b, lengths_cpu) for b in bwd], fwd_state + bwd_state
 
     # ---------------------------------------------------------------- state policy
