@@ -123,12 +123,12 @@ def run_side_by_side(first, second):
     """Run two independent CPU computations at once, splitting the intra-op threads between them
     (torch operators release the GIL); returns both results, re-raising either's exception."""
     total = torch.get_num_threads()
-    shares = (total - total // 2, total // 2)
+    shares = (max(1, total - total // 2), max(1, total // 2))
     results, errors = [None, None], [None, None]
 
     def work(k, fn):
-        torch.set_num_threads(shares[k])  # this thread's own intra-op pool size
         try:
+            torch.set_num_threads(shares[k])  # this thread's own intra-op pool size
             results[k] = fn()
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
             errors[k] = e

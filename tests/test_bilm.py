@@ -117,3 +117,25 @@ def test_elmo_core_imports_only_torch_numpy_h5py():
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO))
     assert out.stdout.strip() == "ok", out.stderr[-1000:]
+
+
+def test_directions_side_by_side_equal_one_after_the_other():
+    from elmo_core.bilm import run_side_by_side
+    bilm = random_bilm()
+    sentences = [["The", "cat", "sat", "."], ["A", "much", "longer", "sentence", "than", "that", "one"], ["Hi"]]
+    ids = batch_to_ids(sentences)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with torch.no_grad():
+            together = bilm(ids).layers
+        torch.set_num_threads(1)  # below two threads the directions run one after the other
+        with torch.no_grad():
+            apart = bilm(ids).layers
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.allclose(together, apart, atol=1e-6)
+    assert run_side_by_side(lambda: 1, lambda: 2) == [1, 2]
+    with pytest.raises(ZeroDivisionError):
+        run_side_by_side(lambda: 1, lambda: 1 / 0)
+    assert torch.get_num_threads() == threads
