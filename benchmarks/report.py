@@ -26,8 +26,23 @@ import pandas as pd  # noqa: E402
 from . import paper_numbers as paper  # noqa: E402
 
 
+def variant_of(r: dict) -> str:
+    """What sets a run apart from its ablation's plain form: a biLM state policy other than
+    stateless, or a fine-tuned biLM (§3.4). Such runs are reported in ``variants.md``, not averaged
+    into Tables 1-3."""
+    elmo = r["config"]["elmo"]
+    parts = [f"state={elmo['state']}"] if elmo.get("state", "stateless") != "stateless" else []
+    return ",".join(parts + (["finetuned biLM"] if elmo.get("finetune") else []))
+
+
 def setting_of(r: dict) -> str:
-    """The ablation a run belongs to: its Hydra choice, else derived from its ELMo settings."""
+    """The ablation a run belongs to (its Hydra choice, else derived from its ELMo settings), with
+    its variant, if any, after a '+'."""
+    variant = variant_of(r) if r.get("elmo_position") != "none" else ""
+    return base_setting_of(r) + (f"+{variant}" if variant else "")
+
+
+def base_setting_of(r: dict) -> str:
     if r.get("ablation"):
         return r["ablation"]
     elmo = r["config"]["elmo"]
@@ -57,6 +72,10 @@ def probes_table(roots: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return out[["probe", "layer", "ours", "paper"]], df.drop_duplicates("key")
 
 
+def finetune_perplexities(info: dict | None) -> str | None:
+    return f"{info['dev_perplexity_before']:.1f} → {info['dev_perplexity_after']:.1f}" if info else None
+
+
 def load_runs(roots: list[Path]) -> pd.DataFrame:
     rows, seen = [], set()
     for root in roots:
@@ -73,6 +92,7 @@ def load_runs(roots: list[Path]) -> pd.DataFrame:
                          "seed": r["config"]["seed"], "setting": setting_of(r), "profile": r.get("profile"),
                          "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
                          "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
+                         "finetune_ppl": finetune_perplexities(r.get("bilm_finetune")),
                          **provenance_fields(r)})
     df = pd.DataFrame(rows)
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
@@ -159,6 +179,23 @@ def provenance(sources: pd.DataFrame | None) -> str:
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
     lines += ["", "Rebuilt from the records with `python -m benchmarks.report --runs results/runs`."]
     return "\n".join(lines) + "\n"
+
+
+def variants_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Each variant run (state policy, fine-tuned biLM) beside its plain setting, same tasks."""
+    full = df[df.full]
+    rows = []
+    for (task, setting), g in full[full.setting.str.contains("+", regex=False)].groupby(["task", "setting"]):
+        base = setting.split("+")[0]
+        plain = full[(full.task == task) & (full.setting == base)]
+        same_seeds = plain[plain.seed.isin(g.seed)]
+        fmt = lambda v: f"{v.mean():.2f} ± {v.std(ddof=1):.2f} (n={len(v)})" if len(v) > 1 else (  # noqa: E731
+            f"{v.mean():.2f} (n=1)" if len(v) else "— (n=0)")
+        rows.append({"task": task, "setting": base, "variant": setting.split("+", 1)[1], "variant (ours)": fmt(g.value),
+                     "plain, same seeds": fmt(same_seeds.value), "plain, all seeds": fmt(plain.value),
+                     "difference, same seeds": f"{g.value.mean() - same_seeds.value.mean():+.2f} points" if len(same_seeds)
+                     else "—", "biLM dev perplexity before → after": ", ".join(sorted(set(g.finetune_ppl.dropna()))) or "—"})
+    return pd.DataFrame(rows)
 
 
 def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: pd.DataFrame | None = None,
@@ -256,6 +293,13 @@ def main(argv=None) -> None:
                 used(table2_settings))
     write_table(ablation_table(df, paper.TABLE3, ["input", "both", "output"]), args.out, "table3",
                 "Table 3: where ELMo goes (dev)", used(["input", "both", "output"]))
+    variant_rows = df[df.setting.str.contains("+", regex=False)]
+    if not variant_rows.empty:
+        pairs = set(zip(variant_rows.task, variant_rows.setting.str.split("+").str[0]))
+        base = df[[pair in pairs for pair in zip(df.task, df.setting)]]
+        write_table(variants_table(df), args.out, "variants",
+                    "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)",
+                    pd.concat([variant_rows, base]))
     layer_weights_figure(df, args.out / "layer_weights.png")
     sample_efficiency_figure(df, args.out / "sample_efficiency.png")
     print(f"{len(df)} runs -> {args.out}/table1.md, table2.md, table3.md, layer_weights.png, sample_efficiency.png")

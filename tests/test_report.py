@@ -7,15 +7,17 @@ from benchmarks import report
 
 
 def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3), position="input",
-            command="python run.py -m task=ner", date="2026-11-21T10:00:00+00:00"):
+            command="python run.py -m task=ner", date="2026-11-21T10:00:00+00:00", **elmo):
     metric = "f1" if task in ("ner", "srl", "qa") else "accuracy"
     r = {"task": task, "metric": metric, "dev": {metric: value}, "ablation": setting, "profile": "quick",
          "command": command, "date": date, "hardware": {"machine": "x86_64", "cpus": 2, "torch_threads": 1, "device": "cpu"},
          "elmo_position": "none" if setting == "baseline" else position, "config_hash": f"{task}{setting}{seed}{fraction}",
          "mixing_weights": {} if setting == "baseline" else {"input": {"s": list(s_in), "gamma": 1.0}},
          "config": {"seed": seed, "data": {"fraction": fraction}, "task": {"elmo_position": position},
-                    "elmo": {"position": "paper", "mix": "all", "l2": 0.1}}}
-    d = root / task / f"{setting}-{seed}-{fraction}"
+                    "elmo": {"position": "paper", "mix": "all", "l2": 0.1, **elmo}}}
+    if elmo.get("finetune"):
+        r["bilm_finetune"] = {"dev_perplexity_before": 300.0, "dev_perplexity_after": 150.0}
+    d = root / task / "-".join(map(str, [setting, seed, fraction, *elmo.values()]))
     d.mkdir(parents=True)
     (d / "results.json").write_text(json.dumps(r))
 
@@ -117,3 +119,19 @@ def test_each_table_names_the_commands_hardware_and_dates_behind_it(tmp_path):
     assert "- `python run.py -m A` (2 runs)" in t1 and "- `python run.py -m B` (1 run)" in t1
     assert "-m C" not in t1 and "x86_64, 2 CPUs, 1 torch thread(s), cpu" in t1
     assert "- `python run.py -m C` (1 run)" in (tmp_path / "out" / "table2.md").read_text()
+
+
+def test_state_policy_and_finetuned_runs_are_variants_not_averaged_in(tmp_path):
+    runs = tmp_path / "runs"
+    _record(runs, "ner", "baseline", 0, 70.0)
+    _record(runs, "ner", "elmo", 0, 80.0)
+    _record(runs, "ner", "elmo", 1, 82.0)
+    _record(runs, "ner", "elmo", 0, 83.0, state="stateful_warmup")
+    _record(runs, "ner", "elmo", 0, 86.0, finetune=True)
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    assert "81.00 ± 1.41 (n=2)" in (tmp_path / "out" / "table1.md").read_text()  # the variants stay out
+    variants = (tmp_path / "out" / "variants.md").read_text()
+    state_row = next(line for line in variants.splitlines() if "state=stateful_warmup" in line)
+    assert "83.00 (n=1)" in state_row and "80.00 (n=1)" in state_row and "+3.00 points" in state_row
+    tuned_row = next(line for line in variants.splitlines() if "finetuned biLM" in line)
+    assert "+6.00 points" in tuned_row and "300.0 → 150.0" in tuned_row
