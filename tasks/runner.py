@@ -246,9 +246,10 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
             raise SystemExit(f"error: no {required} split (set data.dir or data.{required}_path)")
     if cfg.data.get("fraction", 1.0) != 1.0:
         splits["train"] = task.prepare(subsample(splits["train"], cfg.data.fraction), "train")
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    meta = run_metadata(cfg, out_dir, options, weights, resolved, config_hash(resolved))  # the base biLM's identity
     _, _, report = finetuned_bilm(cfg, task, splits, options, weights)
-    report = {"task": task.name, "base_bilm": {"weights": str(weights), "sha256": file_sha256(weights)},
-              "train_examples": len(splits["train"]), **report, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+    report = {**meta, "task": task.name, "train_examples": len(splits["train"]), "bilm_finetune": report}
     write_json_atomic(out_dir / "finetune.json", report)
     print(json.dumps(report, indent=2), flush=True)
     return report

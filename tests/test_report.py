@@ -135,3 +135,23 @@ def test_state_policy_and_finetuned_runs_are_variants_not_averaged_in(tmp_path):
     assert "83.00 (n=1)" in state_row and "80.00 (n=1)" in state_row and "+3.00 points" in state_row
     tuned_row = next(line for line in variants.splitlines() if "finetuned biLM" in line)
     assert "+6.00 points" in tuned_row and "300.0 → 150.0" in tuned_row
+
+
+def test_table7_from_finetune_records_and_collect(tmp_path):
+    runs = tmp_path / "runs"
+    _record(runs, "ner", "baseline", 0, 70.0)
+    for task, before, after in (("sst", 900.0, 300.0), ("ner", 323.5, 154.3)):
+        d = runs / task / "finetune"
+        d.mkdir(parents=True)
+        (d / "finetune.json").write_text(json.dumps({
+            "task": task, "command": f"python run.py mode=finetune task={task}", "date": "2026-11-21T10:00:00+00:00",
+            "hardware": {"machine": "x86_64", "cpus": 2}, "bilm_finetune": {
+                "dir": f".cache/finetuned/{task}", "dev_perplexity_before": before, "dev_perplexity_after": after,
+                "tokens": 1000}}))
+    out = tmp_path / "out"
+    report.main(["--runs", str(runs), "--out", str(out), "--collect"])
+    t7 = (out / "table7.md").read_text()
+    rows = [line for line in t7.splitlines() if line.startswith("| ner") or line.startswith("| sst")]
+    assert "323.5 → 154.3" in rows[0] and "103.2 → 46.3" in rows[0] and "900.0 → 300.0" in rows[1]  # paper order
+    assert "- `python run.py mode=finetune task=sst` (1 run)" in t7
+    assert (out / "runs" / "sst" / "finetune" / "finetune.json").exists()
