@@ -122,6 +122,17 @@ def subsample(ds, fraction: float):
     return ds.select(sorted(order[: max(1, math.ceil(fraction * len(ds)))].tolist()))
 
 
+def training_splits(cfg: DictConfig, task) -> dict:
+    """The task's splits (train and dev required), train cut to ``data.fraction``."""
+    splits = task.load_splits(cfg.data)
+    for required in ("train", "dev"):
+        if required not in splits:
+            raise SystemExit(f"error: no {required} split (set data.dir or data.{required}_path)")
+    if cfg.data.get("fraction", 1.0) != 1.0:  # prepare again: per-split row bookkeeping must match the subset
+        splits["train"] = task.prepare(subsample(splits["train"], cfg.data.fraction), "train")
+    return splits
+
+
 def comparable(resolved: dict) -> dict:
     """What decides a run's result: ``elmo.position=paper`` is the task's own position spelled out."""
     out = {k: v for k, v in resolved.items() if k not in VOLATILE}
@@ -201,12 +212,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     if cfg.task.name in PROBES:
         return run_probe(cfg, out_dir, options, weights, resolved, digest)
     task = make_task(cfg)
-    splits = task.load_splits(cfg.data)
-    for required in ("train", "dev"):
-        if required not in splits:
-            raise SystemExit(f"error: no {required} split (set data.dir or data.{required}_path)")
-    if cfg.data.get("fraction", 1.0) != 1.0:  # prepare again: per-split row bookkeeping must match the subset
-        splits["train"] = task.prepare(subsample(splits["train"], cfg.data.fraction), "train")
+    splits = training_splits(cfg, task)
     print("data: " + json.dumps(getattr(task, "data_stats", {})), flush=True)
     task.build_vocab(splits["train"])
     finetune = None
@@ -240,12 +246,7 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     runs use."""
     options, weights = resolve_bilm(cfg)
     task = make_task(cfg)
-    splits = task.load_splits(cfg.data)
-    for required in ("train", "dev"):
-        if required not in splits:
-            raise SystemExit(f"error: no {required} split (set data.dir or data.{required}_path)")
-    if cfg.data.get("fraction", 1.0) != 1.0:
-        splits["train"] = task.prepare(subsample(splits["train"], cfg.data.fraction), "train")
+    splits = training_splits(cfg, task)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     meta = run_metadata(cfg, out_dir, options, weights, resolved, config_hash(resolved))  # the base biLM's identity
     _, _, report = finetuned_bilm(cfg, task, splits, options, weights)
