@@ -320,3 +320,18 @@ def test_qa_subsample_keeps_context_rows_dense(bilm_files, tmp_path):
     out.mkdir()
     r = runner.train(_qa_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "data.fraction=0.5"), out)
     assert r["train_examples"] == 2 and r["dev"]["questions"] == 4
+
+
+@pytest.mark.parametrize("task,fixture", [("srl", "srl_tiny.conllu"), ("nli", "sick_tiny.tsv"), ("ner", "ner_tiny.conll"),
+                                          ("sst", "sst_tiny.txt")])  # QA: test_qa_subsample_keeps_context_rows_dense
+def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
+    o, w = bilm_files
+    out = tmp_path / task
+    out.mkdir()
+    cfg = _cfg([f"task={task}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
+                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input",
+                "trainer.max_epochs=1", "task.model.word_dim=8", "data.fraction=0.5",
+                *(["data.format=sick"] if task == "nli" else [])])
+    full = len(runner.make_task(cfg).load_splits(cfg.data)["train"])
+    r = runner.train(cfg, out)
+    assert r["train_examples"] == -(-full // 2)  # ⌈n/2⌉ of a fixed permutation

@@ -17,6 +17,8 @@ READERS = {"conllu": read_conllu_propbank_file, "conll2012": read_conll2012_file
 
 def with_bilm_rows(ds):
     """Dense row numbers of the distinct sentences, in order of appearance."""
+    if "bilm_row" in ds.column_names:  # again after subsampling: rows must stay dense
+        ds = ds.remove_columns("bilm_row")
     rows, seen = [], {}
     for s in ds["sentence"]:
         rows.append(seen.setdefault(s, len(seen)))
@@ -32,6 +34,7 @@ class SrlTask(Task):
 
     def prepare(self, ds, split):
         return with_bilm_rows(ds)
+
     def sentences(self, ds) -> list[list[str]]:
         out = {}
         for row, tokens in zip(ds["bilm_row"], ds["tokens"]):
