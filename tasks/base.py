@@ -21,6 +21,12 @@ def index_batches(n: int, batch_size: int, shuffle: bool, rng=None) -> list[list
     return [order[i: i + batch_size] for i in range(0, n, batch_size)]
 
 
+def set_column(ds: datasets.Dataset, name: str, values: list) -> datasets.Dataset:
+    """``ds`` with column ``name`` holding ``values`` (replaced if present: a task's ``prepare`` runs
+    again after subsampling)."""
+    return (ds.remove_columns(name) if name in ds.column_names else ds).add_column(name, values)
+
+
 class Task:
     name: str = ""
     metric: str = ""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from ..base import PAD, UNK, Task
+from ..base import PAD, UNK, Task, set_column
 from .model import Esim
 from .reader import LABELS, load_hf_snli, read_sick_tsv, read_snli_jsonl
 
@@ -27,7 +27,8 @@ class NliTask(Task):
         for p, h in zip(ds["premise"], ds["hypothesis"]):
             p_rows.append(index.setdefault(" ".join(p), len(index)))
             h_rows.append(index.setdefault(" ".join(h), len(index)))
-        return ds.add_column("premise_row", p_rows).add_column("hypothesis_row", h_rows)
+        return set_column(set_column(ds, "premise_row", p_rows), "hypothesis_row", h_rows)
+
     def sentences(self, ds) -> list[list[str]]:
         out = {}
         for pr, hr, p, h in zip(ds["premise_row"], ds["hypothesis_row"], ds["premise"], ds["hypothesis"]):

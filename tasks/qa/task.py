@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from ..base import Task
+from ..base import Task, set_column
 from .metric import squad_scores
 from .model import BidafQA, best_spans
 from .reader import load_hf_squad, read_squad_file
@@ -24,14 +24,12 @@ class QaTask(Task):
 
     def prepare(self, ds, split):
         """``context_row``: each distinct context's row among the biLM's sentences."""
-        if "context_row" in ds.column_names:  # again after subsampling: rows must stay dense
-            ds = ds.remove_columns("context_row")
         rows, seen = [], {}
         for cid in ds["context_id"]:
             rows.append(seen.setdefault(cid, len(seen)))
         if rows != sorted(rows):
             raise SystemExit(f"error: {split}: questions of one context must be contiguous")
-        return ds.add_column("context_row", rows)
+        return set_column(ds, "context_row", rows)
 
     def sentences(self, ds) -> list[list[str]]:
         """Distinct contexts (rows 0..C-1, in order of ``context_row``), then every question."""

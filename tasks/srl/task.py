@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from ..base import Task
+from ..base import Task, set_column
 from .decode import bio_constraints, viterbi
 from .metric import srl_scores, write_props
 from .model import SrlTagger
@@ -17,12 +17,10 @@ READERS = {"conllu": read_conllu_propbank_file, "conll2012": read_conll2012_file
 
 def with_bilm_rows(ds):
     """Dense row numbers of the distinct sentences, in order of appearance."""
-    if "bilm_row" in ds.column_names:  # again after subsampling: rows must stay dense
-        ds = ds.remove_columns("bilm_row")
     rows, seen = [], {}
     for s in ds["sentence"]:
         rows.append(seen.setdefault(s, len(seen)))
-    return ds.add_column("bilm_row", rows)
+    return set_column(ds, "bilm_row", rows)
 
 
 class SrlTask(Task):
