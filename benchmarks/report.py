@@ -125,12 +125,18 @@ def summarize(df: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
     return pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1), "n": g.count()}).reset_index()
 
 
+def mean_std_n(m: float, s: float, n: int) -> str:
+    """A table cell: mean ± sample std with the number of seeds; a missing cell says n=0."""
+    if n == 0:
+        return "— (n=0)"
+    return f"{m:.2f} ± {s:.2f} (n={n})" if n > 1 else f"{m:.2f} (n=1)"
+
+
 def cell(stats: pd.DataFrame, task: str, setting: str) -> str:
     row = stats[(stats.task == task) & (stats.setting == setting)]
     if row.empty:
-        return "— (n=0)"
-    m, s, n = row.iloc[0]["mean"], row.iloc[0]["std"], int(row.iloc[0]["n"])
-    return f"{m:.2f} ± {s:.2f} (n={n})" if n > 1 else f"{m:.2f} (n=1)"
+        return mean_std_n(0.0, 0.0, 0)
+    return mean_std_n(row.iloc[0]["mean"], row.iloc[0]["std"], int(row.iloc[0]["n"]))
 
 
 def mean_of(stats, task, setting):
@@ -207,8 +213,7 @@ def variants_table(df: pd.DataFrame) -> pd.DataFrame:
         base = setting.split("+")[0]
         plain = full[(full.task == task) & (full.setting == base)]
         same_seeds = plain[plain.seed.isin(g.seed)]
-        fmt = lambda v: f"{v.mean():.2f} ± {v.std(ddof=1):.2f} (n={len(v)})" if len(v) > 1 else (  # noqa: E731
-            f"{v.mean():.2f} (n=1)" if len(v) else "— (n=0)")
+        fmt = lambda v: mean_std_n(v.mean(), v.std(ddof=1), len(v))  # noqa: E731
         rows.append({"task": task, "setting": base, "variant": setting.split("+", 1)[1], "variant (ours)": fmt(g.value),
                      "plain, same seeds": fmt(same_seeds.value), "plain, all seeds": fmt(plain.value),
                      "difference, same seeds": f"{g.value.mean() - same_seeds.value.mean():+.2f} points" if len(same_seeds)
