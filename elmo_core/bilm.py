@@ -16,14 +16,15 @@ L+1 layers with the boundaries removed: layer 0 is the token representation dupl
 ``2*projection_dim``, layer j is ``[forward_j; backward_j]``.
 
 Speed (inference): sentences are packed by length (no work on padding), the input-to-gate
-product of a layer is one matrix product over all tokens, and the token encoder output is cached
-per word type (it depends only on the characters). On a CPU with two or more threads, inference runs
-the forward and the backward LSTMs at the same time, each on its own share of the threads (the two
-directions are independent until their outputs are joined).
+products are computed for many steps at once, the token encoder output is cached per word type
+(it depends only on the characters), and the step loop runs without autograd with in-place gate
+nonlinearities and a pre-packed recurrent weight (``cpu_speedups``). On a CPU with two or more
+threads the forward and the backward LSTMs run at the same time. ``forward_in_rows`` (used by the
+embed path) also lays several sentences end to end per LSTM row (``row_packing``).
 """
 from __future__ import annotations
 
-import threading
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +33,14 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .characters import N_CHARACTERS, boundary_ids
+from .cpu_speedups import StepProduct, run_side_by_side
 from .options import BiLMOptions
 
 
 class CharCNN(nn.Module):
     """Characters of one token -> its context-insensitive representation x_k."""
+
+    CONV_CHUNK = 32  # tokens per convolution pass
 
     def __init__(self, opts: BiLMOptions):
         super().__init__()
@@ -52,11 +56,17 @@ class CharCNN(nn.Module):
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """``(N, max_chars)`` ids -> ``(N, projection_dim)``."""
         x = self.char_embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
-        x = torch.cat([self.activation(self._conv_max(conv, x)) for conv in self.convs], dim=1)
+        # a few tokens at a time, so that each convolution's (tokens x windows x filters) output
+        # is pooled while still in cache (about twice as fast as all tokens at once)
+        x = torch.cat([self._convolve_and_pool(x[start: start + self.CONV_CHUNK])
+                       for start in range(0, max(x.shape[0], 1), self.CONV_CHUNK)])
         for gate, transform in zip(self.highway_gate, self.highway_transform):
             g = torch.sigmoid(gate(x))
             x = g * torch.relu(transform(x)) + (1.0 - g) * x
         return self.projection(x) if self.projection is not None else x
+
+    def _convolve_and_pool(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.activation(self._conv_max(conv, x)) for conv in self.convs], dim=1)
 
     @staticmethod
     def _conv_max(conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
@@ -72,6 +82,8 @@ class CharCNN(nn.Module):
 class ProjectedLSTM(nn.Module):
     """One direction of one layer: LSTM with projection, cell clip and projection clip."""
 
+    XW_BLOCK_ROWS = 1024  # inference: rows per input-to-gate product
+
     def __init__(self, input_dim: int, cell_dim: int, proj_dim: int, cell_clip: float | None,
                  proj_clip: float | None):
         super().__init__()
@@ -84,6 +96,7 @@ class ProjectedLSTM(nn.Module):
         forget = torch.zeros(4 * cell_dim)
         forget[2 * cell_dim: 3 * cell_dim] = 1.0  # gate order i, j, f, o; forget bias +1 at run time
         self.register_buffer("forget_bias", forget, persistent=False)
+        self._recurrent_product = StepProduct()  # h @ w_h in inference
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -91,26 +104,33 @@ class ProjectedLSTM(nn.Module):
             nn.init.xavier_uniform_(w)
         nn.init.zeros_(self.bias)
 
-    def forward(self, data: torch.Tensor, batch_sizes: list[int], h: torch.Tensor, c: torch.Tensor):
+    def forward(self, data: torch.Tensor, batch_sizes: list[int], h: torch.Tensor, c: torch.Tensor,
+                resets: dict[int, torch.Tensor] | None = None,
+                distinct: tuple[torch.Tensor, torch.Tensor] | None = None):
         """Run over packed data (rows of step t are ``data[offset:offset+batch_sizes[t]]``).
 
         ``h``/``c`` are the initial states of all rows (sorted by decreasing length); returns the
         packed outputs and the final state of every row (its state after its own last step).
+        ``resets`` maps a step to a ``(batch_sizes[t], 1)`` 0/1 multiplier applied to the state
+        before that step (0 where a new sentence starts in that row). ``distinct=(values,
+        index)``: ``data`` equals ``values[index]`` (used without autograd to compute the
+        input-to-gate product once per distinct row).
         """
-        xw = torch.addmm(self.bias + self.forget_bias, data, self.w_x)
+        needs_grad = torch.is_grad_enabled() and any(
+            t.requires_grad for t in (data, h, c, self.w_x, self.w_h, self.w_p, self.bias))
+        if needs_grad:
+            # split (not slice) the per-step rows: autograd then joins the gradients with one
+            # concatenation instead of a full-size zero tensor per step
+            step, xws = self._training_step, torch.addmm(self.bias + self.forget_bias, data, self.w_x).split(batch_sizes)
+        else:
+            step = functools.partial(self._inference_step, bias=self.bias + self.forget_bias)
+            xws = self._input_products_in_blocks(data, batch_sizes, distinct)
         outputs, rows = [], h.shape[0]
-        # split (not slice) the per-step rows: in training, autograd then joins the gradients with
-        # one concatenation instead of a full-size zero tensor per step
-        for bs, xw_t in zip(batch_sizes, xw.split(batch_sizes)):
+        for t, (bs, xw_t) in enumerate(zip(batch_sizes, xws)):
             h_prev, c_prev = (h, c) if bs == rows else (h[:bs], c[:bs])
-            gates = torch.addmm(xw_t, h_prev, self.w_h)
-            i, j, f, o = gates.chunk(4, dim=1)
-            c_new = torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(j)
-            if self.cell_clip:
-                c_new = c_new.clamp(-self.cell_clip, self.cell_clip)
-            h_new = (torch.sigmoid(o) * torch.tanh(c_new)) @ self.w_p
-            if self.proj_clip:
-                h_new = h_new.clamp(-self.proj_clip, self.proj_clip)
+            if resets and t in resets:
+                h_prev, c_prev = h_prev * resets[t], c_prev * resets[t]
+            h_new, c_new = step(xw_t, h_prev, c_prev, rows)
             outputs.append(h_new)
             if bs < rows:
                 h, c = torch.cat([h_new, h[bs:]]), torch.cat([c_new, c[bs:]])
@@ -118,32 +138,59 @@ class ProjectedLSTM(nn.Module):
                 h, c = h_new, c_new
         return torch.cat(outputs), h, c
 
+    def _input_products_in_blocks(self, data: torch.Tensor, batch_sizes: list[int],
+                                  distinct: tuple[torch.Tensor, torch.Tensor] | None = None):
+        """Yield ``x_t @ w_x`` step by step, computed for about ``XW_BLOCK_ROWS`` rows of
+        consecutive steps at a time into one reused buffer (inference: each step's rows are used
+        before the next block overwrites them). Large products stay efficient, and memory stays
+        at one block instead of all tokens x 4 cells; the bias is added in ``_inference_step``.
 
-def run_side_by_side(first, second):
-    """Run two independent CPU computations at once, splitting the intra-op threads between them
-    (torch operators release the GIL); returns both results, re-raising either's exception."""
-    total = torch.get_num_threads()
-    shares = (max(1, total - total // 2), max(1, total // 2))
-    results, errors = [None, None], [None, None]
+        ``distinct=(values, index)`` says that ``data`` is ``values[index]`` (the first layer's
+        input is the token layer, one row per word type): the product is then computed once per
+        distinct row and gathered."""
+        table = values_index = None
+        if distinct is not None:
+            values, values_index = distinct
+            table = values @ self.w_x
+        buffer = data.new_empty(min(data.shape[0], max(self.XW_BLOCK_ROWS, max(batch_sizes, default=0))),
+                                4 * self.cell_dim)
+        t = offset = 0
+        while t < len(batch_sizes):
+            u, n = t, 0
+            while u < len(batch_sizes) and n + batch_sizes[u] <= buffer.shape[0]:
+                n, u = n + batch_sizes[u], u + 1
+            if table is None:
+                block = torch.mm(data[offset: offset + n], self.w_x, out=buffer[:n])
+            else:
+                block = torch.index_select(table, 0, values_index[offset: offset + n], out=buffer[:n])
+            yield from block.split(batch_sizes[t:u])
+            t, offset = u, offset + n
 
-    def work(k, fn):
-        try:
-            torch.set_num_threads(shares[k])  # this thread's own intra-op pool size
-            results[k] = fn()
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
-            errors[k] = e
+    def _training_step(self, xw_t, h_prev, c_prev, full_rows):
+        gates = torch.addmm(xw_t, h_prev, self.w_h)
+        i, j, f, o = gates.chunk(4, dim=1)
+        c_new = torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(j)
+        if self.cell_clip:
+            c_new = c_new.clamp(-self.cell_clip, self.cell_clip)
+        h_new = (torch.sigmoid(o) * torch.tanh(c_new)) @ self.w_p
+        if self.proj_clip:
+            h_new = h_new.clamp(-self.proj_clip, self.proj_clip)
+        return h_new, c_new
 
-    helper = threading.Thread(target=work, args=(1, second), daemon=True)
-    try:
-        helper.start()
-        work(0, first)
-        helper.join()
-    finally:
-        torch.set_num_threads(total)
-    for e in errors:
-        if e is not None:
-            raise e
-    return results
+    def _inference_step(self, xw_t, h_prev, c_prev, full_rows, bias):
+        """The same step without autograd: the recurrent product through ``StepProduct`` and the
+        gate nonlinearities in place on the fresh gate tensor."""
+        gates = self._recurrent_product(h_prev, self.w_h, full_rows, bias).add_(xw_t)
+        i, j, f, o = gates.chunk(4, dim=1)
+        torch.sigmoid_(i), torch.tanh_(j), torch.sigmoid_(f), torch.sigmoid_(o)
+        c_new = torch.addcmul(f.mul_(c_prev), i, j)
+        if self.cell_clip:
+            c_new.clamp_(-self.cell_clip, self.cell_clip)
+        h_new = torch.tanh(c_new).mul_(o) @ self.w_p
+        if self.proj_clip:
+            h_new.clamp_(-self.proj_clip, self.proj_clip)
+        return h_new, c_new
+
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -256,25 +303,37 @@ class BiLM(nn.Module):
         padding) and the final state of every row. ``dropout`` applies to every layer's input
         (training); the residual connection adds that (dropped-out) input to the layer output.
         """
-        layers = self.forward_layers if direction == 0 else self.backward_layers
         T = tokens.shape[1]
-        lengths_cpu = lengths.cpu()
-        packed = pack_padded_sequence(tokens, lengths_cpu, batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(tokens, lengths.cpu(), batch_first=True, enforce_sorted=False)
         order, unsort = packed.sorted_indices, packed.unsorted_indices
-        data, batch_sizes = packed.data, packed.batch_sizes.tolist()
+        if order is not None:
+            state = [(h.index_select(0, order.to(h.device)), c.index_select(0, order.to(c.device)))
+                     for h, c in state]
+        outputs, final = self.run_packed(direction, packed.data, packed.batch_sizes.tolist(), state,
+                                         dropout=dropout)
+        if unsort is not None:
+            final = [(h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device)))
+                     for h, c in final]
+        outputs = [pad_packed_sequence(packed._replace(data=out), batch_first=True, total_length=T)[0]
+                   for out in outputs]
+        return outputs, final
+
+    def run_packed(self, direction: int, data: torch.Tensor, batch_sizes: list[int], state: State,
+                   resets: dict[int, torch.Tensor] | None = None, dropout: float = 0.0,
+                   distinct: tuple[torch.Tensor, torch.Tensor] | None = None):
+        """The L layers of one direction over packed data (``ProjectedLSTM.forward``'s layout;
+        ``state`` in the packed row order). Returns each layer's packed outputs and final states.
+        ``distinct=(values, index)``: ``data == values[index]`` (see ``ProjectedLSTM.forward``)."""
+        layers = self.forward_layers if direction == 0 else self.backward_layers
         outputs, final = [], []
         for k, layer in enumerate(layers):
             h0, c0 = state[k]
-            if order is not None:
-                h0, c0 = h0.index_select(0, order.to(h0.device)), c0.index_select(0, order.to(c0.device))
             inp = nn.functional.dropout(data, dropout, self.training) if dropout else data
-            out, h, c = layer(inp, batch_sizes, h0, c0)
+            out, h, c = layer(inp, batch_sizes, h0, c0, resets, distinct if k == 0 and not dropout else None)
             if k > 0 and self.opts.use_skip_connections:
                 out = out + inp
-            if unsort is not None:
-                h, c = h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device))
             final.append((h, c))
-            outputs.append(pad_packed_sequence(packed._replace(data=out), batch_first=True, total_length=T)[0])
+            outputs.append(out)
             data = out
         return outputs, final
 
@@ -327,6 +386,20 @@ class BiLM(nn.Module):
         fwd, bwd, final = self.run_lstms(tokens, lengths, self._initial_state(B, tokens.device))
         if self.stateful:
             self._store_state(final)
+        return self.join_layers(tokens, fwd, bwd, lengths)
+
+    def forward_in_rows(self, char_ids: torch.Tensor, rows: int) -> BiLMOutput:
+        """Stateless ``forward`` of many sentences on ``rows`` LSTM rows: the sentences are laid end
+        to end in the rows (state reset to zero where each begins), so every step runs on all
+        rows. Same result as ``forward`` with a fresh zero state (see ``row_packing``)."""
+        from .row_packing import forward_in_rows
+        return forward_in_rows(self, char_ids, rows)
+
+    def join_layers(self, tokens: torch.Tensor, fwd: list[torch.Tensor], bwd: list[torch.Tensor],
+                    lengths: torch.Tensor) -> BiLMOutput:
+        """Token layer and [forward; backward] per layer (all (B, T+2, P), with boundaries) ->
+        the L+1 output layers with ``<S>``/``</S>`` removed and padding zeroed."""
+        T = tokens.shape[1] - 2
         layers = [torch.cat([tokens, tokens], dim=-1)] + [torch.cat(fb, dim=-1) for fb in zip(fwd, bwd)]
         mask = torch.arange(T, device=tokens.device).unsqueeze(0) < (lengths - 2).to(tokens.device).unsqueeze(1)
         stacked = torch.stack(layers)[:, :, 1: T + 1] * mask.unsqueeze(-1)

@@ -8,8 +8,9 @@ sentence index ("0", "1", ...) of shape (L+1, T, 2*projection_dim) float32, plus
 ``sentence_to_index`` (a JSON object: sentence text -> index). The file is written under a
 temporary name and renamed at the end, so an interrupted run leaves no half-written output.
 
-Stateless (default): every batch starts from a zero LSTM state, so a sentence's vectors do not
-depend on its neighbours; sentences are batched by length for speed. ``--stateful``: the
+Stateless (default): every sentence starts from a zero LSTM state, so its vectors do not depend on
+its neighbours; for speed, sentences are grouped by length and laid end to end in ``--batch-size``
+LSTM rows (the state is reset where each begins), so that every step runs on all rows. ``--stateful``: the
 original behaviour, states carried from one batch to the next per batch row, sentences batched in
 file order.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -59,17 +61,42 @@ def batches_for(lengths: Sequence[int], batch_size: int, by_length: bool) -> lis
     return [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
 
 
+def row_groups(lengths: Sequence[int], rows: int, steps: int = 48) -> list[list[int]]:
+    """Sentence indices per group for stateless inference on ``rows`` LSTM rows.
+
+    Groups hold about ``rows * steps`` tokens each (with the two boundary tokens per sentence),
+    which bounds a group's memory, and at least ``rows`` sentences where there are enough. Each
+    group takes every G-th sentence in order of length, so it holds long and short sentences
+    alike: the short ones fill the rows up evenly once the long ones are placed."""
+    if not lengths:
+        return []
+    total = sum(n + 2 for n in lengths)
+    n_groups = max(1, min(math.ceil(total / (rows * steps)), len(lengths) // rows))
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[g::n_groups] for g in range(n_groups)]
+
+
 def embed_sentences(bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: int = 64,
                     progress: bool = True) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(index, layers (L+1, T, 2P))`` for every sentence (batch order, not input order)."""
+    """Yield ``(index, layers (L+1, T, 2P))`` for every sentence (batch order, not input order).
+
+    Stateless: ``batch_size`` is the number of LSTM rows; sentences are grouped by length and laid
+    end to end in the rows (``BiLM.forward_in_rows``). Stateful: batches of ``batch_size``
+    sentences in file order, one per row, states carried from batch to batch."""
     device = bilm.bos_ids.device
-    groups = batches_for([len(s) for s in sentences], batch_size, by_length=not bilm.stateful)
+    lengths = [len(s) for s in sentences]
+    if bilm.stateful:
+        groups = batches_for(lengths, batch_size, by_length=False)
+        run = bilm
+    else:
+        groups = row_groups(lengths, batch_size)
+        run = lambda ids: bilm.forward_in_rows(ids, batch_size)  # noqa: E731
     bar = progress_bar(total=sum(len(s) for s in sentences), unit="tok", desc="biLM", disable=not progress,
                mininterval=1.0)
     for group in groups:
         batch = [sentences[i] for i in group]
         with torch.inference_mode():  # not held across the yields below
-            layers = bilm(batch_to_ids(batch).to(device)).layers.float().cpu().numpy()
+            layers = run(batch_to_ids(batch).to(device)).layers.float().cpu().numpy()
         for row, i in enumerate(group):
             yield i, layers[:, row, : len(sentences[i])]
         bar.update(sum(len(s) for s in batch))

@@ -139,3 +139,38 @@ def test_directions_side_by_side_equal_one_after_the_other():
     with pytest.raises(ZeroDivisionError):
         run_side_by_side(lambda: 1, lambda: 1 / 0)
     assert torch.get_num_threads() == threads
+
+
+def test_side_by_side_runs_under_the_callers_autograd_mode():
+    from elmo_core.bilm import run_side_by_side
+    with torch.no_grad():
+        assert run_side_by_side(torch.is_grad_enabled, torch.is_grad_enabled) == [False, False]
+    with torch.inference_mode():
+        assert run_side_by_side(torch.is_inference_mode_enabled,
+                                torch.is_inference_mode_enabled) == [True, True]
+    assert run_side_by_side(torch.is_grad_enabled, torch.is_grad_enabled) == [True, True]
+
+
+def test_inference_step_matches_the_autograd_step_and_follows_weight_changes():
+    """Without autograd the LSTM step uses in-place gates and (with MKL, >= 32 rows) a packed copy
+    of the recurrent weight; it must agree with the autograd step, also at the short tail steps
+    of a packed batch, and notice when the weight changes."""
+    bilm = random_bilm()
+    rng = np.random.default_rng(0)
+    words = ["the", "cat", "sat", "on", "a", "mat", "Über", "naïve", "."]
+    sentences = [list(rng.choice(words, size=int(n))) for n in rng.integers(1, 12, size=40)]
+    ids = batch_to_ids(sentences)
+
+    def both_paths():
+        with torch.no_grad():
+            fast = bilm(ids).layers
+        slow = bilm(ids).layers.detach()  # parameters require grad: the autograd step
+        return fast, slow
+
+    fast, slow = both_paths()
+    assert torch.allclose(fast, slow, atol=1e-6)
+    with torch.no_grad():
+        bilm.forward_layers[1].w_h.mul_(-1.5)
+    changed_fast, changed_slow = both_paths()
+    assert torch.allclose(changed_fast, changed_slow, atol=1e-6)
+    assert not torch.allclose(changed_fast[2], fast[2], atol=1e-3)
