@@ -1,6 +1,6 @@
 """Speed of the biLM embed path on the paper-size model, against a plain reference implementation.
 
-    python -m benchmarks.bilm_speed [--sentences 400] [--batch-size 64] [--conll PATH]
+    python -m benchmarks.bilm_speed [--sentences 400] [--batch-size 64] [--repeats 2] [--conll PATH]
 
 Builds the paper's biLM (filters [[1,32],[2,32],[3,64],[4,128],[5,256],[6,512],[7,1024]],
 2 highway, 4096 cells, 512 projection, residual; Peters et al. 2018 §3.4) with random weights,
@@ -17,9 +17,11 @@ saves it in the original format and loads it back, then embeds real sentences (C
 
 Both run ``--batch-size`` LSTM rows at a time.
 
-It prints tokens/s, peak resident memory of each phase, the speed ratio, the largest absolute
+Implementations run in turn, ``--repeats`` rounds; it prints each one's best tokens/s (and every
+run's time), peak resident memory of each phase, the speed ratio, the largest absolute
 difference between the two outputs, and the achieved fraction of this machine's matmul FLOP/s
-(measured in the same run with large float32 products).
+(measured in the same run with large float32 products): the matrix-product FLOPs each
+implementation actually executes (``executed_flops``) per second, over that peak.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from pathlib import Path
 import torch
 
 from elmo_core import BiLM, batch_to_ids, load_bilm, save_bilm
+from elmo_core.characters import BOS_TOKEN, EOS_TOKEN, PAD_CHAR, token_to_ids
 from elmo_core.bilm import reverse_padded
 from elmo_core.embed import embed_sentences, row_groups
 from elmo_core.options import parse_options
@@ -138,25 +141,35 @@ def run_reference(bilm: BiLM, sentences, batch_size: int) -> list[torch.Tensor]:
     return outputs
 
 
-def types_per_group(sentences, batch_size: int) -> int:
-    """How many token-encoder rows the uncached path computes: distinct words (+ <S>, </S>) per
-    group of sentences run together."""
+def char_widths(words) -> list[int]:
+    """For each distinct character-id row among ``words`` (+ <S> and </S>): the position after
+    its last id that is not in-token padding."""
+    rows = {tuple(token_to_ids(w)) for w in words} | {tuple(token_to_ids(w)) for w in (BOS_TOKEN, EOS_TOKEN)}
+    return [max(i + 1 for i, c in enumerate(r) if c != PAD_CHAR + 1) for r in rows]
+
+
+def group_widths(sentences, batch_size: int) -> list[int]:
+    """Widths of the distinct words of each group of sentences run together (with repeats across
+    groups): the rows of the first layers' input products, and of the token encoder without cache."""
     groups = row_groups([len(s) for s in sentences], batch_size)
-    return sum(len({t for i in g for t in sentences[i]}) + 2 for g in groups)
+    return [w for g in groups for w in char_widths({t for i in g for t in sentences[i]})]
 
 
-def useful_flops(opts, n_tokens: int, n_encoded: int, n_first_inputs: int) -> float:
+def executed_flops(opts, n_tokens: int, encoded_widths: list[int], n_first_inputs: int) -> float:
     """Matmul FLOPs: the LSTMs' recurrent and projection products on every token (with
     boundaries), the input-to-gate products of layers 2..L on every token and of layer 1 on
     ``n_first_inputs`` rows (its input is the token layer: once per distinct word where the
-    implementation does that), the token encoder on ``n_encoded`` word types."""
-    P, D, F = opts.projection_dim, opts.dim, opts.n_filters
+    implementation does that), and the token encoder once per entry of ``encoded_widths``, its
+    convolutions over the windows that reach a character before the in-token padding (all
+    windows: pass ``max_characters_per_token``)."""
+    P, D, F, C = opts.projection_dim, opts.dim, opts.n_filters, opts.max_characters_per_token
     input_product, step = 2 * P * 4 * D, 2 * P * 4 * D + 2 * D * P
     lstm = 2 * (opts.n_layers * step * n_tokens + (opts.n_layers - 1) * input_product * n_tokens
                 + input_product * n_first_inputs)
-    conv = sum(2 * (opts.max_characters_per_token - w + 1) * w * opts.char_dim * n for w, n in opts.filters)
-    encoder = conv + opts.n_highway * 2 * 2 * F * F + 2 * F * P
-    return lstm + encoder * n_encoded
+    dense = opts.n_highway * 2 * 2 * F * F + 2 * F * P
+    conv = sum(2 * min(C - w + 1, width) * w * opts.char_dim * n
+               for width in encoded_widths for w, n in opts.filters)
+    return lstm + conv + dense * len(encoded_widths)
 
 
 def main(argv=None) -> None:
@@ -164,6 +177,8 @@ def main(argv=None) -> None:
     ap.add_argument("--sentences", type=int, default=400)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL)
+    ap.add_argument("--repeats", type=int, default=2, help="rounds of all implementations in turn; "
+                    "each one's best time is reported (default 2)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
     torch.manual_seed(0)
@@ -184,36 +199,55 @@ def main(argv=None) -> None:
     n_params = sum(p.numel() for p in bilm.parameters())
     print(f"paper-size biLM: {n_params / 1e6:.1f}M parameters (random weights, original format round trip)")
 
-    results = {}
-    for name, cache in (("elmo_core", True), ("elmo_core (no token cache)", False)):
+    per_group = group_widths(sentences, args.batch_size)
+    # the reference works on every position of its padded batches, padding included
+    padded = sum(len(b) * (max(map(len, b)) + 2)
+                 for b in (sentences[i: i + args.batch_size] for i in range(0, len(sentences), args.batch_size)))
+
+    def elmo_core(cache: bool):
         bilm.token_cache_size = 100_000 if cache else 0
         bilm.clear_token_cache()
         bilm.token_cache_misses = 0
-        reset_peak_rss()
-        start = time.perf_counter()
-        fast = dict(embed_sentences(bilm, sentences, args.batch_size, progress=False))
-        elapsed = time.perf_counter() - start
+        out = dict(embed_sentences(bilm, sentences, args.batch_size, progress=False))
         # the token encoder runs once per word type: over the whole run with the cache, per group
         # without it; the first layers' input products run once per word type and group
-        per_group = types_per_group(sentences, args.batch_size)
-        encoded = bilm.token_cache_misses if cache else per_group
-        results[name] = {"seconds": elapsed, "tokens_per_s": n_tok / elapsed, "peak_rss_mb": peak_rss_mb(),
-                         "peak_fraction": useful_flops(bilm.opts, n_with_bounds, encoded, per_group) / elapsed / peak}
-        if cache:
-            fast_out = fast
-    reset_peak_rss()
-    start = time.perf_counter()
-    ref_out = run_reference(bilm, sentences, args.batch_size)
-    elapsed = time.perf_counter() - start
-    results["reference"] = {"seconds": elapsed, "tokens_per_s": n_tok / elapsed, "peak_rss_mb": peak_rss_mb(),
-                            "peak_fraction": useful_flops(bilm.opts, n_with_bounds, n_with_bounds,
-                                                                   n_with_bounds) / elapsed / peak}
+        encoded = char_widths({t for s in sentences for t in s}) if cache else per_group
+        if cache and len(encoded) != bilm.token_cache_misses:
+            raise RuntimeError(f"expected {len(encoded)} token encoder rows, the cache computed "
+                               f"{bilm.token_cache_misses}")
+        return out, executed_flops(bilm.opts, n_with_bounds, encoded, len(per_group))
+
+    def reference():
+        out = run_reference(bilm, sentences, args.batch_size)
+        return out, executed_flops(bilm.opts, padded, [bilm.opts.max_characters_per_token] * padded, padded)
+
+    implementations = {"elmo_core": lambda: elmo_core(True), "elmo_core (no token cache)": lambda: elmo_core(False),
+                       "reference": reference}
+    results, outputs = {}, {}
+    for _ in range(args.repeats):  # rounds in turn; each implementation's best time is kept
+        outputs["reference"] = None
+        for name, run in implementations.items():
+            outputs[name] = None  # only elmo_core's output of this round is held while another one runs
+            reset_peak_rss()
+            start = time.perf_counter()
+            out, flops = run()
+            elapsed = time.perf_counter() - start
+            if name in ("elmo_core", "reference"):
+                outputs[name] = out
+            del out
+            r = results.setdefault(name, {"seconds": float("inf"), "peak_rss_mb": 0.0, "runs_s": []})
+            r["runs_s"].append(round(elapsed, 3))
+            r["peak_rss_mb"] = max(r["peak_rss_mb"], peak_rss_mb())
+            if elapsed < r["seconds"]:
+                r.update(seconds=elapsed, tokens_per_s=n_tok / elapsed, peak_fraction=flops / elapsed / peak)
+    fast_out, ref_out = outputs["elmo_core"], outputs["reference"]
     max_diff = max(float((torch.from_numpy(fast_out[i]) - ref_out[i]).abs().max()) for i in range(len(sentences)))
 
-    print(f"\n{'implementation':<28}{'tokens/s':>10}{'seconds':>10}{'peak RSS MB':>13}{'of matmul peak':>16}")
+    print(f"\n{'implementation':<28}{'tokens/s':>10}{'seconds':>10}{'peak RSS MB':>13}{'of matmul peak':>16}"
+          f"   all runs (s)")
     for name, r in results.items():
         print(f"{name:<28}{r['tokens_per_s']:>10.1f}{r['seconds']:>10.2f}{r['peak_rss_mb']:>13.0f}"
-              f"{100 * r['peak_fraction']:>15.1f}%")
+              f"{100 * r['peak_fraction']:>15.1f}%   {', '.join(f'{x:.2f}' for x in r['runs_s'])}")
     ratio = results["reference"]["seconds"] / results["elmo_core"]["seconds"]
     print(f"\nspeed-up over reference: {ratio:.2f}x   (no-cache: "
           f"{results['reference']['seconds'] / results['elmo_core (no token cache)']['seconds']:.2f}x)")

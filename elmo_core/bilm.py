@@ -32,7 +32,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .characters import N_CHARACTERS, boundary_ids
+from .characters import N_CHARACTERS, PAD_CHAR, boundary_ids
 from .cpu_speedups import StepProduct, run_side_by_side
 from .options import BiLMOptions
 
@@ -55,18 +55,48 @@ class CharCNN(nn.Module):
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """``(N, max_chars)`` ids -> ``(N, projection_dim)``."""
-        x = self.char_embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
-        # a few tokens at a time, so that each convolution's (tokens x windows x filters) output
-        # is pooled while still in cache (about twice as fast as all tokens at once)
-        x = torch.cat([self._convolve_and_pool(x[start: start + self.CONV_CHUNK])
-                       for start in range(0, max(x.shape[0], 1), self.CONV_CHUNK)])
+        x = self._convolve_and_pool(char_ids)
         for gate, transform in zip(self.highway_gate, self.highway_transform):
             g = torch.sigmoid(gate(x))
             x = g * torch.relu(transform(x)) + (1.0 - g) * x
         return self.projection(x) if self.projection is not None else x
 
-    def _convolve_and_pool(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.activation(self._conv_max(conv, x)) for conv in self.convs], dim=1)
+    def _convolve_and_pool(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """Max over character windows of every filter, then the activation: ``(N, n_filters)``.
+
+        A few tokens at a time, so that each convolution's (tokens x windows x filters) output is
+        pooled while still in cache. Without autograd, tokens are taken in order of length and
+        each group only up to its longest token: a window of in-token padding alone gives the
+        same value for every token, computed once and included in the max where such windows
+        exist. Same values as convolving all ``max_chars`` positions of every token.
+        """
+        x = self.char_embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
+        N, _, L = x.shape
+        if torch.is_grad_enabled() or N == 0:
+            return torch.cat([self._pool_chunk(x[i: i + self.CONV_CHUNK], L)
+                              for i in range(0, max(N, 1), self.CONV_CHUNK)])
+        positions = torch.arange(1, L + 1, device=char_ids.device)
+        widths = ((char_ids != PAD_CHAR + 1) * positions).amax(dim=1)  # up to the last non-padding id
+        order = torch.argsort(widths)
+        pooled = torch.empty(N, sum(conv.out_channels for conv in self.convs), device=x.device, dtype=x.dtype)
+        for i in range(0, N, self.CONV_CHUNK):
+            rows = order[i: i + self.CONV_CHUNK]
+            pooled[rows] = self._pool_chunk(x.index_select(0, rows), int(widths[rows].max()))
+        return pooled
+
+    def _pool_chunk(self, x: torch.Tensor, width: int) -> torch.Tensor:
+        """Pooled filters for tokens whose characters after ``width`` are all in-token padding."""
+        L = x.shape[2]
+        pad = self.char_embed.weight[PAD_CHAR + 1].view(1, -1, 1)
+        pooled = []
+        for conv in self.convs:
+            w = conv.kernel_size[0]
+            span = min(L, max(width, 1) + w - 1)  # every window that reaches a non-padding id
+            out = self._conv_max(conv, x[:, :, :span])
+            if span < L:  # windows of padding only exist too
+                out = torch.maximum(out, self._conv_max(conv, pad.expand(1, -1, w)))
+            pooled.append(self.activation(out))
+        return torch.cat(pooled, dim=1)
 
     @staticmethod
     def _conv_max(conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
