@@ -174,3 +174,18 @@ def test_inference_step_matches_the_autograd_step_and_follows_weight_changes():
     changed_fast, changed_slow = both_paths()
     assert torch.allclose(changed_fast, changed_slow, atol=1e-6)
     assert not torch.allclose(changed_fast[2], fast[2], atol=1e-3)
+
+
+def test_char_cnn_without_autograd_skips_padding_windows_with_the_same_values():
+    """Without autograd the convolutions stop at each token's last character (windows of
+    in-token padding alone are computed once); with autograd every window is convolved."""
+    bilm = random_bilm(char_cnn__filters=[[1, 4], [3, 5], [7, 6]])
+    with torch.no_grad():
+        bilm.token_encoder.char_embed.weight.normal_()  # a non-zero padding-character embedding
+    words = ["a", "to", "Über", "naïve", "x" * 47, "y" * 48, "z" * 90, "—", "cat"] * 5
+    ids = torch.cat([batch_to_ids([words])[0], bilm.bos_ids[None], bilm.eos_ids[None]])
+    with torch.no_grad():
+        fast = bilm.token_encoder(ids)
+    full = bilm.token_encoder(ids).detach()
+    assert torch.allclose(fast, full, atol=1e-6)
+    assert torch.allclose(fast[:9], fast[9:18])  # the same word gives the same vector in any chunk
