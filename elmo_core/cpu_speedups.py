@@ -42,7 +42,8 @@ class StepProduct:
 
     def __call__(self, h: torch.Tensor, w: torch.Tensor, full_rows: int, bias: torch.Tensor) -> torch.Tensor:
         if (not MKL_PACKED or w.device.type != "cpu" or w.dtype != torch.float32
-                or full_rows < MIN_PACK_ROWS or h.shape[0] != full_rows):
+                or full_rows < MIN_PACK_ROWS or h.shape[0] != full_rows or w.is_inference()):
+            # (an inference-mode weight has no version counter to tell when it changes)
             return torch.addmm(bias, h, w)
         key = (w.data_ptr(), w._version, tuple(w.shape), full_rows)
         if self._key != key:

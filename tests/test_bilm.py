@@ -189,3 +189,13 @@ def test_char_cnn_without_autograd_skips_padding_windows_with_the_same_values():
     full = bilm.token_encoder(ids).detach()
     assert torch.allclose(fast, full, atol=1e-6)
     assert torch.allclose(fast[:9], fast[9:18])  # the same word gives the same vector in any chunk
+
+
+def test_a_model_built_in_inference_mode_runs():
+    """Weights created under inference_mode have no version counter: the packed-weight cache
+    must not need one."""
+    with torch.inference_mode():
+        bilm = random_bilm()
+        ids = batch_to_ids([["a", "b"]] * 40)
+        out = bilm.forward_in_rows(ids, 40).layers
+        assert torch.allclose(out, bilm(ids).layers, atol=1e-6)
