@@ -1,12 +1,14 @@
 """Tables and figures of the paper from run records (Peters et al. 2018, Tables 1-3, Figures 1-2).
 
-    python -m benchmarks.report [--runs outputs/runs results/runs] [--out results] [--collect]
+    python -m benchmarks.report [--runs outputs/runs results/runs] [--out results] [--collect] [--profile P]
 
 Reads every ``results.json`` below the given directories into a pandas frame (one row per run;
 identical configurations counted once), then writes ``table1/2/3.{md,csv,tex}`` with mean ± std
 over seeds, the number of seeds, and the paper's number beside ours, plus ``layer_weights.png``
 (Figure 2) and ``sample_efficiency.png`` (Figure 1). ``--collect`` also copies each run's
-``results.json`` into ``<out>/runs/`` so that committed tables can be rebuilt anywhere.
+``results.json`` into ``<out>/runs/`` so that committed tables can be rebuilt anywhere. Runs of
+different profiles (``quick``, ``paper``) are never mixed: with several present, ``--profile``
+says which to report.
 Our numbers are dev-set numbers on the data of this suite (see results/README.md).
 """
 from __future__ import annotations
@@ -53,16 +55,44 @@ def base_setting_of(r: dict) -> str:
     return f"{r.get('elmo_position')}/{elmo['mix']}/l2={elmo['l2']}"
 
 
-def probes_table(roots: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def records(roots: list[Path], name: str, profile: str | None = None):
+    """``(path, record)`` for every ``name`` file below ``roots``; only those made with ``profile``
+    if one is given."""
+    for root in roots:
+        for path in sorted(Path(root).glob(f"**/{name}")):
+            r = json.loads(path.read_text())
+            if profile is None or r.get("profile") == profile:
+                yield path, r
+
+
+def choose_profile(roots: list[Path], requested: str | None) -> str | None:
+    """The run profile to filter on: the requested one; None (no filter) when the records share
+    one. Runs of different profiles (quick CPU runs, the paper's settings) are never averaged into
+    the same cell: with several present and none requested, this is an error."""
+    counts: dict[str, int] = {}
+    for name in ("results.json", "finetune.json"):
+        for _, r in records(roots, name):
+            key = str(r.get("profile", "(none recorded)"))
+            counts[key] = counts.get(key, 0) + 1
+    found = ", ".join(f"{k} ({v} records)" for k, v in sorted(counts.items())) or "no records"
+    if requested is not None:
+        if requested not in counts:
+            raise SystemExit(f"error: no runs with profile {requested!r}; found: {found}")
+        return requested
+    if len(counts) > 1:
+        raise SystemExit(f"error: the runs come from several profiles: {found}. Their numbers are not "
+                         f"comparable; pass --profile NAME to report one of them.")
+    return None
+
+
+def probes_table(roots: list[Path], profile: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
     rows = []
-    for root in roots:
-        for path in sorted(Path(root).glob("**/results.json")):
-            r = json.loads(path.read_text())
-            if r.get("task") in paper.PROBES:
-                for layer, acc in r["dev"]["accuracy_per_layer"].items():
-                    rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash"),
-                                 **provenance_fields(r)})
+    for _, r in records(roots, "results.json", profile):
+        if r.get("task") in paper.PROBES:
+            for layer, acc in r["dev"]["accuracy_per_layer"].items():
+                rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash"),
+                             **provenance_fields(r)})
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
@@ -72,16 +102,14 @@ def probes_table(roots: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return out[["probe", "layer", "ours", "paper"]], df.drop_duplicates("key")
 
 
-def table7(roots: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table7(roots: list[Path], profile: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 7's biLM half: dev perplexity before -> after fine-tuning on the task text (``mode=finetune``)."""
     rows = []
-    for root in roots:
-        for path in sorted(Path(root).glob("**/finetune.json")):
-            r = json.loads(path.read_text())
-            ft = r["bilm_finetune"]
-            rows.append({"task": r["task"], "biLM tokens of fine-tuning": ft["tokens"],
-                         "dev perplexity before → after (ours)": finetune_perplexities(ft),
-                         "paper (Table 7)": paper.TABLE7.get(r["task"], "—"), "key": ft["dir"], **provenance_fields(r)})
+    for _, r in records(roots, "finetune.json", profile):
+        ft = r["bilm_finetune"]
+        rows.append({"task": r["task"], "biLM tokens of fine-tuning": ft["tokens"],
+                     "dev perplexity before → after (ours)": finetune_perplexities(ft),
+                     "paper (Table 7)": paper.TABLE7.get(r["task"], "—"), "key": ft["dir"], **provenance_fields(r)})
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates("key")
@@ -94,24 +122,22 @@ def finetune_perplexities(info: dict | None) -> str | None:
     return f"{info['dev_perplexity_before']:.1f} → {info['dev_perplexity_after']:.1f}" if info else None
 
 
-def load_runs(roots: list[Path]) -> pd.DataFrame:
+def load_runs(roots: list[Path], profile: str | None = None) -> pd.DataFrame:
     rows, seen = [], set()
-    for root in roots:
-        for path in sorted(Path(root).glob("**/results.json")):
-            r = json.loads(path.read_text())
-            if r.get("task") in paper.PROBES:
-                continue  # reported by probes_table
-            key = (r.get("config_hash") or str(path), setting_of(r))  # one run may serve several settings
-            if key in seen:
-                continue
-            seen.add(key)
-            mix = r.get("mixing_weights", {})
-            rows.append({"task": r["task"], "metric": r["metric"], "value": r["dev"][r["metric"]],
-                         "seed": r["config"]["seed"], "setting": setting_of(r), "profile": r.get("profile"),
-                         "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
-                         "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
-                         "finetune_ppl": finetune_perplexities(r.get("bilm_finetune")),
-                         **provenance_fields(r)})
+    for path, r in records(roots, "results.json", profile):
+        if r.get("task") in paper.PROBES:
+            continue  # reported by probes_table
+        key = (r.get("config_hash") or str(path), setting_of(r))  # one run may serve several settings
+        if key in seen:
+            continue
+        seen.add(key)
+        mix = r.get("mixing_weights", {})
+        rows.append({"task": r["task"], "metric": r["metric"], "value": r["dev"][r["metric"]],
+                     "seed": r["config"]["seed"], "setting": setting_of(r),
+                     "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
+                     "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
+                     "finetune_ppl": finetune_perplexities(r.get("bilm_finetune")),
+                     **provenance_fields(r)})
     df = pd.DataFrame(rows)
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
         df["full"] = df.fraction == df.groupby("task").fraction.transform("max")
@@ -187,7 +213,7 @@ def ablation_table(df: pd.DataFrame, published: dict, settings: list[str]) -> pd
 
 def provenance_fields(r: dict) -> dict:
     hw = r.get("hardware") or {}
-    return {"command": r.get("command", "?"), "date": r.get("date", "?"),
+    return {"command": r.get("command", "?"), "date": r.get("date", "?"), "profile": r.get("profile"),
             "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
                         f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
 
@@ -223,6 +249,9 @@ def variants_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: pd.DataFrame | None = None,
                 notes: str = "") -> None:
+    profiles = sorted(set(sources.profile.dropna())) if sources is not None and "profile" in sources else []
+    if profiles:
+        title += f" — {', '.join(profiles)} profile"
     frame.to_csv(out / f"{name}.csv", index=False)
     (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)")
                                     + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources))
@@ -288,20 +317,23 @@ def main(argv=None) -> None:
     ap.add_argument("--runs", nargs="+", type=Path, default=[Path("outputs/runs"), Path("results/runs")])
     ap.add_argument("--out", type=Path, default=Path("results"))
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
+    ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
+                    "when the records come from more than one")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     roots = [r for r in args.runs if r.exists()]
-    df, (probes, probe_sources) = load_runs(roots), probes_table(roots)
+    profile = choose_profile(roots, args.profile)
+    df, (probes, probe_sources) = load_runs(roots, profile), probes_table(roots, profile)
     if df.empty and probes.empty:
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
     if args.collect:
-        for src in sorted(str(p) for r in roots for name in ("results.json", "finetune.json") for p in r.glob(f"**/{name}")):
+        for src in sorted(str(p) for name in ("results.json", "finetune.json") for p, _ in records(roots, name, profile)):
             rel = Path(src).relative_to(next(r for r in args.runs if Path(src).is_relative_to(r)))
             dest = args.out / "runs" / rel
             if Path(src).resolve() != dest.resolve():
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dest)
-    tuned, tuned_sources = table7(roots)
+    tuned, tuned_sources = table7(roots, profile)
     if not tuned.empty:
         write_table(tuned, args.out, "table7", "Table 7 (biLM part): fine-tuning the biLM on each task's training text",
                     tuned_sources, "One epoch on the task's training text, labels ignored (`python run.py mode=finetune "

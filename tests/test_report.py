@@ -7,9 +7,9 @@ from benchmarks import report
 
 
 def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3), position="input",
-            command="python run.py -m task=ner", date="2026-11-21T10:00:00+00:00", **elmo):
+            command="python run.py -m task=ner", date="2026-11-21T10:00:00+00:00", profile="quick", **elmo):
     metric = "f1" if task in ("ner", "srl", "qa") else "accuracy"
-    r = {"task": task, "metric": metric, "dev": {metric: value}, "ablation": setting, "profile": "quick",
+    r = {"task": task, "metric": metric, "dev": {metric: value}, "ablation": setting, "profile": profile,
          "command": command, "date": date, "hardware": {"machine": "x86_64", "cpus": 2, "torch_threads": 1, "device": "cpu"},
          "elmo_position": "none" if setting == "baseline" else position, "config_hash": f"{task}{setting}{seed}{fraction}",
          "mixing_weights": {} if setting == "baseline" else {"input": {"s": list(s_in), "gamma": 1.0}},
@@ -17,7 +17,7 @@ def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3)
                     "elmo": {"position": "paper", "mix": "all", "l2": 0.1, **elmo}}}
     if elmo.get("finetune"):
         r["bilm_finetune"] = {"dev_perplexity_before": 300.0, "dev_perplexity_after": 150.0}
-    d = root / task / "-".join(map(str, [setting, seed, fraction, *elmo.values()]))
+    d = root / task / "-".join(map(str, [setting, seed, fraction, *elmo.values()] + ([profile] if profile != "quick" else [])))
     d.mkdir(parents=True)
     (d / "results.json").write_text(json.dumps(r))
 
@@ -145,6 +145,7 @@ def test_table7_from_finetune_records_and_collect(tmp_path):
         d.mkdir(parents=True)
         (d / "finetune.json").write_text(json.dumps({
             "task": task, "command": f"python run.py mode=finetune task={task}", "date": "2026-11-21T10:00:00+00:00",
+            "profile": "quick",
             "hardware": {"machine": "x86_64", "cpus": 2}, "bilm_finetune": {
                 "dir": f".cache/finetuned/{task}", "dev_perplexity_before": before, "dev_perplexity_after": after,
                 "tokens": 1000}}))
@@ -155,3 +156,19 @@ def test_table7_from_finetune_records_and_collect(tmp_path):
     assert "323.5 → 154.3" in rows[0] and "103.2 → 46.3" in rows[0] and "900.0 → 300.0" in rows[1]  # paper order
     assert "- `python run.py mode=finetune task=sst` (1 run)" in t7
     assert (out / "runs" / "sst" / "finetune" / "finetune.json").exists()
+
+
+def test_runs_of_different_profiles_are_never_averaged_together(tmp_path):
+    runs = tmp_path / "runs"
+    _record(runs, "ner", "baseline", 0, 60.0)
+    _record(runs, "ner", "elmo", 0, 70.0)
+    _record(runs, "ner", "baseline", 0, 90.0, profile="paper")
+    _record(runs, "ner", "elmo", 0, 92.0, profile="paper")
+    with pytest.raises(SystemExit, match=r"several profiles: paper \(2 records\), quick \(2 records\)"):
+        report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--profile", "paper"])
+    t1 = (tmp_path / "out" / "table1.md").read_text()
+    assert "— paper profile" in t1 and "90.00 (n=1)" in t1 and "92.00 (n=1)" in t1
+    assert "60.00" not in t1 and "70.00" not in t1
+    with pytest.raises(SystemExit, match="no runs with profile 'full'"):
+        report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--profile", "full"])
