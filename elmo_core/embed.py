@@ -30,6 +30,7 @@ import torch
 from .bilm import BiLM
 from .characters import batch_to_ids
 from .original_format import load_bilm
+from .row_packing import words_in_rows
 from .progress import progress_bar
 
 
@@ -81,25 +82,25 @@ def embed_sentences(bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: 
     """Yield ``(index, layers (L+1, T, 2P))`` for every sentence (batch order, not input order).
 
     Stateless: ``batch_size`` is the number of LSTM rows; sentences are grouped by length and laid
-    end to end in the rows (``BiLM.forward_in_rows``). Stateful: batches of ``batch_size``
+    end to end in the rows (``row_packing``), and no padding is computed or stored. Stateful: batches of ``batch_size``
     sentences in file order, one per row, states carried from batch to batch."""
     device = bilm.bos_ids.device
     lengths = [len(s) for s in sentences]
-    if bilm.stateful:
-        groups = batches_for(lengths, batch_size, by_length=False)
-        run = bilm
-    else:
-        groups = row_groups(lengths, batch_size)
-        run = lambda ids: bilm.forward_in_rows(ids, batch_size)  # noqa: E731
-    bar = progress_bar(total=sum(len(s) for s in sentences), unit="tok", desc="biLM", disable=not progress,
-               mininterval=1.0)
+    groups = batches_for(lengths, batch_size, by_length=False) if bilm.stateful else row_groups(lengths, batch_size)
+    bar = progress_bar(total=sum(lengths), unit="tok", desc="biLM", disable=not progress, mininterval=1.0)
     for group in groups:
-        batch = [sentences[i] for i in group]
         with torch.inference_mode():  # not held across the yields below
-            layers = run(batch_to_ids(batch).to(device)).layers.float().cpu().numpy()
-        for row, i in enumerate(group):
-            yield i, layers[:, row, : len(sentences[i])]
-        bar.update(sum(len(s) for s in batch))
+            ids = batch_to_ids([sentences[i] for i in group]).to(device)
+            if bilm.stateful:
+                layers = bilm(ids).layers.float().cpu().numpy()
+                per_sentence = [layers[:, row, : lengths[i]] for row, i in enumerate(group)]
+            else:  # words of all sentences without padding, sentence after sentence
+                words, _ = words_in_rows(bilm, ids, batch_size)
+                words = words.float().cpu().numpy()
+                starts = np.cumsum([0] + [lengths[i] for i in group])
+                per_sentence = [words[:, starts[k]: starts[k + 1]] for k in range(len(group))]
+        yield from zip(group, per_sentence)
+        bar.update(sum(lengths[i] for i in group))
     bar.close()
 
 

@@ -71,8 +71,18 @@ def row_layout(lengths: list[int], rows: int, T: int) -> RowLayout:
                      batch_sizes, resets, rows)
 
 
-def forward_in_rows(bilm, char_ids: torch.Tensor, rows: int):
+def forward_in_rows(bilm, char_ids: torch.Tensor, rows: int) -> BiLMOutput:
     """``bilm.forward(char_ids)`` with a zero initial state, computed on ``rows`` rows."""
+    words, lengths = words_in_rows(bilm, char_ids, rows)
+    mask = torch.arange(char_ids.shape[1], device=words.device) < lengths.to(words.device).unsqueeze(1)
+    layers = words.new_zeros(words.shape[0], *mask.shape, words.shape[2])
+    layers[:, mask] = words  # the mask's True positions run sentence by sentence, like ``words``
+    return BiLMOutput(layers=layers, mask=mask)
+
+
+def words_in_rows(bilm, char_ids: torch.Tensor, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The stateless L+1 layers of every word, without padding: ``(L+1, n_words, 2P)`` with the
+    words of sentence 0 first, then sentence 1, ...; and the sentence lengths ``(N,)``."""
     if bilm.stateful:
         raise ValueError("forward_in_rows is stateless; a stateful biLM carries states per batch row")
     if char_ids.dim() != 3 or char_ids.shape[-1] != bilm.opts.max_characters_per_token:
@@ -94,29 +104,30 @@ def forward_in_rows(bilm, char_ids: torch.Tensor, rows: int):
     first_of_type.scatter_reduce_(0, type_of_token, torch.arange(N * T, device=device), "amin")
     values = flat.index_select(0, first_of_type)
 
-    # outputs go straight into the result (boundaries removed, zero on padding); a packed
-    # position is copied if it holds a word, not <S> or </S>
+    # outputs go straight into the result; a packed position is copied if it holds a word (not
+    # <S> or </S>), to the word's place: sentence s's words start at offsets[s]
+    n_words = (lengths - 2).cpu()
+    offsets = torch.cumsum(n_words, 0) - n_words
     sentence, position = layout.forward_index // T, layout.forward_index % T
-    is_word = (position >= 1) & (position <= lengths.cpu()[sentence] - 2)
+    is_word = (position >= 1) & (position <= n_words[sentence])
     words = torch.nonzero(is_word).squeeze(1).to(device)
-    result = tokens.new_zeros(L + 1, N, T - 2, 2 * P)
-    word_mask = (torch.arange(T - 2, device=device) < (lengths - 2).to(device).unsqueeze(1)).unsqueeze(-1)
-    result[0, :, :, :P] = tokens[:, 1: T - 1] * word_mask
-    result[0, :, :, P:] = result[0, :, :, :P]
+    word_positions = torch.arange(N * T).view(N, T)[:, 1:-1][torch.arange(T - 2) < n_words.unsqueeze(1)]
+    result = tokens.new_empty(L + 1, int(n_words.sum()), 2 * P)
+    result[0, :, :P] = flat.index_select(0, word_positions.to(device))
+    result[0, :, P:] = result[0, :, :P]
 
     def direction(d: int) -> None:
-        index = (layout.forward_index if d == 0 else layout.backward_index).to(device)
-        outputs, _ = bilm.run_packed(d, flat.index_select(0, index), layout.batch_sizes,
+        index = (layout.forward_index if d == 0 else layout.backward_index)
+        outputs, _ = bilm.run_packed(d, flat.index_select(0, index.to(device)), layout.batch_sizes,
                                      state[d * L: (d + 1) * L], resets,
-                                     distinct=(values, type_of_token.index_select(0, index)))
-        word_index = index.index_select(0, words)  # flat positions sentence * T + t
-        target = word_index // T * (T - 2) + word_index % T - 1
+                                     distinct=(values, type_of_token.index_select(0, index.to(device))))
+        word_index = index[is_word]  # flat positions sentence * T + t
+        target = (offsets[word_index // T] + word_index % T - 1).to(device)
         for k, out in enumerate(outputs):
-            half = result[k + 1, :, :, d * P: (d + 1) * P].view(N * (T - 2), P)
-            half.index_copy_(0, target, out.index_select(0, words))
+            result[k + 1, :, d * P: (d + 1) * P].index_copy_(0, target, out.index_select(0, words))
 
     if device.type == "cpu" and not torch.is_grad_enabled() and torch.get_num_threads() >= 2:
         run_side_by_side(lambda: direction(0), lambda: direction(1))
     else:
         direction(0), direction(1)
-    return BiLMOutput(layers=result, mask=word_mask.squeeze(-1))
+    return result, n_words
