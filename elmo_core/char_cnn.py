@@ -46,7 +46,7 @@ class CharCNN(nn.Module):
         """
         x = self.char_embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
         N, _, L = x.shape
-        if torch.is_grad_enabled() or N == 0:
+        if N == 0 or torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters()):
             return torch.cat([self._pool_chunk(x[i: i + self.CONV_CHUNK], L)
                               for i in range(0, max(N, 1), self.CONV_CHUNK)])
         positions = torch.arange(1, L + 1, device=char_ids.device)
