@@ -56,10 +56,9 @@ def read_sentences(path: str | Path) -> list[list[str]]:
     return sentences
 
 
-def batches_for(lengths: Sequence[int], batch_size: int, by_length: bool) -> list[list[int]]:
-    """Sentence indices per batch: in order, or grouped by length (less padding)."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i]) if by_length else list(range(len(lengths)))
-    return [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
+def batches_in_order(n_sentences: int, batch_size: int) -> list[list[int]]:
+    """Sentence indices per batch in file order (stateful: row r of each batch continues row r)."""
+    return [list(range(i, min(i + batch_size, n_sentences))) for i in range(0, n_sentences, batch_size)]
 
 
 def row_groups(lengths: Sequence[int], rows: int, steps: int = 48) -> list[list[int]]:
@@ -86,7 +85,7 @@ def embed_sentences(bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: 
     sentences in file order, one per row, states carried from batch to batch."""
     device = bilm.bos_ids.device
     lengths = [len(s) for s in sentences]
-    groups = batches_for(lengths, batch_size, by_length=False) if bilm.stateful else row_groups(lengths, batch_size)
+    groups = batches_in_order(len(lengths), batch_size) if bilm.stateful else row_groups(lengths, batch_size)
     bar = progress_bar(total=sum(lengths), unit="tok", desc="biLM", disable=not progress, mininterval=1.0)
     for group in groups:
         with torch.inference_mode():  # not held across the yields below
