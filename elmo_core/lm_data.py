@@ -7,14 +7,21 @@ plain text, one whitespace-tokenized sentence per line, any number of files.
 * ``LMStream``: the original batching. Every sentence is wrapped in ``<S>`` ... ``</S>`` and the
   sentences are packed back to back into ``batch_size`` parallel rows of ``unroll_steps`` tokens,
   so an LSTM state can be carried from one batch to the next per row (truncated BPTT). The
-  backward LM reads a second stream made of the same sentences reversed. Files are read one at a
-  time (shards), their sentences shuffled with a seed derived from (seed, epoch, file), so the
-  stream is a pure function of (files, seed, epoch) and a run resumes by skipping batches.
+  backward LM reads a second stream made of the same sentences reversed.
+* Order (``order=``): ``interleaved`` (default) shuffles each file's sentences and interleaves
+  the files at random in their corpus proportions — every next sentence comes from a file drawn
+  with probability proportional to the sentences it has left — so every stretch of batches mixes
+  the sources as the corpus does. Sentences are read through a line-offset index (``CorpusIndex``,
+  8 bytes per sentence), not held in memory. ``files`` is the original code's order, one file
+  (shard) at a time: right for shards of one homogeneous corpus, but on a corpus of several
+  sources the model drifts towards the file it read last. Either way the order is a pure
+  function of (files, seed, epoch), so a run resumes by skipping batches.
 """
 from __future__ import annotations
 
 import glob
 import hashlib
+import json
 import random
 from collections import Counter
 from dataclasses import dataclass
@@ -43,18 +50,45 @@ def expand_files(patterns: str | Iterable[str]) -> list[Path]:
     return files
 
 
+def _tokens(raw: bytes, path: Path, lineno: int) -> list[str]:
+    try:
+        return raw.decode("utf-8").split()
+    except UnicodeDecodeError as e:
+        raise CorpusError(f"{path}:{lineno}: not valid UTF-8 ({e.reason})") from None
+
+
 def read_sentences(path: Path) -> list[list[str]]:
     """All sentences of one file; blank lines are skipped, non-UTF-8 is an error (file:line)."""
     sentences = []
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
-            try:
-                tokens = raw.decode("utf-8").split()
-            except UnicodeDecodeError as e:
-                raise CorpusError(f"{path}:{lineno}: not valid UTF-8 ({e.reason})") from None
+            tokens = _tokens(raw, path, lineno)
             if tokens:
                 sentences.append(tokens)
     return sentences
+
+
+class CorpusIndex:
+    """Byte offsets of the non-blank lines of each file, for reading sentences in any order
+    without holding them (one pass over each file when first needed; UTF-8 checked then)."""
+
+    def __init__(self, files: list[Path]):
+        self.files = list(files)
+        self._offsets: dict[Path, np.ndarray] = {}
+
+    def offsets(self, path: Path) -> np.ndarray:
+        if path not in self._offsets:
+            found, position = [], 0
+            with open(path, "rb") as f:
+                for lineno, raw in enumerate(f, 1):
+                    if _tokens(raw, path, lineno):
+                        found.append(position)
+                    position += len(raw)
+            self._offsets[path] = np.asarray(found, dtype=np.int64)
+        return self._offsets[path]
+
+    def counts(self) -> list[int]:
+        return [len(self.offsets(p)) for p in self.files]
 
 
 class Vocabulary:
@@ -129,14 +163,26 @@ class LMBatch:
     lengths: np.ndarray
 
 
+STREAM_ORDERS = ("interleaved", "files")
+
+
 class LMStream:
+    """Batches of the biLM's two streams over ``files``. ``shuffle=False`` reads every file in
+    order, one after the other (held-out text); otherwise ``order`` decides (module docstring)."""
+
     def __init__(self, files: list[Path], vocab: Vocabulary, batch_size: int, unroll_steps: int,
-                 seed: int = 0, shuffle: bool = True, max_chars: int = 50):
-        self.files, self.vocab = files, vocab
+                 seed: int = 0, shuffle: bool = True, max_chars: int = 50, order: str = "interleaved"):
+        if order not in STREAM_ORDERS:
+            raise CorpusError(f"unknown stream order {order!r} (one of {', '.join(STREAM_ORDERS)})")
+        self.files, self.vocab, self.order = files, vocab, order
         self.batch_size, self.unroll_steps, self.seed, self.shuffle = batch_size, unroll_steps, seed, shuffle
         self.chars = CharCache(max_chars)
+        self.index = CorpusIndex(files)
 
     def sentences(self, epoch: int) -> Iterator[list[str]]:
+        if self.shuffle and self.order == "interleaved":
+            yield from self._interleaved(epoch)
+            return
         order = list(self.files)
         if self.shuffle:
             random.Random(f"{self.seed}-{epoch}").shuffle(order)
@@ -145,6 +191,29 @@ class LMStream:
             if self.shuffle:
                 random.Random(f"{self.seed}-{epoch}-{path.name}").shuffle(sentences)
             yield from sentences
+
+    def _interleaved(self, epoch: int) -> Iterator[list[str]]:
+        """Each file's sentences in a seeded random order; the files interleaved by a seeded
+        random permutation of the multiset {file k: n_k times} — the same as drawing each next
+        file with probability proportional to the sentences it has left."""
+        orders = []
+        for path in self.files:
+            offsets = self.index.offsets(path).tolist()
+            random.Random(f"{self.seed}-{epoch}-{path.name}").shuffle(offsets)
+            orders.append(offsets)
+        draws = [k for k, order in enumerate(orders) for _ in range(len(order))]
+        random.Random(f"{self.seed}-{epoch}-interleave").shuffle(draws)
+        handles = [open(path, "rb") for path in self.files]
+        try:
+            next_of = [0] * len(self.files)
+            for k in draws:
+                f = handles[k]
+                f.seek(orders[k][next_of[k]])
+                next_of[k] += 1
+                yield f.readline().decode("utf-8").split()  # checked when the index was built
+        finally:
+            for f in handles:
+                f.close()
 
     def batches(self, epoch: int = 0, skip: int = 0) -> Iterator[LMBatch]:
         """The epoch's batches; ``skip`` fast-forwards (to resume) without building the skipped ones.
@@ -196,3 +265,39 @@ class LMStream:
                 t += take
             lengths[r] = max(t, 1)  # a row past the end of data: one ignored dummy position
         return LMBatch(chars[0], targets[0], chars[1], targets[1], lengths)
+
+
+class SentenceStream(LMStream):
+    """The same batching over a fixed list of sentences, in order (a held-out slice)."""
+
+    def __init__(self, sentences: list[list[str]], vocab: Vocabulary, batch_size: int, unroll_steps: int,
+                 max_chars: int = 50):
+        super().__init__([], vocab, batch_size, unroll_steps, shuffle=False, max_chars=max_chars)
+        self.fixed = sentences
+
+    def sentences(self, epoch: int) -> Iterator[list[str]]:
+        yield from self.fixed
+
+
+def heldout_sources(path: str | Path) -> dict[str, list[list[str]]] | None:
+    """The held-out file split by source, when a ``stats.json`` beside it lists, in file order,
+    each source's ``heldout_sentences`` (the layout of ``../shared/data/lm_corpus``); ``None``
+    when there is no such file or it has no such counts. Counts that do not add up to the
+    file's sentences are an error."""
+    path = Path(path)
+    stats_path = path.parent / "stats.json"
+    if not stats_path.exists():
+        return None
+    try:
+        stats = json.loads(stats_path.read_text())
+        counts = [(name, int(entry["heldout_sentences"])) for name, entry in stats.items()]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None  # some other stats.json: no per-source breakdown
+    sentences = read_sentences(path)
+    if sum(n for _, n in counts) != len(sentences):
+        raise CorpusError(f"{stats_path}: the per-source held-out counts add up to {sum(n for _, n in counts)}, "
+                          f"but {path} has {len(sentences)} sentences")
+    sources, start = {}, 0
+    for name, n in counts:
+        sources[name], start = sentences[start: start + n], start + n
+    return sources

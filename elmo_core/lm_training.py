@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from .bilm import BiLM, State
-from .lm_data import LMBatch, LMStream
+from .lm_data import LMBatch, LMStream, SentenceStream, expand_files, heldout_sources
 from .progress import progress_bar
 
 
@@ -137,3 +137,22 @@ def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool =
     if count == 0:
         raise ValueError("no tokens to evaluate")
     return Perplexity(math.exp(nll[0] / count), math.exp(nll[1] / count), count)
+
+
+def heldout_report(model: LanguageModel, vocab, heldout: str | list[str], batch_size: int, unroll_steps: int,
+                   device: str | torch.device = "cpu", stateless: bool = True, progress: bool = False) -> dict:
+    """Held-out perplexity of the whole text, stateful (as trained) and, if asked, stateless;
+    and per source (stateful) when the file's ``stats.json`` says which lines are which source
+    (``lm_data.heldout_sources``). Each source is read as a stream of its own."""
+    files = expand_files(heldout)
+    stream = LMStream(files, vocab, batch_size, unroll_steps, shuffle=False)
+    report = {"stateful": evaluate_perplexity(model, stream, True, device, progress).as_dict()}
+    if stateless:
+        report["stateless"] = evaluate_perplexity(model, stream, False, device, progress).as_dict()
+    sources = heldout_sources(files[0]) if len(files) == 1 else None
+    if sources:
+        report["by_source_stateful"] = {
+            name: evaluate_perplexity(model, SentenceStream(sentences, vocab, batch_size, unroll_steps),
+                                      True, device).as_dict()
+            for name, sentences in sources.items()}
+    return report

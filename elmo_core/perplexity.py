@@ -2,10 +2,13 @@
 normalized softmax, for the forward and backward LMs and their average.
 
     python -m elmo_core.perplexity --model DIR --heldout heldout.txt [--stateless] [--batch-size 128]
+    python -m elmo_core.perplexity --model DIR --heldout heldout.txt --by-source
 
 ``DIR`` holds ``options.json``, ``weights.hdf5`` (with ``softmax/*``) and ``vocab.txt``, as written by
 ``elmo_core.pretrain``. By default LSTM states are carried across batches, as in training;
-``--stateless`` starts every batch from zero.
+``--stateless`` starts every batch from zero. ``--by-source``: stateful and stateless perplexity of
+the whole file and stateful perplexity per source, when a ``stats.json`` beside the held-out file
+gives each source's number of held-out sentences in file order (as ``../shared/data/lm_corpus`` does).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import torch
 
 from .lm_checkpoint import CheckpointError, load_language_model
 from .lm_data import LMStream, expand_files
-from .lm_training import evaluate_perplexity
+from .lm_training import evaluate_perplexity, heldout_report
 
 
 def main(argv=None) -> None:
@@ -28,12 +31,19 @@ def main(argv=None) -> None:
     ap.add_argument("--unroll-steps", type=int, default=20)
     ap.add_argument("--stateless", action="store_true", help="zero LSTM state for every batch")
     ap.add_argument("--warmup-batches", type=int, default=0, help="stateful: warm the states on this many batches first")
+    ap.add_argument("--by-source", action="store_true",
+                    help="also stateless, and per source (needs stats.json beside the held-out file)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args(argv)
     try:
         lm, vocab, meta = load_language_model(args.model)
         if meta["softmax"] != "loaded":
             raise CheckpointError(f"{args.model}: no trained softmax, perplexity is undefined")
+        if args.by_source:
+            report = heldout_report(lm.to(args.device), vocab, args.heldout, args.batch_size, args.unroll_steps,
+                                    args.device, progress=True)
+            print(json.dumps({"model": str(args.model), "heldout": args.heldout, **report}))
+            return
         stream = LMStream(expand_files(args.heldout), vocab, args.batch_size, args.unroll_steps, shuffle=False)
         ppl = evaluate_perplexity(lm.to(args.device), stream, stateful=not args.stateless,
                                   device=args.device, progress=True, warmup_batches=args.warmup_batches)

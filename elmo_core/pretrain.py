@@ -34,8 +34,8 @@ import torch.distributed as dist
 from .bilm import BiLM
 from .lm_checkpoint import (CheckpointError, load_checkpoint, load_language_model, save_checkpoint,
                             save_language_model)
-from .lm_data import LMStream, Vocabulary, expand_files
-from .lm_training import LanguageModel, detach_state, evaluate_perplexity
+from .lm_data import STREAM_ORDERS, LMStream, Vocabulary, expand_files
+from .lm_training import LanguageModel, detach_state, evaluate_perplexity, heldout_report
 from .options import parse_options
 from .progress import progress_bar
 
@@ -64,6 +64,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     src.add_argument("--options", type=Path, help="options.json of a new model (instead of a preset)")
     src.add_argument("--init-from", type=Path, help="exported model directory to continue (fine-tuning)")
     ap.add_argument("--vocab", type=Path, help="vocabulary file (default: built from --train)")
+    ap.add_argument("--stream-order", choices=STREAM_ORDERS, default="interleaved",
+                    help="interleaved: the files mixed in their corpus proportions (default); "
+                         "files: one file after the other, as the original code reads its shards")
     ap.add_argument("--min-count", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=128, help="global batch (rows)")
     ap.add_argument("--unroll-steps", type=int, default=20)
@@ -123,11 +126,11 @@ def train(args) -> dict:
     lm, vocab, meta = build_model(args, files, rank, world)
     lm.to(device).train()
     optimizer = torch.optim.Adagrad(lm.parameters(), lr=args.lr, initial_accumulator_value=1.0)
-    stream = LMStream(files, vocab, args.batch_size, args.unroll_steps, seed=args.seed)
+    stream = LMStream(files, vocab, args.batch_size, args.unroll_steps, seed=args.seed, order=args.stream_order)
     rows = slice(rank * args.batch_size // world, (rank + 1) * args.batch_size // world)
     identity = {"options": lm.bilm.opts.to_json_dict(), "vocab": vocab.digest(), "batch_size": args.batch_size,
                 "unroll_steps": args.unroll_steps, "seed": args.seed, "train": [str(f) for f in files],
-                "init_from": meta.get("init_from")}
+                "init_from": meta.get("init_from"), "stream_order": args.stream_order}
     progress = {"epoch": 0, "batch_in_epoch": 0, "step": 0, "tokens": 0, "seconds": 0.0}
     state = lm.bilm.zero_state(args.batch_size, device)
     ckpt_path = args.out / "checkpoint.pt"
@@ -209,10 +212,14 @@ def export(lm: LanguageModel, vocab: Vocabulary, args, progress: dict, device) -
                "parameters_bilm": sum(p.numel() for p in lm.bilm.parameters()),
                "parameters_softmax": sum(p.numel() for p in lm.softmax.parameters()),
                "options": lm.bilm.opts.to_json_dict()}
+    summary["stream_order"] = args.stream_order
     if args.heldout:
-        heldout = LMStream(expand_files([args.heldout]), vocab, args.batch_size, args.unroll_steps, shuffle=False)
+        report = heldout_report(lm, vocab, [args.heldout], args.batch_size, args.unroll_steps, device)
         summary["heldout"] = str(args.heldout)
-        summary["heldout_perplexity"] = evaluate_perplexity(lm, heldout, device=device).as_dict()
+        summary["heldout_perplexity"] = report["stateful"]
+        summary["heldout_perplexity_stateless"] = report["stateless"]
+        if "by_source_stateful" in report:
+            summary["heldout_perplexity_by_source"] = report["by_source_stateful"]
         if (args.out / "heldout_before.json").exists():
             summary["heldout_perplexity_before"] = json.loads((args.out / "heldout_before.json").read_text())
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
