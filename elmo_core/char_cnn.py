@@ -39,23 +39,28 @@ class CharCNN(nn.Module):
         """Max over character windows of every filter, then the activation: ``(N, n_filters)``.
 
         A few tokens at a time, so that each convolution's (tokens x windows x filters) output is
-        pooled while still in cache. Without autograd, tokens are taken in order of length and
-        each group only up to its longest token: a window of in-token padding alone gives the
-        same value for every token, computed once and included in the max where such windows
-        exist. Same values as convolving all ``max_chars`` positions of every token.
+        pooled while still in cache. Tokens are taken in order of length and each group only up
+        to its longest token: a window of in-token padding alone gives the same value for every
+        token, computed once and included in the max where such windows exist. Same values as
+        convolving all ``max_chars`` positions of every token (and, under autograd, the same
+        gradients: the padding-only windows all see the same inputs).
         """
         x = self.char_embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
         N, _, L = x.shape
-        if N == 0 or torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters()):
-            return torch.cat([self._pool_chunk(x[i: i + self.CONV_CHUNK], L)
-                              for i in range(0, max(N, 1), self.CONV_CHUNK)])
+        if N == 0:
+            return self._pool_chunk(x, L)
         positions = torch.arange(1, L + 1, device=char_ids.device)
         widths = ((char_ids != PAD_CHAR + 1) * positions).amax(dim=1)  # up to the last non-padding id
         order = torch.argsort(widths)
+        chunks = [order[i: i + self.CONV_CHUNK] for i in range(0, N, self.CONV_CHUNK)]
+        spans = widths[order][self.CONV_CHUNK - 1::self.CONV_CHUNK].tolist() + [int(widths.max())]
+        if torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters()):
+            # autograd: join the sorted chunks, then put the tokens back in their order
+            pooled = torch.cat([self._pool_chunk(x.index_select(0, rows), span) for rows, span in zip(chunks, spans)])
+            return pooled.index_select(0, torch.argsort(order))
         pooled = torch.empty(N, sum(conv.out_channels for conv in self.convs), device=x.device, dtype=x.dtype)
-        for i in range(0, N, self.CONV_CHUNK):
-            rows = order[i: i + self.CONV_CHUNK]
-            pooled[rows] = self._pool_chunk(x.index_select(0, rows), int(widths[rows].max()))
+        for rows, span in zip(chunks, spans):
+            pooled[rows] = self._pool_chunk(x.index_select(0, rows), span)
         return pooled
 
     def _pool_chunk(self, x: torch.Tensor, width: int) -> torch.Tensor:

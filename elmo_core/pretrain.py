@@ -63,6 +63,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     src.add_argument("--preset", choices=sorted(PRESETS), default="small")
     src.add_argument("--options", type=Path, help="options.json of a new model (instead of a preset)")
     src.add_argument("--init-from", type=Path, help="exported model directory to continue (fine-tuning)")
+    ap.add_argument("--lstm-dim", type=int, help="LSTM cells per layer (overrides the preset's lstm.dim)")
+    ap.add_argument("--projection-dim", type=int, help="LSTM projection and token size (overrides lstm.projection_dim)")
     ap.add_argument("--vocab", type=Path, help="vocabulary file (default: built from --train)")
     ap.add_argument("--stream-order", choices=STREAM_ORDERS, default="interleaved",
                     help="interleaved: the files mixed in their corpus proportions (default); "
@@ -101,6 +103,8 @@ def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Voca
     """Fresh model from a preset/options, or a previously exported one (``--init-from``)."""
     args.out.mkdir(parents=True, exist_ok=True)
     if args.init_from:
+        if args.lstm_dim or args.projection_dim:
+            raise ValueError("--lstm-dim/--projection-dim make a new model; --init-from continues an existing one")
         lm, vocab, meta = load_language_model(args.init_from, dropout=args.dropout)
         return lm, vocab, {"init_from": str(args.init_from), **meta}
     vocab_path = args.out / "vocab.txt"
@@ -111,6 +115,9 @@ def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Voca
         dist.barrier()
     vocab = Vocabulary.load(vocab_path)
     options = json.loads(args.options.read_text()) if args.options else json.loads(json.dumps(PRESETS[args.preset]))
+    for key, value in (("dim", args.lstm_dim), ("projection_dim", args.projection_dim)):
+        if value is not None:
+            options.setdefault("lstm", {})[key] = value
     torch.manual_seed(args.seed)
     bilm = BiLM(parse_options(options, str(args.options or f"preset {args.preset}")))
     return LanguageModel(bilm, len(vocab), dropout=args.dropout), vocab, {}

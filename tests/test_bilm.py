@@ -176,19 +176,38 @@ def test_inference_step_matches_the_autograd_step_and_follows_weight_changes():
     assert not torch.allclose(changed_fast[2], fast[2], atol=1e-3)
 
 
-def test_char_cnn_without_autograd_skips_padding_windows_with_the_same_values():
-    """Without autograd the convolutions stop at each token's last character (windows of
-    in-token padding alone are computed once); with autograd every window is convolved."""
+def _full_convolution(encoder, ids):
+    """The token encoder the plain way: every filter over all max_chars positions."""
+    x = encoder.char_embed(ids).transpose(1, 2)
+    x = torch.cat([encoder.activation(conv(x).amax(dim=2)) for conv in encoder.convs], dim=1)
+    for gate, transform in zip(encoder.highway_gate, encoder.highway_transform):
+        g = torch.sigmoid(gate(x))
+        x = g * torch.relu(transform(x)) + (1.0 - g) * x
+    return encoder.projection(x)
+
+
+def test_char_cnn_skips_padding_windows_with_the_same_values_and_gradients():
+    """The convolutions stop at each token's last character (windows of in-token padding alone
+    are computed once), with and without autograd: same values and same gradients as the
+    full convolution."""
     bilm = random_bilm(char_cnn__filters=[[1, 4], [3, 5], [7, 6]])
     with torch.no_grad():
         bilm.token_encoder.char_embed.weight.normal_()  # a non-zero padding-character embedding
     words = ["a", "to", "Über", "naïve", "x" * 47, "y" * 48, "z" * 90, "—", "cat"] * 5
     ids = torch.cat([batch_to_ids([words])[0], bilm.bos_ids[None], bilm.eos_ids[None]])
+    encoder = bilm.token_encoder
     with torch.no_grad():
-        fast = bilm.token_encoder(ids)
-    full = bilm.token_encoder(ids).detach()
+        fast = encoder(ids)
+    full = _full_convolution(encoder, ids)
     assert torch.allclose(fast, full, atol=1e-6)
     assert torch.allclose(fast[:9], fast[9:18])  # the same word gives the same vector in any chunk
+    weights = torch.randn_like(full)
+    params = list(encoder.parameters())
+    expected = torch.autograd.grad((full * weights).sum(), params)
+    shortcut = encoder(ids)
+    assert torch.allclose(shortcut, full, atol=1e-6)
+    for got, want in zip(torch.autograd.grad((shortcut * weights).sum(), params), expected):
+        assert torch.allclose(got, want, atol=1e-5, rtol=1e-4)
 
 
 def test_a_model_built_in_inference_mode_runs():
