@@ -1,0 +1,141 @@
+"""One biLM training update (Peters et al. 2018, §3.1), fast: the same loss and gradients as
+``LanguageModel.forward`` followed by ``backward``, computed with less overhead.
+
+* The character CNN runs once for the word types of both streams (the backward stream reads
+  the same words), instead of once per direction.
+* Each LSTM layer is one autograd function with its backward pass through time written out
+  (``fused_lstm``): no per-step autograd records, and the weight gradients as two large
+  products over all steps.
+* The softmax head in chunks of rows with its logits recomputed in the backward pass
+  (``softmax_head``), so they never leave the cache.
+* On a CPU with two or more threads the forward and the backward LM — LSTMs, dropout, softmax,
+  and their backward passes — run at the same time, each on its share of the threads
+  (``cpu_speedups.run_side_by_side``). Each direction's gradients are taken with
+  ``torch.autograd.grad`` and added up afterwards (the softmax is shared), so the two threads
+  never write the same tensor; then the character CNN's backward runs once.
+* Dropout masks are drawn before the directions start, in the order the plain path draws them,
+  so both paths see the same masks from the same seed (and the threads never race for the
+  random generator).
+
+The plain path stays the reference: ``tests/test_lm_fast_step.py`` compares losses over 20
+updates and gradients of single updates.
+"""
+from __future__ import annotations
+
+import torch
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .cpu_speedups import run_side_by_side
+from .fused_lstm import projected_lstm
+from .softmax_head import adaptive_target_log_probs
+from .lm_data import LMBatch
+from .lm_training import LanguageModel
+from .bilm import State
+
+
+class FastTrainingStep:
+    """``step(batch, state, scale)`` -> (summed NLL per direction (2,), new state), with
+    ``scale * NLL.sum()``'s gradients added to the parameters' ``.grad``."""
+
+    def __init__(self, lm: LanguageModel, side_by_side: bool | None = None):
+        self.lm = lm
+        self.side_by_side = side_by_side
+
+    def _parallel(self, device) -> bool:
+        if self.side_by_side is not None:
+            return self.side_by_side
+        return torch.device(device).type == "cpu" and torch.get_num_threads() >= 2
+
+    def _masks(self, shape_packed, shape_padded, dtype, device) -> list[torch.Tensor | None]:
+        """Dropout multipliers (mask / keep-probability) of one direction: one per layer input
+        (packed), then the top output (padded) — the plain path's order of draws."""
+        p, L = self.lm.dropout, self.lm.bilm.opts.n_layers
+        if not (self.lm.training and p):
+            return [None] * (L + 1)
+        draw = lambda shape: torch.empty(shape, dtype=dtype, device=device).bernoulli_(1 - p).div_(1 - p)  # noqa: E731
+        return [draw(shape_packed) for _ in range(L)] + [draw(shape_padded)]
+
+    def _direction(self, direction: int, tokens: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor,
+                   state: State, masks, scale: float):
+        bilm, opts = self.lm.bilm, self.lm.bilm.opts
+        layers = bilm.forward_layers if direction == 0 else bilm.backward_layers
+        T = tokens.shape[1]
+        leaf = tokens.detach().requires_grad_()
+        packed = pack_padded_sequence(leaf, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        order, unsort = packed.sorted_indices, packed.unsorted_indices
+        if order is not None:
+            state = [(h.index_select(0, order.to(h.device)), c.index_select(0, order.to(c.device)))
+                     for h, c in state]
+        batch_sizes = packed.batch_sizes.tolist()
+        data, final = packed.data, []
+        for k, layer in enumerate(layers):
+            h0, c0 = state[k]
+            inp = data * masks[k] if masks[k] is not None else data
+            xw = torch.addmm(layer.bias + layer.forget_bias, inp, layer.w_x)
+            out, h, c = projected_lstm(xw, layer.w_h, layer.w_p, h0, c0, batch_sizes, layer.cell_clip,
+                                       layer.proj_clip)
+            if k > 0 and opts.use_skip_connections:
+                out = out + inp
+            final.append((h, c))
+            data = out
+        if unsort is not None:
+            final = [(h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device)))
+                     for h, c in final]
+        top = pad_packed_sequence(packed._replace(data=data), batch_first=True, total_length=T)[0]
+        if masks[-1] is not None:
+            top = top * masks[-1]
+        valid = torch.arange(T, device=tokens.device).unsqueeze(0) < lengths.to(tokens.device).unsqueeze(1)
+        valid = valid & (targets >= 0)
+        nll = -adaptive_target_log_probs(self.lm.softmax, top[valid], targets[valid]).sum()
+        params = [leaf] + list(layers.parameters()) + list(self.lm.softmax.parameters())
+        grads = torch.autograd.grad(nll * scale, params, allow_unused=True)
+        return nll.detach(), final, grads
+
+    def __call__(self, batch: LMBatch, state: State, scale: float, rows: slice = slice(None),
+                 device: str | torch.device = "cpu") -> tuple[torch.Tensor, State]:
+        lm, L = self.lm, self.lm.bilm.opts.n_layers
+        lengths = torch.from_numpy(batch.lengths[rows]).to(device)
+        chars = [torch.from_numpy(c[rows]).to(device) for c in (batch.forward_chars, batch.backward_chars)]
+        targets = [torch.from_numpy(t[rows]).to(device) for t in (batch.forward_targets, batch.backward_targets)]
+        B, T = chars[0].shape[:2]
+        tokens = lm.bilm.embed_tokens(torch.cat(chars), torch.cat([lengths, lengths]))  # both streams at once
+        n_packed = int(lengths.sum())
+        masks = [self._masks((n_packed, tokens.shape[2]), (B, T, tokens.shape[2]), tokens.dtype, tokens.device)
+                 for _ in range(2)]
+        token_parts = tokens.split(B)
+        work = [lambda d=d: self._direction(d, token_parts[d], lengths, targets[d], state[d * L:(d + 1) * L],
+                                            masks[d], scale) for d in range(2)]
+        results = run_side_by_side(*work) if self._parallel(device) else [w() for w in work]
+        (nll_f, final_f, grads_f), (nll_b, final_b, grads_b) = results
+        n_lstm = len(list(lm.bilm.forward_layers.parameters()))
+        for layers, grads in ((lm.bilm.forward_layers, grads_f), (lm.bilm.backward_layers, grads_b)):
+            _accumulate(layers.parameters(), grads[1: 1 + n_lstm])
+        softmax_grads = [_sum(a, b) for a, b in zip(grads_f[1 + n_lstm:], grads_b[1 + n_lstm:])]
+        _accumulate(lm.softmax.parameters(), softmax_grads)
+        tokens.backward(torch.cat([grads_f[0], grads_b[0]]))
+        return torch.stack([nll_f, nll_b]), final_f + final_b
+
+
+def _sum(a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    return a + b
+
+
+def _accumulate(params, grads) -> None:
+    for p, g in zip(params, grads):
+        if g is None:
+            g = torch.zeros_like(p)  # unused in this batch (a softmax tail): still a defined gradient
+        if p.grad is None:
+            p.grad = g.detach().clone() if g.requires_grad else g
+        else:
+            p.grad += g
+
+
+def train_step_plain(lm: LanguageModel, batch: LMBatch, state: State, scale: float, rows: slice = slice(None),
+                     device: str | torch.device = "cpu"):
+    """The reference: ``LanguageModel.forward`` and autograd's ``backward``."""
+    nll, final = lm(batch, state, rows, device)
+    (nll.sum() * scale).backward()
+    return nll.detach(), final
+
