@@ -10,6 +10,7 @@ Modes:
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -18,12 +19,13 @@ from omegaconf import DictConfig, OmegaConf
 
 
 def demo(cfg: DictConfig, out_dir: Path) -> None:
-    from elmo_core import file_sha256, load_bilm
+    from elmo_core import load_bilm
     from elmo_core.embed import embed_file
     from tasks.ner.reader import read_conll2003_file
-    from tasks.runner import resolve_bilm
+    from tasks.bilm_source import BiLMSource
 
-    options, weights = resolve_bilm(cfg)
+    source = BiLMSource.from_config(cfg.elmo)
+    options, weights = source.options, source.weights
     bilm = load_bilm(options, weights, stateful=cfg.elmo.state != "stateless", device=cfg.device)
     ds, _ = read_conll2003_file(cfg.demo.sentences)
     sentences = list(ds["tokens"])[: cfg.demo.limit]
@@ -33,7 +35,7 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
     n = embed_file(bilm, text, out_dir / "embeddings.hdf5", cfg.demo.batch_size)
     seconds = time.perf_counter() - start
     tokens = sum(len(s) for s in sentences)
-    report = {"biLM": {"options": str(options), "weights": str(weights), "sha256": file_sha256(weights)},
+    report = {"biLM": source.identity(),
               "sentences": n, "tokens": tokens, "seconds": round(seconds, 2),
               "tokens_per_s": round(tokens / seconds, 1), "output": str(out_dir / "embeddings.hdf5")}
     (out_dir / "demo.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -42,6 +44,7 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
+    from elmo_core.errors import SuiteError
     from tasks import runner
 
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
@@ -49,7 +52,11 @@ def main(cfg: DictConfig) -> None:
     if cfg.mode not in modes:
         raise SystemExit(f"error: unknown mode {cfg.mode!r} (available: {', '.join(modes)})")
     (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    modes[cfg.mode](cfg, out_dir)
+    try:
+        modes[cfg.mode](cfg, out_dir)
+    except SuiteError as e:  # configuration, data and weights errors: one line, exit status 2
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

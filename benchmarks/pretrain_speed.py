@@ -1,82 +1,181 @@
-"""Training throughput of the biLM (Peters et al. 2018, §3.1) for the embedded ``small`` preset and
-the paper's configuration, on this machine.
+"""Training throughput of the biLM (Peters et al. 2018, §3.1): the fast training step against the
+plain autograd reference, in the same run, for the embedded ``small`` preset and the paper's
+configuration, on this machine.
 
-    python -m benchmarks.pretrain_speed [--steps 5] [--paper-batch 32] [--device cpu]
+    python -m benchmarks.pretrain_speed [--steps 5] [--rounds 2] [--configs small paper]
 
-Each configuration trains for a few updates on real text (the LM corpus) after one warm-up update,
-with the same code as ``elmo_core.pretrain`` (packed streams, adaptive softmax, Adagrad), and
-prints tokens/s, seconds per update and peak resident memory.
+Both implementations train the same freshly initialised model on the same batches of real text
+(the LM corpus), from the same seed; each round runs one warm-up update and ``--steps`` timed
+updates of each implementation in turn, and the best round is kept. Printed per implementation:
+tokens/s, seconds per update, peak resident memory, and the matrix-product FLOPs it actually
+executes per second as a fraction of the float32 GEMM peak measured at the start of the same run
+(char CNN over the windows it convolves, highway, projection, the LSTMs' input, recurrent and
+projection products, the adaptive softmax's head and tails; forward and backward). Also printed:
+the speed-up, and the largest relative difference between the two implementations' losses.
+
+The reference is the training step as it was before the fast path: ``LanguageModel.forward``
+then ``backward``, with the character CNN convolving all ``max_characters_per_token`` positions
+of every token (``CharCNN.padding_shortcut = False``) once per direction.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import platform
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
-from benchmarks.bilm_speed import peak_rss_mb, reset_peak_rss
+from benchmarks.bilm_speed import matmul_peak_flops, peak_rss_mb, reset_peak_rss
 from elmo_core.bilm import BiLM
+from elmo_core.char_cnn import CharCNN
 from elmo_core.lm_data import LMStream, Vocabulary, expand_files
+from elmo_core.lm_fast_step import FastTrainingStep, train_step_plain
 from elmo_core.lm_training import LanguageModel, detach_state
 from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared/data/lm_corpus/train/reuters21578.txt"
+CORPUS = ROOT.parent / "shared/data/lm_corpus/train/*.txt"
 SHIPPED_VOCAB = ROOT / "elmo_core/pretrained/small/vocab.txt"
 
 
-def measure(preset: str, vocab: Vocabulary, files, batch_size: int, unroll: int, steps: int, device: str) -> dict:
-    torch.manual_seed(0)
-    lm = LanguageModel(BiLM(parse_options(json.loads(json.dumps(PRESETS[preset])))), len(vocab)).to(device).train()
-    optimizer = torch.optim.Adagrad(lm.parameters(), lr=0.2, initial_accumulator_value=1.0)
-    state = lm.bilm.zero_state(batch_size, device)
-    batches = LMStream(files, vocab, batch_size, unroll, seed=0).batches(0)
-    reset_peak_rss()
-    timings, tokens = [], 0
-    for i in range(steps + 1):
-        batch = next(batches)
-        start = time.perf_counter()
-        nll, state = lm(batch, state, device=device)
-        count = int((batch.forward_targets >= 0).sum())
-        optimizer.zero_grad(set_to_none=True)
-        (nll.sum() / (2 * count) * unroll).backward()
-        torch.nn.utils.clip_grad_norm_(lm.parameters(), 10.0)
-        optimizer.step()
-        state = detach_state(state)
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        if i > 0:  # the first update is warm-up
-            timings.append(time.perf_counter() - start)
-            tokens += count
-    return {"preset": preset, "batch_size": batch_size, "unroll_steps": unroll,
-            "parameters": sum(p.numel() for p in lm.parameters()),
-            "tokens_per_s": tokens / sum(timings), "seconds_per_update": sum(timings) / len(timings),
-            "peak_rss_mb": peak_rss_mb()}
+def _char_cnn_flops(opts, chars: np.ndarray, shortcut: bool) -> float:
+    """Forward FLOPs of the character convolutions over the distinct tokens ``chars`` (N, C)."""
+    C = chars.shape[1]
+    if not shortcut:
+        return sum(2.0 * len(chars) * (C - w + 1) * opts.char_dim * w * n for w, n in opts.filters)
+    positions = np.arange(1, C + 1)
+    widths = np.sort(((chars != 261) * positions).max(axis=1))  # 261: in-token padding id
+    size = CharCNN.CONV_CHUNK_AUTOGRAD
+    total = 0.0
+    for start in range(0, len(widths), size):
+        rows, span = len(widths[start: start + size]), max(int(widths[start: start + size].max()), 1)
+        for w, n in opts.filters:
+            reach = min(C, span + w - 1)
+            total += 2.0 * (rows * (reach - w + 1) + (reach < C)) * opts.char_dim * w * n
+    return total
+
+
+def update_flops(lm: LanguageModel, batch, fast: bool) -> float:
+    """Matrix-product FLOPs of one update (forward + backward: 3x the forward, 4x for the fast
+    softmax head, which recomputes its logits)."""
+    opts, softmax = lm.bilm.opts, lm.softmax
+    P, D, F = opts.projection_dim, opts.dim, sum(n for _, n in opts.filters)
+    valid = [t[t >= 0] for t in (batch.forward_targets, batch.backward_targets)]
+    n_tok = int(batch.lengths.sum())  # positions run through the LSTMs per direction
+    streams = [c.reshape(-1, c.shape[-1]) for c in (batch.forward_chars, batch.backward_chars)]
+    streams = [s[(s != 0).any(axis=1)] for s in streams]
+    if fast:  # one pass over the distinct tokens of both streams
+        type_sets = [np.unique(np.concatenate(streams), axis=0)]
+    else:
+        type_sets = [np.unique(s, axis=0) for s in streams]
+    flops = 0.0
+    for types in type_sets:
+        dense = 2.0 * len(types) * (opts.n_highway * 2 * F * F + (F * P if F != P else 0))
+        flops += 3 * (_char_cnn_flops(opts, types, fast) + dense)
+    lstm = 2.0 * n_tok * (P * 4 * D + P * 4 * D + D * P) * opts.n_layers * 2
+    flops += 3 * lstm
+    head_columns = softmax.shortlist_size + softmax.n_clusters
+    for targets in valid:
+        flops += (4 if fast else 3) * 2.0 * len(targets) * P * head_columns
+        bounds = [0] + list(softmax.cutoffs)
+        for k, tail in enumerate(softmax.tail):
+            n = int(((targets >= bounds[k + 1]) & (targets < bounds[k + 2])).sum())
+            hidden, out = tail[0].out_features, tail[1].out_features
+            flops += 3 * 2.0 * n * (P * hidden + hidden * out)
+    return flops
+
+
+def measure(preset: str, vocab: Vocabulary, files, batch_size: int, steps: int, rounds: int, device: str,
+            peak: float) -> dict:
+    batches = [b for _, b in zip(range(steps + 1), LMStream(files, vocab, batch_size, 20, seed=0).batches(0))]
+    results = {}
+
+    def run(name: str) -> None:
+        torch.manual_seed(0)
+        lm = LanguageModel(BiLM(parse_options(json.loads(json.dumps(PRESETS[preset])))), len(vocab)).to(device).train()
+        fast = name == "fast"
+        lm.bilm.token_encoder.padding_shortcut = fast
+        optimizer = torch.optim.Adagrad(lm.parameters(), lr=0.2, initial_accumulator_value=1.0)
+        step = FastTrainingStep(lm) if fast else (lambda b, s, sc: train_step_plain(lm, b, s, sc, device=device))
+        state = lm.bilm.zero_state(batch_size, device)
+        torch.manual_seed(1)
+        reset_peak_rss()
+        seconds, losses, flops, tokens = 0.0, [], 0.0, 0
+        for i, batch in enumerate(batches):
+            count = int((batch.forward_targets >= 0).sum())
+            start = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            nll, state = step(batch, state, 20 / (2 * count)) if fast else step(batch, state, 20 / (2 * count))
+            torch.nn.utils.clip_grad_norm_(lm.parameters(), 10.0)
+            optimizer.step()
+            state = detach_state(state)
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            losses.append(float(nll.sum()) / (2 * count))
+            if i > 0:  # the first update is warm-up
+                seconds += time.perf_counter() - start
+                flops += update_flops(lm, batch, fast)
+                tokens += count
+        r = results.setdefault(name, {"seconds_per_update": float("inf"), "runs_s": []})
+        r["runs_s"].append(round(seconds / steps, 3))
+        r["losses"] = losses
+        r["peak_rss_mb"] = max(r.get("peak_rss_mb", 0.0), peak_rss_mb())
+        if seconds / steps < r["seconds_per_update"]:
+            r.update(seconds_per_update=seconds / steps, tokens_per_s=tokens / seconds,
+                     peak_fraction=flops / seconds / peak, gflop_per_update=flops / steps / 1e9)
+        r["parameters"] = sum(p.numel() for p in lm.parameters())
+
+    for _ in range(rounds):
+        for name in ("reference", "fast"):
+            run(name)
+    ref, fast = np.array(results["reference"]["losses"]), np.array(results["fast"]["losses"])
+    return {"preset": preset, "batch_size": batch_size, "unroll_steps": 20, "steps": steps,
+            "speedup": results["fast"]["tokens_per_s"] / results["reference"]["tokens_per_s"],
+            "max_relative_loss_difference": float(np.max(np.abs(fast - ref) / np.abs(ref))),
+            **{name: {k: v for k, v in r.items() if k != "losses"} for name, r in results.items()}}
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--small-batch", type=int, default=128)
+    ap.add_argument("--steps", type=int, default=5, help="timed updates per round (after one warm-up update)")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds of both implementations in turn; best kept")
+    ap.add_argument("--configs", nargs="+", choices=("small", "paper"), default=["small", "paper"])
+    ap.add_argument("--small-batch", type=int, default=128, help="rows per update for the small preset")
     ap.add_argument("--paper-batch", type=int, default=32, help="rows per update for the paper config")
-    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--corpus", default=str(CORPUS), help="training text (files or a glob)")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--json", type=Path, help="also write the measurements here")
     args = ap.parse_args(argv)
-    files = expand_files([str(args.corpus)])
+    files = expand_files([args.corpus])
     if SHIPPED_VOCAB.exists():
         vocab, source = Vocabulary.load(SHIPPED_VOCAB), str(SHIPPED_VOCAB)
     else:
         vocab, source = Vocabulary.build(files, 3), f"built from {args.corpus}"
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}; "
-          f"vocabulary {len(vocab)} words ({source})")
-    print(f"{'config':<8}{'params':>10}{'rows x unroll':>15}{'tokens/s':>11}{'s/update':>10}{'peak RSS MB':>13}")
-    for preset, batch in (("small", args.small_batch), ("paper", args.paper_batch)):
-        r = measure(preset, vocab, files, batch, 20, args.steps, args.device)
-        print(f"{preset:<8}{r['parameters'] / 1e6:>9.1f}M{f'{batch} x 20':>15}{r['tokens_per_s']:>11.0f}"
-              f"{r['seconds_per_update']:>10.2f}{r['peak_rss_mb']:>13.0f}")
+    peak = matmul_peak_flops()
+    print(f"machine: {platform.machine()}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"device {args.device}; vocabulary {len(vocab)} words ({source})")
+    print(f"matmul peak (float32, measured): {peak / 1e9:.1f} GFLOP/s")
+    report = []
+    for preset in args.configs:
+        batch = args.small_batch if preset == "small" else args.paper_batch
+        r = measure(preset, vocab, files, batch, args.steps, args.rounds, args.device, peak)
+        report.append(r)
+        print(f"\n{preset}: {r['fast']['parameters'] / 1e6:.1f}M parameters, {batch} rows x 20 tokens")
+        print(f"{'implementation':<16}{'tokens/s':>10}{'s/update':>10}{'GFLOP/update':>14}{'of peak':>9}"
+              f"{'peak RSS MB':>13}   all rounds (s/update)")
+        for name in ("reference", "fast"):
+            m = r[name]
+            print(f"{name:<16}{m['tokens_per_s']:>10.0f}{m['seconds_per_update']:>10.3f}{m['gflop_per_update']:>14.1f}"
+                  f"{100 * m['peak_fraction']:>8.1f}%{m['peak_rss_mb']:>13.0f}   "
+                  f"{', '.join(f'{x:.3f}' for x in m['runs_s'])}")
+        print(f"speed-up: {r['speedup']:.2f}x; largest relative loss difference over {args.steps + 1} updates: "
+              f"{r['max_relative_loss_difference']:.2e}")
+    if args.json:
+        args.json.write_text(json.dumps({"matmul_peak_flops": peak, "configs": report}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -19,8 +19,10 @@ Speed (inference): sentences are packed by length (no work on padding), the inpu
 products are computed for many steps at once, the token encoder output is cached per word type
 (it depends only on the characters), and the step loop runs without autograd with in-place gate
 nonlinearities and a pre-packed recurrent weight (``cpu_speedups``). On a CPU with two or more
-threads the forward and the backward LSTMs run at the same time. ``forward_in_rows`` (used by the
-embed path) also lays several sentences end to end per LSTM row (``row_packing``).
+threads the forward and the backward LSTMs run at the same time. The embed path
+(``embed.embed_sentences``, used by the embed command and the task activation cache) goes
+through ``row_packing``, which builds on this module and lays several sentences end to end per
+LSTM row; training goes through ``lm_fast_step``.
 """
 from __future__ import annotations
 
@@ -346,13 +348,6 @@ class BiLM(nn.Module):
         if self.stateful:
             self._store_state(final)
         return self.join_layers(tokens, fwd, bwd, lengths)
-
-    def forward_in_rows(self, char_ids: torch.Tensor, rows: int) -> BiLMOutput:
-        """Stateless ``forward`` of many sentences on ``rows`` LSTM rows: the sentences are laid end
-        to end in the rows (state reset to zero where each begins), so every step runs on all
-        rows. Same result as ``forward`` with a fresh zero state (see ``row_packing``)."""
-        from .row_packing import forward_in_rows
-        return forward_in_rows(self, char_ids, rows)
 
     def join_layers(self, tokens: torch.Tensor, fwd: list[torch.Tensor], bwd: list[torch.Tensor],
                     lengths: torch.Tensor) -> BiLMOutput:

@@ -32,9 +32,10 @@ from .characters import batch_to_ids
 from .original_format import load_bilm
 from .row_packing import words_in_rows
 from .progress import progress_bar
+from .errors import DataError
 
 
-class InputFormatError(ValueError):
+class InputFormatError(DataError):
     pass
 
 

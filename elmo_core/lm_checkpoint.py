@@ -23,11 +23,12 @@ import torch.distributed as dist
 from .lm_data import Vocabulary
 from .lm_training import LanguageModel
 from .original_format import load_bilm, save_bilm
+from .errors import WeightsError
 
 FORMAT = "elmo-suite/bilm-checkpoint/1"
 
 
-class CheckpointError(ValueError):
+class CheckpointError(WeightsError):
     pass
 
 

@@ -31,11 +31,12 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from .characters import BOS_TOKEN, EOS_TOKEN, token_to_ids
+from .errors import DataError
 
 UNK_TOKEN = "<UNK>"
 
 
-class CorpusError(ValueError):
+class CorpusError(DataError):
     pass
 
 

@@ -12,8 +12,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import WeightsError
 
-class BiLMFormatError(ValueError):
+
+class BiLMFormatError(WeightsError):
     """A biLM options or weights file that cannot be used; the message names the file and key."""
 
 

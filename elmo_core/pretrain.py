@@ -10,6 +10,9 @@ Training follows the original code unless told otherwise: sentences packed into 
 ``unroll_steps`` tokens with LSTM states carried between batches (truncated BPTT), dropout 0.1,
 Adagrad (lr 0.2, initial accumulator 1.0) on the loss times ``unroll_steps``, global-norm
 clipping at 10. ``--batch-size`` is the global batch; with N workers each takes its rows.
+The corpus files are interleaved in their proportions (``lm_data``; ``--stream-order files`` is
+the original's one file at a time). Each update runs ``lm_fast_step`` (``--train-step plain``:
+the autograd reference, same mathematics).
 
 Everything needed to continue is in ``DIR/checkpoint.pt`` (weights, optimizer, epoch and batch
 position, LSTM states, RNG states), written atomically every ``--checkpoint-every`` steps and
@@ -34,6 +37,7 @@ import torch.distributed as dist
 from .bilm import BiLM
 from .lm_checkpoint import (CheckpointError, load_checkpoint, load_language_model, save_checkpoint,
                             save_language_model)
+from .lm_fast_step import FastTrainingStep
 from .lm_data import STREAM_ORDERS, LMStream, Vocabulary, expand_files
 from .lm_training import LanguageModel, detach_state, evaluate_perplexity, heldout_report
 from .options import parse_options
@@ -54,6 +58,10 @@ PRESETS = {
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m elmo_core.pretrain", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--train", nargs="+", required=True, help="training text files or globs")
@@ -82,8 +90,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--checkpoint-every", type=int, default=500, help="updates between checkpoints")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--threads", type=int, help="torch CPU threads")
+    ap.add_argument("--train-step", choices=("fast", "plain"), default="fast",
+                    help="fast (default): fused LSTM and softmax head, directions side by side on CPU; "
+                         "plain: autograd step by step (the reference; same mathematics)")
     ap.add_argument("--no-progress", action="store_true")
-    return ap.parse_args(argv)
+    return ap
 
 
 def setup_distributed(device: str) -> tuple[int, int, str]:
@@ -123,6 +134,28 @@ def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Voca
     return LanguageModel(bilm, len(vocab), dropout=args.dropout), vocab, {}
 
 
+def make_training_step(lm: LanguageModel, kind: str, world: int):
+    """``step(batch, state, scale, rows, device)`` -> (NLL per direction, state), leaving in
+    ``.grad`` the gradient of ``scale`` times the global batch's summed NLL (all workers)."""
+    if kind == "fast":
+        fast = FastTrainingStep(lm)
+
+        def step(batch, state, scale, rows, device):
+            nll, final = fast(batch, state, scale, rows, device)
+            if world > 1:  # each worker has its rows' share: the sum is the global gradient
+                for p in lm.parameters():
+                    dist.all_reduce(p.grad)
+            return nll, final
+        return step
+    model = torch.nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True) if world > 1 else lm
+
+    def plain_step(batch, state, scale, rows, device):
+        nll, final = model(batch, state, rows, device)
+        (nll.sum() * scale * world).backward()  # DDP averages over workers: times world = the sum
+        return nll.detach(), final
+    return plain_step
+
+
 def train(args) -> dict:
     rank, world, device = setup_distributed(args.device)
     if args.threads:
@@ -153,7 +186,7 @@ def train(args) -> dict:
         before.write_text(json.dumps(ppl.as_dict()) + "\n")
         print(f"held-out perplexity before training: {ppl.as_dict()}", file=sys.stderr)
     local_state = [(h[rows], c[rows]) for h, c in state]
-    model = torch.nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True) if world > 1 else lm
+    step = make_training_step(lm, args.train_step, world)
 
     log_path = args.out / "train_log.jsonl"
     if rank == 0 and log_path.exists():  # drop what an interrupted run logged past its last checkpoint
@@ -167,15 +200,13 @@ def train(args) -> dict:
     while progress["epoch"] < args.epochs and not stop():
         for batch in stream.batches(progress["epoch"], skip=progress["batch_in_epoch"]):
             count = int((batch.forward_targets >= 0).sum())  # the global batch's tokens
-            nll, local_state = model(batch, local_state, rows, device)
-            # DDP averages gradients over workers: scale so the result is the global mean
-            loss = nll.sum() / (2 * count) * world
             optimizer.zero_grad(set_to_none=True)
-            (loss * args.unroll_steps).backward()  # the original scales the loss by unroll_steps
+            # the global mean loss, times unroll_steps as in the original
+            nll, local_state = step(batch, local_state, args.unroll_steps / (2 * count), rows, device)
             torch.nn.utils.clip_grad_norm_(lm.parameters(), args.clip_norm)
             optimizer.step()
             local_state = detach_state(local_state)
-            value = float(loss.detach()) / world  # this worker's share of the global mean
+            value = float(nll.sum()) / (2 * count)  # this worker's share of the global mean
             if world > 1:
                 t = torch.tensor([value], device=device)
                 dist.all_reduce(t)  # sum of the shares = the global mean loss
@@ -232,6 +263,18 @@ def export(lm: LanguageModel, vocab: Vocabulary, args, progress: dict, device) -
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps({k: summary.get(k) for k in ("progress", "heldout_perplexity")}))
     return summary
+
+
+def finetune(init_from: Path, train_text: Path, heldout_text: Path, out: Path, epochs: int = 1, seed: int = 0,
+             device: str = "cpu") -> dict:
+    """Domain fine-tuning (§3.4) as a function: continue the exported model in ``init_from`` on
+    ``train_text`` for ``epochs`` and export it to ``out``; returns the summary (held-out
+    perplexity of ``heldout_text`` before and after). Every other setting is the command's default."""
+    parser = build_parser()
+    args = argparse.Namespace(**{a.dest: a.default for a in parser._actions if a.dest != "help"})
+    args.__dict__.update(init_from=Path(init_from), train=[str(train_text)], heldout=str(heldout_text), out=Path(out),
+                         epochs=epochs, seed=seed, device=device, no_progress=True)
+    return train(args)
 
 
 def main(argv=None) -> None:

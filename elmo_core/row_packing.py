@@ -20,6 +20,7 @@ import torch
 
 from .bilm import BiLMOutput
 from .cpu_speedups import run_side_by_side
+from .errors import ConfigError
 
 
 @dataclass
@@ -84,7 +85,7 @@ def words_in_rows(bilm, char_ids: torch.Tensor, rows: int) -> tuple[torch.Tensor
     """The stateless L+1 layers of every word, without padding: ``(L+1, n_words, 2P)`` with the
     words of sentence 0 first, then sentence 1, ...; and the sentence lengths ``(N,)``."""
     if bilm.stateful:
-        raise ValueError("forward_in_rows is stateless; a stateful biLM carries states per batch row")
+        raise ConfigError("forward_in_rows is stateless; a stateful biLM carries states per batch row")
     if char_ids.dim() != 3 or char_ids.shape[-1] != bilm.opts.max_characters_per_token:
         raise ValueError(f"expected character ids of shape (batch, tokens, "
                          f"{bilm.opts.max_characters_per_token}), got {tuple(char_ids.shape)}")

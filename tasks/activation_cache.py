@@ -9,6 +9,11 @@ stateful with states carried across batches in file order, as the original; stat
 warm-up of the data's first batches) and the dtype.
 Entries are built in a temporary directory and renamed into place only when complete; on open the
 sizes and checksums are verified, and a bad entry is deleted and rebuilt, never read.
+
+This module also owns the one interface through which contextual layers reach a task:
+``LayerSource.batch(rows) -> (layers (L+1, B, T, D) float32, mask (B, T))`` for rows of the
+dataset's sentence list. ``CachedLayers`` reads a cache entry; ``LiveLayers`` runs the biLM per
+batch (``elmo.cache=false``). A task's batch carries what its source returns (``tasks.base``).
 """
 from __future__ import annotations
 
@@ -18,19 +23,41 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import torch
 
 from elmo_core import batch_to_ids, file_sha256, load_bilm
 from elmo_core.embed import embed_sentences
+from elmo_core.errors import ConfigError, DataError
 
 FORMAT = "elmo-suite/activations/1"
 STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
 
 
+class LayerSource(Protocol):
+    """Contextual layers of one dataset's sentences (``Task.sentences``), by row."""
+
+    def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
+        """Layers (L+1, B, T, D) float32 and mask (B, T) of the given sentences."""
+        ...
+
+
+class LiveLayers:
+    """Runs the biLM per batch (``elmo.cache=false``)."""
+
+    def __init__(self, bilm, sentences: list[list[str]]):
+        self.bilm, self.sentences = bilm, sentences
+
+    def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.inference_mode():
+            out = self.bilm(batch_to_ids([self.sentences[i] for i in indices]).to(self.bilm.bos_ids.device))
+        return out.layers.clone().cpu(), out.mask.clone().cpu()
+
+
 class CachedLayers:
-    """Read access to one dataset's activations."""
+    """Read access to one dataset's activations in the cache."""
 
     def __init__(self, directory: Path, meta: dict):
         self.directory, self.meta = directory, meta
@@ -66,9 +93,9 @@ class ActivationCache:
                  state: str = "stateless", batch_size: int = 64, dtype: str = "float32", device: str = "cpu",
                  warmup_batches: int = 0):
         if dtype not in ("float32", "float16"):
-            raise ValueError(f"cache dtype must be float32 or float16, got {dtype!r}")
+            raise ConfigError(f"elmo.cache_dtype must be float32 or float16, got {dtype!r}")
         if state not in STATE_POLICIES:
-            raise ValueError(f"elmo.state must be one of {STATE_POLICIES}, got {state!r}")
+            raise ConfigError(f"elmo.state must be one of {STATE_POLICIES}, got {state!r}")
         self.root = Path(root)
         self.options_file, self.weight_file = Path(options_file), Path(weight_file)
         self.state, self.batch_size, self.dtype, self.device = state, batch_size, dtype, device
@@ -122,7 +149,7 @@ class ActivationCache:
                 bilm(batch_to_ids(sentences[start: start + self.batch_size]).to(bilm.bos_ids.device))
             ActivationCache.bilm_passes += 1
         if any(len(s) == 0 for s in sentences):
-            raise ValueError(f"{name}: empty sentence at index {next(i for i, s in enumerate(sentences) if not s)}")
+            raise DataError(f"{name}: empty sentence at index {next(i for i, s in enumerate(sentences) if not s)}")
         L1, D = bilm.opts.n_layers + 1, 2 * bilm.opts.projection_dim
         lengths = np.array([len(s) for s in sentences])
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)

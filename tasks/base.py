@@ -1,17 +1,47 @@
-"""What the one trainer needs from a task: its data splits, the sentences the biLM reads, a model,
-batches, predictions and a dev metric (higher is better)."""
+"""What the one trainer needs from a task (Peters et al. 2018 §3.3): its data splits, the sentences
+the biLM reads, batches that carry their contextual layers, a model, predictions, a dev metric
+(higher is better) and prediction files in the official scorer's format.
+
+* Readers: one registry, ``readers`` (``data.format`` -> ``reader(path, task_cfg, split)``
+  returning ``(Dataset, stats)``; the first entry is the default format), plus ``read_hf`` for
+  the Hugging Face copy.
+* State: what a trained model needs besides its weights (the word vocabulary and label list) is
+  declared in ``STATE`` and set by ``build_vocab`` or ``load_state`` alone; ``_index`` derives
+  lookups from it.
+* Layers: a ``TaskSplit`` pairs a split's examples with the ``LayerSource`` of its sentences;
+  ``make_batch`` puts each side's biLM layers into the batch (``bilm_layers``, ``bilm_mask``),
+  where the model's own ``ElmoFeatures`` mix them inside ``forward``.
+"""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import datasets
 import torch
 from torch import nn
 
 from elmo_core.characters import batch_to_ids
+from elmo_core.errors import ConfigError, DataError
+
+from .activation_cache import LayerSource
 
 PAD, UNK = "<pad>", "<unk>"
+
+Reader = Callable[[Path, object, str], tuple[datasets.Dataset, dict]]
+
+
+@dataclass
+class TaskSplit:
+    """One split: its examples and, when ELMo is used, the layers of ``task.sentences(examples)``."""
+    name: str
+    examples: datasets.Dataset
+    layers: LayerSource | None = None
+
+    def __len__(self) -> int:
+        return len(self.examples)
 
 
 def index_batches(n: int, batch_size: int, shuffle: bool, rng=None) -> list[list[int]]:
@@ -30,9 +60,16 @@ def set_column(ds: datasets.Dataset, name: str, values: list) -> datasets.Datase
 class Task:
     name: str = ""
     metric: str = ""
+    readers: dict[str, Reader] = {}
+    vocab_columns: tuple[str, ...] | None = None  # columns counted for the vocabulary (default: sentences())
+    STATE = ("words", "labels")
 
     def __init__(self, cfg):
-        self.cfg = cfg  # the task's config node (cfg.task) plus data (cfg.data)
+        self.cfg = cfg  # the task's config node (cfg.task)
+        self.words: list[str] = []
+        self.labels: list[str] = []
+        self.data_stats: dict = {}
+        self._index()
 
     # data ------------------------------------------------------------------------------------
     def load_splits(self, data_cfg) -> dict[str, datasets.Dataset]:
@@ -52,16 +89,14 @@ class Task:
             splits[split] = self.prepare(ds, split)
         return splits
 
-    readers: dict = {}  # data.format -> reader(path) -> (Dataset, stats), for tasks with several formats
-
     def read_file(self, path, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
-        fmt = data_cfg.get("format", next(iter(self.readers), None))
+        fmt = data_cfg.get("format") or next(iter(self.readers), None)
         if fmt not in self.readers:
-            raise SystemExit(f"error: data.format must be one of {sorted(self.readers)}, got {fmt!r}")
-        return self.readers[fmt](path)
+            raise ConfigError(f"data.format must be one of {sorted(self.readers)}, got {fmt!r}")
+        return self.readers[fmt](path, self.cfg, split)
 
     def read_hf(self, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
-        raise NotImplementedError
+        raise ConfigError(f"task {self.name} has no Hugging Face source; set source=local or data.dir=...")
 
     def prepare(self, ds: datasets.Dataset, split: str) -> datasets.Dataset:
         """Per-split additions (e.g. which biLM row each example reads)."""
@@ -79,43 +114,37 @@ class Task:
         """biLM rows per input side: one unnamed side by default; two-text tasks (QA, NLI) name theirs."""
         return {None: self.bilm_rows(ds, indices)}
 
-    def elmo_inputs(self, model: nn.Module, layers, ds: datasets.Dataset, indices: list[int], batch: dict) -> dict:
-        """The ELMo representations (per position, per side) for a batch, from cached or live biLM layers."""
-        if layers is None or model.features.elmo is None:
-            return {}
-        out = {}
-        for side, rows in self.bilm_sides(ds, indices).items():
-            bilm_layers, bilm_mask = layers.batch(rows)
-            if not torch.equal(bilm_mask, (batch if side is None else batch[side])["mask"]):
-                raise RuntimeError("biLM activations do not line up with the task's tokens (stale cache?)")
-            if side is None:
-                return model.features(bilm_layers, bilm_mask)
-            out[side] = model.features(bilm_layers, bilm_mask)
-        return out
-
     def batches(self, ds: datasets.Dataset, batch_size: int, shuffle: bool, rng=None) -> list[list[int]]:
         return index_batches(len(ds), batch_size, shuffle, rng)
 
-    # model -----------------------------------------------------------------------------------
+    # state -----------------------------------------------------------------------------------
     def build_vocab(self, train: datasets.Dataset) -> None:
-        counts = Counter(t for s in self.sentences(train) for t in s)
+        """Words (count >= ``model.min_word_count``) and labels of the training split."""
+        texts = (s for col in self.vocab_columns for s in train[col]) if self.vocab_columns else self.sentences(train)
+        counts = Counter(t for s in texts for t in s)
         self.words = [PAD, UNK] + sorted(w for w, c in counts.items() if c >= self.cfg.model.min_word_count)
-        self.word_index = {w: i for i, w in enumerate(self.words)}
+        self.labels = self.label_list(train)
+        self._index()
 
-    def build_model(self, features) -> nn.Module:
-        raise NotImplementedError
+    def label_list(self, train: datasets.Dataset) -> list[str]:
+        """The output labels a model predicts (tagging tasks); none by default."""
+        return []
+
+    def _index(self) -> None:
+        """Lookups derived from the state."""
+        self.word_index = {w: i for i, w in enumerate(self.words)}
+        self.label_index = {label: i for i, label in enumerate(self.labels)}
 
     def state(self) -> dict:
-        """What a trained model needs besides its weights (vocabularies), for mode=evaluate."""
-        return {k: getattr(self, k) for k in ("words", "labels") if hasattr(self, k)}
+        """What a trained model needs besides its weights, for mode=evaluate."""
+        return {k: list(getattr(self, k)) for k in self.STATE}
 
     def load_state(self, state: dict) -> None:
-        for k, v in state.items():
-            setattr(self, k, v)
-        self.word_index = {w: i for i, w in enumerate(self.words)}
-        if hasattr(self, "labels"):
-            self.label_index = {l: i for i, l in enumerate(self.labels)}
+        for k in self.STATE:
+            setattr(self, k, list(state.get(k, [])))
+        self._index()
 
+    # batches ---------------------------------------------------------------------------------
     def token_inputs(self, sentences: list[list[str]]) -> dict[str, torch.Tensor]:
         T = max(len(s) for s in sentences)
         ids = torch.zeros(len(sentences), T, dtype=torch.long)
@@ -125,10 +154,28 @@ class Task:
                 "mask": torch.arange(T).unsqueeze(0) < torch.tensor([len(s) for s in sentences]).unsqueeze(1)}
 
     def batch(self, ds: datasets.Dataset, indices: list[int]) -> dict:
+        """The task's tensors for these examples (without biLM layers)."""
         raise NotImplementedError
 
-    # evaluation ------------------------------------------------------------------------------
-    def predict(self, model: nn.Module, batch: dict, elmo: dict) -> list:
+    def make_batch(self, split: TaskSplit, indices: list[int]) -> dict:
+        """``batch`` plus, per input side, the biLM layers of its tokens (``bilm_layers``, ``bilm_mask``)."""
+        batch = self.batch(split.examples, indices)
+        if split.layers is None:
+            return batch
+        for side, rows in self.bilm_sides(split.examples, indices).items():
+            target = batch if side is None else batch[side]
+            layers, mask = split.layers.batch(rows)
+            if not torch.equal(mask, target["mask"]):
+                raise DataError(f"{self.name}/{split.name}: biLM layers do not line up with the task's tokens "
+                                "(a stale cache?)")
+            target["bilm_layers"], target["bilm_mask"] = layers, mask
+        return batch
+
+    # model and evaluation --------------------------------------------------------------------
+    def build_model(self, features) -> nn.Module:
+        raise NotImplementedError
+
+    def predict(self, model: nn.Module, batch: dict) -> list:
         raise NotImplementedError
 
     def score(self, ds: datasets.Dataset, predictions: list) -> dict:

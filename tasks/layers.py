@@ -1,6 +1,7 @@
 """Building blocks shared by the task models (Peters et al. 2018 §3.3 and appendix A):
 the context-independent token representation x_k (word embedding + character CNN), variational
-dropout, and the ELMo mixes placed at the input and/or output of the task encoder."""
+dropout, and the ELMo mixes placed at the input and/or output of the task encoder (``ElmoFeatures``,
+applied by each model inside its own ``forward``)."""
 from __future__ import annotations
 
 import sys
@@ -11,6 +12,7 @@ from torch import nn
 
 from elmo_core import Elmo
 from elmo_core.characters import N_CHARACTERS
+from elmo_core.errors import ConfigError, DataError
 
 POSITIONS = ("none", "input", "output", "both")
 
@@ -43,13 +45,13 @@ def read_vectors(path: str | Path, words: list[str]) -> tuple[torch.Tensor, int]
                 dim = len(parts) - 1
                 matrix = torch.randn(len(words), dim) * 0.1
             if len(parts) != dim + 1:
-                raise ValueError(f"{path}:{lineno}: expected {dim} values, got {len(parts) - 1}")
+                raise DataError(f"{path}:{lineno}: expected {dim} values, got {len(parts) - 1}")
             i = index.get(parts[0])
             if i is not None:
                 matrix[i] = torch.tensor([float(v) for v in parts[1:]])
                 found += 1
     if matrix is None:
-        raise ValueError(f"{path}: empty vectors file")
+        raise DataError(f"{path}: empty vectors file")
     return matrix, found
 
 
@@ -64,7 +66,7 @@ class TokenEmbedder(nn.Module):
         if vectors:
             matrix, found = read_vectors(vectors, words)
             if matrix.shape[1] != word_dim:
-                raise ValueError(f"{vectors}: vectors have {matrix.shape[1]} dimensions, word_dim is {word_dim}")
+                raise ConfigError(f"{vectors}: vectors have {matrix.shape[1]} dimensions, word_dim is {word_dim}")
             self.word.weight.data.copy_(matrix)
             self.word.weight.requires_grad_(not freeze_vectors)
             print(f"pretrained vectors: {found}/{len(words)} words found in {vectors}", file=sys.stderr)
@@ -91,13 +93,20 @@ class TokenEmbedder(nn.Module):
 
 class ElmoFeatures(nn.Module):
     """The task-specific ELMo mixes (§3.3): one at the encoder input, one at its output, or both,
-    each with its own s and γ; computed from cached biLM layers."""
+    each with its own s and γ. A model owns its features and applies them in its ``forward``:
+
+        elmo = self.features(side)                      # the mixes of one input side, first
+        x = self.features.add_input(self.embedder(...), elmo)
+        h = self.features.add_output(encoder(x), elmo)
+
+    ``side`` is a batch (or one side of a two-text batch) carrying ``bilm_layers`` and
+    ``bilm_mask`` (``Task.make_batch``)."""
 
     def __init__(self, position: str, num_layers: int, dim: int, mix: str = "all", dropout: float = 0.5,
                  layer_norm: bool = False):
         super().__init__()
         if position not in POSITIONS:
-            raise ValueError(f"elmo.position must be one of {POSITIONS}, got {position!r}")
+            raise ConfigError(f"elmo.position must be one of {POSITIONS}, got {position!r}")
         self.position, self.dim = position, dim
         self.slots = {"none": [], "input": ["input"], "output": ["output"], "both": ["input", "output"]}[position]
         self.elmo = Elmo(num_layers=num_layers, num_output_representations=len(self.slots), dropout=dropout,
@@ -111,11 +120,29 @@ class ElmoFeatures(nn.Module):
     def output_dim(self) -> int:
         return self.dim if "output" in self.slots else 0
 
-    def forward(self, layers: torch.Tensor | None, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+    def forward(self, side: dict) -> dict[str, torch.Tensor]:
+        """The mixes ({"input": (B, T, D), "output": ...}) of one side's biLM layers."""
         if self.elmo is None:
             return {}
-        reps = self.elmo.mix(layers, mask).representations
-        return dict(zip(self.slots, reps))
+        if "bilm_layers" not in side:
+            raise ConfigError(f"elmo.position={self.position} but the batch carries no biLM layers")
+        return self.mix(side["bilm_layers"], side["bilm_mask"])
+
+    def mix(self, layers: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The mixes of given layers (L+1, B, T, D) and mask (B, T)."""
+        if self.elmo is None:
+            return {}
+        return dict(zip(self.slots, self.elmo.mix(layers, mask).representations))
+
+    @staticmethod
+    def add_input(x: torch.Tensor, elmo: dict[str, torch.Tensor]) -> torch.Tensor:
+        """[x_k; ELMo_input] when ELMo is at the input, else x_k."""
+        return torch.cat([x, elmo["input"]], dim=-1) if "input" in elmo else x
+
+    @staticmethod
+    def add_output(h: torch.Tensor, elmo: dict[str, torch.Tensor]) -> torch.Tensor:
+        """[h_k; ELMo_output] when ELMo is at the output, else h_k."""
+        return torch.cat([h, elmo["output"]], dim=-1) if "output" in elmo else h
 
     def regularizer(self, lam: float) -> torch.Tensor:
         return self.elmo.regularizer(lam) if self.elmo is not None and lam else torch.zeros(())

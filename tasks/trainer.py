@@ -5,6 +5,9 @@ matrices, an optional exponential moving average of the weights for evaluation, 
 of the learning rate when dev stops improving, early stopping on the dev metric with patience, and
 the best model kept. Model selection uses dev only; test, when given, is
 evaluated once at the end with the selected model.
+
+A batch is ``task.make_batch(split, indices)``: the task's tensors with the biLM layers of each
+input side; the model applies its ELMo mixes itself (``model.loss(batch)``, ``task.predict``).
 """
 from __future__ import annotations
 
@@ -20,6 +23,10 @@ import torch
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
+from elmo_core.errors import ConfigError
+
+from .base import TaskSplit
+
 
 def set_seed(seed: int) -> None:
     random.seed(seed)
@@ -32,19 +39,6 @@ class History:
     epochs: list = field(default_factory=list)
     best_epoch: int = -1
     best_dev: float = -math.inf
-
-
-class LiveLayers:
-    """Runs the biLM per batch (``elmo.cache=false``): the same interface as ``CachedLayers``."""
-
-    def __init__(self, bilm, sentences: list[list[str]]):
-        from elmo_core.characters import batch_to_ids
-        self.bilm, self.sentences, self.to_ids = bilm, sentences, batch_to_ids
-
-    def batch(self, indices):
-        with torch.inference_mode():
-            out = self.bilm(self.to_ids([self.sentences[i] for i in indices]))
-        return out.layers.clone(), out.mask.clone()
 
 
 def make_optimizer(model, t) -> torch.optim.Optimizer:
@@ -65,20 +59,19 @@ def make_optimizer(model, t) -> torch.optim.Optimizer:
         return torch.optim.Adam(groups, lr=t.lr)
     if t.optimizer == "adadelta":
         return torch.optim.Adadelta(groups, lr=t.lr, rho=t.get("adadelta_rho", 0.9))
-    raise SystemExit(f"error: trainer.optimizer must be adam or adadelta, got {t.optimizer!r}")
+    raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {t.optimizer!r}")
 
 
 @torch.no_grad()
-def predict(task, model, ds, layers, batch_size: int) -> list:
+def predict(task, model, split: TaskSplit, batch_size: int) -> list:
     model.eval()
     out = []
-    for idx in task.batches(ds, batch_size, shuffle=False):
-        batch = task.batch(ds, idx)
-        out += task.predict(model, batch, task.elmo_inputs(model, layers, ds, idx, batch))
+    for idx in task.batches(split.examples, batch_size, shuffle=False):
+        out += task.predict(model, task.make_batch(split, idx))
     return out
 
 
-def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: bool = True) -> dict:
+def fit(task, model, splits: dict[str, TaskSplit], cfg, out_dir: Path, progress: bool = True) -> dict:
     """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history."""
     t = cfg.trainer
     set_seed(cfg.seed)
@@ -95,13 +88,11 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
     for epoch in range(t.max_epochs):
         model.train()
         total, steps = 0.0, 0
-        order = task.batches(train, t.batch_size, shuffle=True, rng=rng)
+        order = task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)
         bar = tqdm(order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress,
                    mininterval=2, leave=False)
         for idx in bar:
-            batch = task.batch(train, idx)
-            loss = model.loss(batch, task.elmo_inputs(model, layers.get("train"), train, idx, batch))
-            loss = loss + model.features.regularizer(cfg.elmo.l2)
+            loss = model.loss(task.make_batch(train, idx)) + model.features.regularizer(cfg.elmo.l2)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if t.grad_clip:
@@ -111,8 +102,8 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
                 ema.update_parameters(model)
             total, steps = total + float(loss.detach()), steps + 1
             bar.set_postfix(loss=f"{total / steps:.4f}", refresh=False)
-        dev_predictions = predict(task, evaluated, dev, layers.get("dev"), t.eval_batch_size)
-        dev_metrics = task.score(dev, dev_predictions)
+        dev_predictions = predict(task, evaluated, dev, t.eval_batch_size)
+        dev_metrics = task.score(dev.examples, dev_predictions)
         value = dev_metrics[task.metric]
         if halve is not None:
             halve.step(value)
@@ -131,6 +122,6 @@ def fit(task, model, splits: dict, layers: dict, cfg, out_dir: Path, progress: b
               "train_seconds": round(time.time() - started, 1), "predictions": {}}
     result["predictions"]["dev"], result["dev"] = best_dev  # evaluation is deterministic: no second dev pass
     if "test" in splits:  # the selected model on test (when given) only now, once
-        result["predictions"]["test"] = predict(task, model, splits["test"], layers.get("test"), t.eval_batch_size)
-        result["test"] = task.score(splits["test"], result["predictions"]["test"])
+        result["predictions"]["test"] = predict(task, model, splits["test"], t.eval_batch_size)
+        result["test"] = task.score(splits["test"].examples, result["predictions"]["test"])
     return result

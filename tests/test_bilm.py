@@ -5,6 +5,7 @@ import torch
 
 from elmo_core import batch_to_ids, load_bilm, save_bilm
 from elmo_core.original_format import original_arrays, read_weight_arrays
+from elmo_core.row_packing import forward_in_rows
 
 from conftest import REPO, random_bilm
 
@@ -216,5 +217,5 @@ def test_a_model_built_in_inference_mode_runs():
     with torch.inference_mode():
         bilm = random_bilm()
         ids = batch_to_ids([["a", "b"]] * 40)
-        out = bilm.forward_in_rows(ids, 40).layers
+        out = forward_in_rows(bilm, ids, 40).layers
         assert torch.allclose(out, bilm(ids).layers, atol=1e-6)

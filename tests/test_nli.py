@@ -66,9 +66,10 @@ def test_esim_padding_never_changes_the_prediction():
 
     def logits(indices):
         batch = task.batch(ds, indices)
-        elmo = {side: features(layers[side][:, indices, : batch[side]["mask"].shape[1]], batch[side]["mask"])
-                for side in ("premise", "hypothesis")}
-        return model.logits(batch, elmo)
+        for side in ("premise", "hypothesis"):  # what Task.make_batch adds from a layer source
+            batch[side]["bilm_layers"] = layers[side][:, indices, : batch[side]["mask"].shape[1]]
+            batch[side]["bilm_mask"] = batch[side]["mask"]
+        return model.logits(batch)
 
     with torch.no_grad():
         alone = logits([3])

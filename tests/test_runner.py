@@ -7,6 +7,7 @@ import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
+from elmo_core.errors import ConfigError
 from tasks import runner
 from tasks.activation_cache import ActivationCache
 from tasks.layers import ElmoFeatures
@@ -275,7 +276,8 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
     np.testing.assert_allclose(first["stateless"], first["stateful"], atol=1e-6)  # both start from zero
     assert not np.allclose(last["stateless"][1:], last["stateful"][1:])  # carried states change later batches
     assert not np.allclose(first["stateful"][1:], first["stateful_warmup"][1:])  # warmed-up from the first batch
-    np.testing.assert_array_equal(first["stateless"][0], first["stateful_warmup"][0])  # token layer has no state
+    # the token layer has no state (equal up to float rounding: the two paths batch the words differently)
+    np.testing.assert_allclose(first["stateless"][0], first["stateful_warmup"][0], atol=1e-6, rtol=0)
     with pytest.raises(ValueError, match="elmo.state must be one of"):
         ActivationCache(tmp_path / "c", *bilm_files, state="sometimes")
 
@@ -311,7 +313,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
 def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
     o, w = bilm_files
     cfg = _cfg([f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"elmo.options={o}", f"elmo.weights={w}"])
-    with pytest.raises(SystemExit, match="data.format must be one of .* got 'xml'"):
+    with pytest.raises(ConfigError, match="data.format must be one of .* got 'xml'"):
         runner.train(cfg, tmp_path)
 
 

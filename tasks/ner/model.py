@@ -23,18 +23,15 @@ class NerTagger(nn.Module):
         self.output = nn.Linear(dims[-1] + features.output_dim, len(labels))
         self.crf = ConstrainedCRF(labels)
 
-    def emissions(self, batch: dict, elmo: dict) -> torch.Tensor:
-        x = self.embedder(batch["word_ids"], batch["char_ids"])
-        if "input" in elmo:
-            x = torch.cat([x, elmo["input"]], dim=-1)
+    def emissions(self, batch: dict) -> torch.Tensor:
+        elmo = self.features(batch)
+        x = self.features.add_input(self.embedder(batch["word_ids"], batch["char_ids"]), elmo)
         for lstm in self.lstms:
             x = run_rnn(lstm, self.dropout(x), batch["mask"])
-        if "output" in elmo:
-            x = torch.cat([x, elmo["output"]], dim=-1)
-        return self.output(self.dropout(x))
+        return self.output(self.dropout(self.features.add_output(x, elmo)))
 
-    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
-        return -self.crf(self.emissions(batch, elmo), batch["tags"], batch["mask"], reduction="mean")
+    def loss(self, batch: dict) -> torch.Tensor:
+        return -self.crf(self.emissions(batch), batch["tags"], batch["mask"], reduction="mean")
 
-    def decode(self, batch: dict, elmo: dict) -> list[list[int]]:
-        return self.crf.decode(self.emissions(batch, elmo), batch["mask"])
+    def decode(self, batch: dict) -> list[list[int]]:
+        return self.crf.decode(self.emissions(batch), batch["mask"])

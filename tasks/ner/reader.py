@@ -11,11 +11,9 @@ from pathlib import Path
 
 import datasets
 
+from elmo_core.errors import DataError as DataFormatError
+
 from .tags import iob1_to_bio
-
-
-class DataFormatError(ValueError):
-    pass
 
 
 def read_conll2003_file(path: str | Path) -> tuple[datasets.Dataset, dict]:

@@ -14,17 +14,15 @@ from .tags import bio_to_bioul, bio_to_iob1, bioul_to_bio
 
 class NerTask(Task):
     name, metric = "ner", "f1"
-
-    def read_file(self, path, data_cfg, split: str):
-        return read_conll2003_file(path)
+    readers = {"conll2003": lambda path, cfg, split: read_conll2003_file(path)}
 
     def read_hf(self, data_cfg, split):
         return load_hf_conll2003(data_cfg.hf_name, split), {}
-    def build_vocab(self, train) -> None:
-        super().build_vocab(train)
+
+    def label_list(self, train) -> list[str]:
+        """BIOUL tags of the entity types seen in training (the CRF's labels)."""
         types = sorted({t[2:] for tags in train["tags"] for t in tags if t != "O"})
-        self.labels = ["O"] + [f"{p}-{t}" for t in types for p in "BILU"]
-        self.label_index = {l: i for i, l in enumerate(self.labels)}
+        return ["O"] + [f"{p}-{t}" for t in types for p in "BILU"]
 
     def build_model(self, features):
         return NerTagger(self.words, self.labels, self.cfg, features)
@@ -38,8 +36,8 @@ class NerTask(Task):
         out["tags"] = tags
         return out
 
-    def predict(self, model, batch, elmo) -> list:
-        return [bioul_to_bio([self.labels[i] for i in seq]) for seq in model.decode(batch, elmo)]
+    def predict(self, model, batch) -> list:
+        return [bioul_to_bio([self.labels[i] for i in seq]) for seq in model.decode(batch)]
 
     def score(self, ds, predictions) -> dict:
         return span_f1(ds["tags"], predictions)

@@ -26,21 +26,19 @@ class Esim(nn.Module):
                                         nn.Dropout(m.dropout), nn.Linear(h, n_classes))
 
     def encode(self, side: dict, elmo: dict) -> torch.Tensor:
-        x = self.embedder(side["word_ids"], side["char_ids"])
-        if "input" in elmo:
-            x = torch.cat([x, elmo["input"]], dim=-1)
-        h = run_rnn(self.encoder, self.drop(x), side["mask"])
-        return torch.cat([h, elmo["output"]], dim=-1) if "output" in elmo else h
+        x = self.features.add_input(self.embedder(side["word_ids"], side["char_ids"]), elmo)
+        return self.features.add_output(run_rnn(self.encoder, self.drop(x), side["mask"]), elmo)
 
     @staticmethod
     def pool(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         m = mask.unsqueeze(-1)
         return torch.cat([(x * m).sum(1) / m.sum(1), x.masked_fill(~m, float("-inf")).amax(1)], dim=-1)
 
-    def logits(self, batch: dict, elmo: dict) -> torch.Tensor:
+    def logits(self, batch: dict) -> torch.Tensor:
         pm, hm = batch["premise"]["mask"], batch["hypothesis"]["mask"]
-        a = self.encode(batch["premise"], elmo.get("premise", {}))
-        b = self.encode(batch["hypothesis"], elmo.get("hypothesis", {}))
+        elmo = {side: self.features(batch[side]) for side in ("premise", "hypothesis")}  # the mixes first
+        a = self.encode(batch["premise"], elmo["premise"])
+        b = self.encode(batch["hypothesis"], elmo["hypothesis"])
         e = a @ b.transpose(1, 2)  # (B, n, m)
         a_tilde = torch.softmax(e.masked_fill(~hm.unsqueeze(1), float("-inf")), dim=2) @ b
         b_tilde = torch.softmax(e.masked_fill(~pm.unsqueeze(2), float("-inf")), dim=1).transpose(1, 2) @ a
@@ -49,5 +47,5 @@ class Esim(nn.Module):
         va, vb = run_rnn(self.composition, self.drop(ma), pm), run_rnn(self.composition, self.drop(mb), hm)
         return self.classifier(torch.cat([self.pool(va, pm), self.pool(vb, hm)], dim=-1))
 
-    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
-        return nn.functional.cross_entropy(self.logits(batch, elmo), batch["label"])
+    def loss(self, batch: dict) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.logits(batch), batch["label"])

@@ -12,13 +12,11 @@ from pathlib import Path
 
 import datasets
 
+from elmo_core.errors import DataError as DataFormatError
+
 from ..tokenizer import tokenize
 
 LABELS = ["entailment", "neutral", "contradiction"]
-
-
-class DataFormatError(ValueError):
-    pass
 
 
 def _dataset(rows: list[dict]) -> datasets.Dataset:

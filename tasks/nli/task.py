@@ -2,21 +2,21 @@
 every distinct sentence once; premise and hypothesis rows point into that list."""
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import torch
 
-from ..base import PAD, UNK, Task, set_column
+from ..base import Task, set_column
 from .model import Esim
 from .reader import LABELS, load_hf_snli, read_sick_tsv, read_snli_jsonl
 
-READERS = {"snli": read_snli_jsonl, "sick": read_sick_tsv}
+READERS = {"snli": lambda path, cfg, split: read_snli_jsonl(path), "sick": lambda path, cfg, split: read_sick_tsv(path)}
 
 
 class NliTask(Task):
     name, metric = "nli", "accuracy"
     readers = READERS  # snli (first: the default) | sick
+    vocab_columns = ("premise", "hypothesis")
 
     def read_hf(self, data_cfg, split):
         return load_hf_snli(data_cfg.hf_name, split)
@@ -40,11 +40,6 @@ class NliTask(Task):
         rows = ds.select(indices)
         return {side: list(rows[f"{side}_row"]) for side in ("premise", "hypothesis")}
 
-    def build_vocab(self, train) -> None:
-        counts = Counter(t for col in ("premise", "hypothesis") for s in train[col] for t in s)
-        self.words = [PAD, UNK] + sorted(w for w, c in counts.items() if c >= self.cfg.model.min_word_count)
-        self.word_index = {w: i for i, w in enumerate(self.words)}
-
     def build_model(self, features):
         return Esim(self.words, len(LABELS), self.cfg, features)
 
@@ -53,8 +48,8 @@ class NliTask(Task):
         return {"premise": self.token_inputs(rows["premise"]), "hypothesis": self.token_inputs(rows["hypothesis"]),
                 "label": torch.tensor(list(rows["label"]))}
 
-    def predict(self, model, batch, elmo) -> list:
-        return model.logits(batch, elmo).argmax(-1).tolist()
+    def predict(self, model, batch) -> list:
+        return model.logits(batch).argmax(-1).tolist()
 
     def score(self, ds, predictions) -> dict:
         gold = list(ds["label"])

@@ -11,9 +11,7 @@ from torch import nn
 
 from elmo_core import ScalarMix
 
-
-class DataFormatError(ValueError):
-    pass
+from elmo_core.errors import ConfigError, DataError as DataFormatError
 
 
 def read_tagged(path: str | Path) -> tuple[list[list[str]], list[list[str]]]:
@@ -74,7 +72,7 @@ def train_linear(x_train, y_train, x_dev, y_dev, n_classes: int, mix: bool, epoc
 
 def run_pos_probe(cfg, cache, out: dict) -> dict:
     if not cfg.data.get("dir"):
-        raise SystemExit(f"error: {cfg.task.name} reads local files: set source=local or data.dir=...")
+        raise ConfigError(f"{cfg.task.name} reads local files: set source=local or data.dir=...")
     d = Path(cfg.data.dir)
     train_s, train_t = read_tagged(cfg.data.get("train_path") or d / cfg.data.train_file)
     dev_s, dev_t = read_tagged(cfg.data.get("dev_path") or d / cfg.data.dev_file)

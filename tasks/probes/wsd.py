@@ -15,9 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-
-class DataFormatError(ValueError):
-    pass
+from elmo_core.errors import ConfigError, DataError as DataFormatError
 
 
 def read_senseval(path: str | Path) -> list[dict]:
@@ -91,7 +89,7 @@ def nearest_sense_accuracy(train_vecs, train, test_vecs, test) -> tuple[float, d
 
 def run_wsd_probe(cfg, cache, out: dict) -> dict:
     if not cfg.data.get("dir"):
-        raise SystemExit(f"error: {cfg.task.name} reads local files: set source=local or data.dir=...")
+        raise ConfigError(f"{cfg.task.name} reads local files: set source=local or data.dir=...")
     d = Path(cfg.data.dir)
     instances = [i for w in cfg.data.words for i in read_senseval(d / f"{w}.pos")]
     train, test = split_80_20(instances, cfg.data.split_seed)

@@ -62,16 +62,14 @@ class BidafQA(nn.Module):
         self.end_gru, self.end = BiGRU(2 * d + lin, d), nn.Linear(2 * d + lin, 1)
 
     def encode(self, side: dict, elmo: dict) -> torch.Tensor:
-        x = self.embedder(side["word_ids"], side["char_ids"])
-        if "input" in elmo:
-            x = torch.cat([x, elmo["input"]], dim=-1)
-        h = self.encoder(self.drop(x), side["mask"])
-        return torch.cat([h, elmo["output"]], dim=-1) if "output" in elmo else h
+        x = self.features.add_input(self.embedder(side["word_ids"], side["char_ids"]), elmo)
+        return self.features.add_output(self.encoder(self.drop(x), side["mask"]), elmo)
 
-    def forward(self, batch: dict, elmo: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
         cm, qm = batch["context"]["mask"], batch["question"]["mask"]
-        c = self.encode(batch["context"], elmo.get("context", {}))
-        q = self.encode(batch["question"], elmo.get("question", {}))
+        elmo = {side: self.features(batch[side]) for side in ("context", "question")}  # the mixes first
+        c = self.encode(batch["context"], elmo["context"])
+        q = self.encode(batch["question"], elmo["question"])
         s = self.attention(self.drop(c), self.drop(q))  # (B, n, m)
         c2q = masked_softmax(s, qm.unsqueeze(1), dim=2) @ q
         q2c_weights = masked_softmax(s.masked_fill(~qm.unsqueeze(1), NEG).amax(dim=2), cm, dim=1)
@@ -88,8 +86,8 @@ class BidafQA(nn.Module):
         end = self.end(self.drop(torch.cat([end_states, g], -1))).squeeze(-1)
         return start.masked_fill(~cm, NEG), end.masked_fill(~cm, NEG)
 
-    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
-        start, end = self(batch, elmo)
+    def loss(self, batch: dict) -> torch.Tensor:
+        start, end = self(batch)
         return nn.functional.cross_entropy(start, batch["start"]) + nn.functional.cross_entropy(end, batch["end"])
 
 

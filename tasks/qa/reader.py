@@ -10,11 +10,9 @@ from pathlib import Path
 
 import datasets
 
+from elmo_core.errors import DataError as DataFormatError
+
 from ..tokenizer import tokenize, tokenize_with_offsets
-
-
-class DataFormatError(ValueError):
-    pass
 
 
 def char_span_to_tokens(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import torch
 
+from elmo_core.errors import DataError
+
 from ..base import Task, set_column
 from .metric import squad_scores
 from .model import BidafQA, best_spans
@@ -15,9 +17,8 @@ from .reader import load_hf_squad, read_squad_file
 
 class QaTask(Task):
     name, metric = "qa", "f1"
-
-    def read_file(self, path, data_cfg, split: str):
-        return read_squad_file(path)
+    readers = {"squad": lambda path, cfg, split: read_squad_file(path)}
+    vocab_columns = ("context_tokens", "question_tokens")
 
     def read_hf(self, data_cfg, split):
         return load_hf_squad(data_cfg.hf_name, split), {}
@@ -28,7 +29,7 @@ class QaTask(Task):
         for cid in ds["context_id"]:
             rows.append(seen.setdefault(cid, len(seen)))
         if rows != sorted(rows):
-            raise SystemExit(f"error: {split}: questions of one context must be contiguous")
+            raise DataError(f"{split}: the questions of one context must be contiguous")
         return set_column(ds, "context_row", rows)
 
     def sentences(self, ds) -> list[list[str]]:
@@ -42,13 +43,6 @@ class QaTask(Task):
         rows = ds.select_columns("context_row")
         n_contexts = rows[-1]["context_row"] + 1  # rows are dense and non-decreasing
         return {"context": rows.select(indices)["context_row"], "question": [n_contexts + i for i in indices]}
-
-    def build_vocab(self, train) -> None:
-        from collections import Counter
-        from ..base import PAD, UNK
-        counts = Counter(t for col in ("context_tokens", "question_tokens") for s in train[col] for t in s)
-        self.words = [PAD, UNK] + sorted(w for w, c in counts.items() if c >= self.cfg.model.min_word_count)
-        self.word_index = {w: i for i, w in enumerate(self.words)}
 
     def build_model(self, features):
         return BidafQA(self.words, self.cfg, features)
@@ -75,8 +69,8 @@ class QaTask(Task):
         return {"context": self.token_inputs(rows["context_tokens"]), "question": self.token_inputs(rows["question_tokens"]),
                 "start": torch.tensor([s[0] for s in spans]), "end": torch.tensor([s[1] for s in spans])}
 
-    def predict(self, model, batch, elmo) -> list:
-        start, end = model(batch, elmo)
+    def predict(self, model, batch) -> list:
+        start, end = model(batch)
         return [(i, j) for i, j in best_spans(start, end, self.cfg.max_answer_length)]
 
     def answer_texts(self, ds, predictions) -> dict[str, str]:

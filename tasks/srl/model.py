@@ -46,17 +46,15 @@ class SrlTagger(nn.Module):
             dim = m.hidden
         self.output = nn.Linear(dim + features.output_dim, len(labels))
 
-    def scores(self, batch: dict, elmo: dict) -> torch.Tensor:
+    def scores(self, batch: dict) -> torch.Tensor:
+        elmo = self.features(batch)
         x = torch.cat([self.embedder(batch["word_ids"], batch["char_ids"]), self.predicate(batch["is_predicate"])], -1)
-        if "input" in elmo:
-            x = torch.cat([x, elmo["input"]], dim=-1)
+        x = self.features.add_input(x, elmo)
         for layer in self.layers:
             x = layer(self.dropout(x), batch["mask"])
-        if "output" in elmo:
-            x = torch.cat([x, elmo["output"]], dim=-1)
-        return self.output(x)
+        return self.output(self.features.add_output(x, elmo))
 
-    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
-        logits = self.scores(batch, elmo)
+    def loss(self, batch: dict) -> torch.Tensor:
+        logits = self.scores(batch)
         mask = batch["mask"]
         return nn.functional.cross_entropy(logits[mask], batch["tags"][mask])

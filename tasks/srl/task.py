@@ -12,7 +12,8 @@ from .metric import srl_scores, write_props
 from .model import SrlTagger
 from .reader import load_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
 
-READERS = {"conllu": read_conllu_propbank_file, "conll2012": read_conll2012_file}
+READERS = {"conllu": lambda path, cfg, split: read_conllu_propbank_file(path),
+           "conll2012": lambda path, cfg, split: read_conll2012_file(path)}
 
 
 def with_bilm_rows(ds):
@@ -42,14 +43,15 @@ class SrlTask(Task):
     def bilm_rows(self, ds, indices: list[int]) -> list[int]:
         return [ds[i]["bilm_row"] for i in indices]
 
-    def build_vocab(self, train) -> None:
-        super().build_vocab(train)
+    def label_list(self, train) -> list[str]:
         roles = sorted({t[2:] for tags in train["tags"] for t in tags if t != "O"})
-        self.labels = ["O"] + [f"{p}-{r}" for r in roles for p in "BI"]
-        self.label_index = {l: i for i, l in enumerate(self.labels)}
+        return ["O"] + [f"{p}-{r}" for r in roles for p in "BI"]
+
+    def _index(self) -> None:
+        super()._index()
+        self.constraints = bio_constraints(self.labels) if self.labels else None  # for Viterbi decoding
 
     def build_model(self, features):
-        self.constraints = bio_constraints(self.labels)
         return SrlTagger(self.words, self.labels, self.cfg, features)
 
     def batch(self, ds, indices) -> dict:
@@ -62,10 +64,8 @@ class SrlTask(Task):
             out["tags"][i, : len(tags)] = torch.tensor([self.label_index.get(t, 0) for t in tags])
         return out
 
-    def predict(self, model, batch, elmo) -> list:
-        if not hasattr(self, "constraints"):
-            self.constraints = bio_constraints(self.labels)
-        log_probs = torch.log_softmax(model.scores(batch, elmo), dim=-1)
+    def predict(self, model, batch) -> list:
+        log_probs = torch.log_softmax(model.scores(batch), dim=-1)
         lengths = batch["mask"].sum(1).tolist()
         return [[self.labels[k] for k in viterbi(log_probs[i, :n], *self.constraints)] for i, n in enumerate(lengths)]
 

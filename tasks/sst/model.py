@@ -21,21 +21,18 @@ class SentimentClassifier(nn.Module):
         self.classifier = nn.Sequential(nn.Dropout(m.dropout), nn.Linear(pooled, m.feedforward), nn.ReLU(),
                                         nn.Dropout(m.dropout), nn.Linear(m.feedforward, n_classes))
 
-    def logits(self, batch: dict, elmo: dict) -> torch.Tensor:
+    def logits(self, batch: dict) -> torch.Tensor:
         mask = batch["mask"]
-        x = self.embedder(batch["word_ids"], batch["char_ids"])
-        if "input" in elmo:
-            x = torch.cat([x, elmo["input"]], dim=-1)
-        h = run_rnn(self.lstm, self.dropout(x), mask)
-        if "output" in elmo:
-            h = torch.cat([h, elmo["output"]], dim=-1)
+        elmo = self.features(batch)
+        x = self.features.add_input(self.embedder(batch["word_ids"], batch["char_ids"]), elmo)
+        h = self.features.add_output(run_rnn(self.lstm, self.dropout(x), mask), elmo)
         m = mask.unsqueeze(-1)
         max_pool = h.masked_fill(~m, float("-inf")).amax(dim=1)
         mean_pool = (h * m).sum(1) / m.sum(1)
         return self.classifier(torch.cat([max_pool, mean_pool], dim=-1))
 
-    def loss(self, batch: dict, elmo: dict) -> torch.Tensor:
-        return nn.functional.cross_entropy(self.logits(batch, elmo), batch["label"])
+    def loss(self, batch: dict) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.logits(batch), batch["label"])
 
-    def decode(self, batch: dict, elmo: dict) -> list[int]:
-        return self.logits(batch, elmo).argmax(-1).tolist()
+    def decode(self, batch: dict) -> list[int]:
+        return self.logits(batch).argmax(-1).tolist()

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import datasets
 
-
-class DataFormatError(ValueError):
-    pass
+from elmo_core.errors import DataError as DataFormatError
 
 
 def parse_tree(text: str, where: str):

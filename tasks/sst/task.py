@@ -10,15 +10,19 @@ from .model import SentimentClassifier
 from .reader import load_hf_sst, read_sst_file
 
 
+def read_ptb_trees(path, cfg, split: str):
+    """PTB-style SST trees; phrases (``phrases_min_tokens``) are training examples only."""
+    phrases = cfg.get("phrases_min_tokens") if split == "train" else None
+    return read_sst_file(path, bool(cfg.binary), phrases)
+
+
 class SstTask(Task):
     name, metric = "sst", "accuracy"
-
-    def read_file(self, path, data_cfg, split: str):
-        phrases = self.cfg.get("phrases_min_tokens") if split == "train" else None  # phrases: training only
-        return read_sst_file(path, bool(self.cfg.binary), phrases)
+    readers = {"ptb": read_ptb_trees}
 
     def read_hf(self, data_cfg, split):
         return load_hf_sst(data_cfg.hf_name, split, bool(self.cfg.binary)), {}
+
     def build_model(self, features):
         return SentimentClassifier(self.words, 2 if self.cfg.binary else 5, self.cfg, features)
 
@@ -28,8 +32,8 @@ class SstTask(Task):
         out["label"] = torch.tensor(rows["label"])
         return out
 
-    def predict(self, model, batch, elmo) -> list:
-        return model.decode(batch, elmo)
+    def predict(self, model, batch) -> list:
+        return model.decode(batch)
 
     def score(self, ds, predictions) -> dict:
         gold = ds["label"]
