@@ -1,0 +1,83 @@
+"""One generic model test over every task (in the spirit of AllenNLP's ModelTestCase): on its tiny
+fixture each task model trains a few steps with ELMo at the input and output, is saved and
+reloaded and predicts the same, and the prediction of an example does not depend on the batch it
+is in (its neighbours' lengths change its padding)."""
+import random
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from tasks import runner
+from tasks.bilm_source import BiLMSource
+from tasks.trainer import make_optimizer, predict, set_seed
+
+from conftest import FIXTURES, REPO
+
+TASKS = {"ner": ("ner_tiny.conll", []), "sst": ("sst_tiny.txt", []), "srl": ("srl_tiny.conllu", []),
+         "nli": ("sick_tiny.tsv", ["data.format=sick"]), "qa": ("squad_tiny.json", ["task.max_tokens_per_batch=100000"])}
+
+
+def _setup(task_name, bilm_files, tmp_path):
+    fixture, extra = TASKS[task_name]
+    o, w = bilm_files
+    overrides = [f"task={task_name}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
+                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 "elmo.position=both", "elmo.dropout=0.0", "task.model.word_dim=8", "task.model.dropout=0.0", *extra]
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=overrides)
+    task = runner.make_task(cfg)
+    splits = runner.training_splits(cfg, task)
+    task.build_vocab(splits["train"])
+    source = BiLMSource.from_config(cfg.elmo)
+    data = runner.with_layers(cfg, task, splits, source)
+    return cfg, task, source, data
+
+
+def _new_model(cfg, task, source):
+    set_seed(0)
+    return task.build_model(runner.build_features(cfg, source))
+
+
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_path):
+    cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
+    model = _new_model(cfg, task, source)
+    optimizer = make_optimizer(model, cfg.trainer)
+    train = data["train"]
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    losses = []
+    for step, idx in zip(range(4), task.batches(train.examples, 4, shuffle=True, rng=random.Random(0))):
+        model.train()
+        loss = model.loss(task.make_batch(train, idx)) + model.features.regularizer(cfg.elmo.l2)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
+    assert all(torch.isfinite(torch.tensor(losses)))
+    changed = [k for k, v in model.state_dict().items() if not torch.equal(v, before[k])]
+    assert any(k.startswith("features.") for k in changed), "the ELMo mixes received no gradient"
+    assert any(not k.startswith("features.") for k in changed)
+    expected = predict(task, model, data["dev"], 4)
+
+    path = tmp_path / "model.pt"
+    torch.save({"task_state": task.state(), "model": model.state_dict()}, path)
+    saved = torch.load(path, weights_only=True)
+    fresh_task = runner.make_task(cfg)
+    fresh_task.load_state(saved["task_state"])
+    reloaded = _new_model(cfg, fresh_task, source)
+    reloaded.load_state_dict(saved["model"])
+    assert predict(fresh_task, reloaded, data["dev"], 4) == expected
+
+
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+def test_prediction_does_not_depend_on_batch_or_padding(task_name, bilm_files, tmp_path):
+    cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
+    model = _new_model(cfg, task, source).eval()
+    dev = data["dev"]
+    with torch.no_grad():
+        alone = [task.predict(model, task.make_batch(dev, [i]))[0] for i in range(len(dev))]
+        together = predict(task, model, dev, len(dev))
+        reversed_order = task.predict(model, task.make_batch(dev, list(range(len(dev)))[::-1]))[::-1]
+    assert together == alone
+    assert reversed_order == alone
