@@ -219,3 +219,28 @@ def test_a_model_built_in_inference_mode_runs():
         ids = batch_to_ids([["a", "b"]] * 40)
         out = forward_in_rows(bilm, ids, 40).layers
         assert torch.allclose(out, bilm(ids).layers, atol=1e-6)
+
+
+def test_elmo_core_has_no_import_cycles():
+    """Module-level and function-level imports between elmo_core modules form no cycle."""
+    import ast
+    modules = {p.stem: p for p in (REPO / "elmo_core").glob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    deps.add(node.module.split(".")[0])
+                else:
+                    deps |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("elmo_core."):
+                deps.add(node.module.split(".")[1])
+        graph[name] = {d for d in deps if d in modules and d != name}
+
+    def cycle_from(start, node, seen):
+        for nxt in graph[node]:
+            if nxt == start or (nxt not in seen and cycle_from(start, nxt, seen | {nxt})):
+                return True
+        return False
+    assert [m for m in graph if cycle_from(m, m, {m})] == []
