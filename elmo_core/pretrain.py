@@ -35,6 +35,7 @@ import torch
 import torch.distributed as dist
 
 from .bilm import BiLM
+from .errors import ConfigError
 from .lm_checkpoint import (CheckpointError, load_checkpoint, load_language_model, save_checkpoint,
                             save_language_model)
 from .lm_fast_step import FastTrainingStep
@@ -161,7 +162,7 @@ def train(args) -> dict:
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.batch_size % world:
-        raise SystemExit(f"--batch-size {args.batch_size} is not divisible by {world} workers")
+        raise ConfigError(f"--batch-size {args.batch_size} is not divisible by {world} workers")
     files = expand_files(args.train)
     lm, vocab, meta = build_model(args, files, rank, world)
     lm.to(device).train()
