@@ -81,6 +81,9 @@ class Task:
             path = data_cfg.get(f"{split}_path") or (
                 Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
             if path:
+                if not Path(path).is_file():
+                    key = f"data.{split}_path" if data_cfg.get(f"{split}_path") else f"data.dir/data.{split}_file"
+                    raise DataError(f"{path}: no such file ({key})")
                 ds, self.data_stats[split] = self.read_file(path, data_cfg, split)
             elif not data_cfg.get("dir") and (data_cfg.get("hf_split") or {}).get(split):
                 ds, self.data_stats[split] = self.read_hf(data_cfg, data_cfg.hf_split[split])

@@ -337,3 +337,18 @@ def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
     full = len(runner.make_task(cfg).load_splits(cfg.data)["train"])
     r = runner.train(cfg, out)
     assert r["train_examples"] == -(-full // 2)  # ⌈n/2⌉ of a fixed permutation
+
+
+def test_run_py_reports_library_errors_as_one_line(tmp_path):
+    """A data or configuration error raised by library code reaches the user as one line
+    (no traceback) with exit status 2."""
+    import subprocess
+    import sys
+    for overrides, message in ((["task=ner", f"data.dir={tmp_path}"], f"error: {tmp_path / 'eng.train'}: no such file"),
+                               (["task=nli", f"data.dir={FIXTURES}", "data.train_file=sick_tiny.tsv",
+                                 "data.dev_file=sick_tiny.tsv", "data.format=xml"], "error: data.format must be one of")):
+        done = subprocess.run([sys.executable, str(REPO / "run.py"), *overrides, f"runs_root={tmp_path / 'runs'}"],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert message in done.stderr and "Traceback" not in done.stderr
+        assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr
