@@ -1,0 +1,76 @@
+"""Coreference metrics of the CoNLL-2011/2012 shared tasks, the paper's coreference score
+(Peters et al. 2018, Table 1: "average F1"): MUC (Vilain et al. 1995), B³ (Bagga & Baldwin 1998)
+and CEAFφ4 (entity-based CEAF, Luo 2005), and their average F1 (the CoNLL score).
+
+As the reference scorer computes them (Pradhan et al. 2014): clusters are taken as given (a
+singleton counts for B³ and CEAF, never for MUC); a response mention that is not in the key
+counts against precision; numerators and denominators are summed over all documents before
+dividing (micro average); a ratio with a zero denominator is 0. CEAFφ4's one-to-one alignment of
+key and response clusters is optimal (``scipy.optimize.linear_sum_assignment``).
+
+A cluster is a collection of mentions; a mention is any hashable (here ``(start, end)``).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+Cluster = Sequence
+METRICS = ("muc", "b_cubed", "ceafe")
+
+
+def _as_sets(clusters: Iterable[Cluster]) -> list[frozenset]:
+    return [frozenset(tuple(m) if isinstance(m, list) else m for m in c) for c in clusters if len(c)]
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else 0.0
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def muc_counts(key: list[frozenset], response: list[frozenset]) -> tuple[float, float]:
+    """Σ (|K| − |partitions of K by the response|) and Σ (|K| − 1) over key clusters K."""
+    where = {m: i for i, c in enumerate(response) for m in c}
+    num = den = 0
+    for cluster in key:
+        parts = {where.get(m, ("alone", m)) for m in cluster}  # a mention outside the response: its own part
+        num += len(cluster) - len(parts)
+        den += len(cluster) - 1
+    return num, den
+
+
+def b_cubed_counts(key: list[frozenset], response: list[frozenset]) -> tuple[float, float]:
+    """Σ_K Σ_R |K ∩ R|² / |K| and Σ_K |K|."""
+    num = sum(len(k & r) ** 2 / len(k) for k in key for r in response)
+    return num, sum(len(k) for k in key)
+
+
+def ceafe_counts(key: list[frozenset], response: list[frozenset]) -> tuple[float, float, float]:
+    """The best one-to-one alignment's Σ φ4(K, R) = 2|K ∩ R| / (|K| + |R|); |key|; |response|."""
+    if not key or not response:
+        return 0.0, len(key), len(response)
+    similarity = np.array([[2 * len(k & r) / (len(k) + len(r)) for r in response] for k in key])
+    rows, cols = linear_sum_assignment(-similarity)
+    return float(similarity[rows, cols].sum()), len(key), len(response)
+
+
+def coref_scores(key_documents: Iterable[Iterable[Cluster]], response_documents: Iterable[Iterable[Cluster]]) -> dict:
+    """P/R/F1 (in %) of MUC, B³ and CEAFφ4 over all documents, and ``conll_f1`` (their average F1)."""
+    sums = {name: np.zeros(4) for name in METRICS}  # recall num, recall den, precision num, precision den
+    for key_doc, response_doc in zip(key_documents, response_documents, strict=True):
+        key, response = _as_sets(key_doc), _as_sets(response_doc)
+        sums["muc"] += (*muc_counts(key, response), *muc_counts(response, key))
+        sums["b_cubed"] += (*b_cubed_counts(key, response), *b_cubed_counts(response, key))
+        similarity, n_key, n_response = ceafe_counts(key, response)
+        sums["ceafe"] += (similarity, n_key, similarity, n_response)
+    out = {}
+    for name, (rn, rd, pn, pd) in sums.items():
+        r, p = _ratio(rn, rd), _ratio(pn, pd)
+        out[name] = {"precision": 100 * p, "recall": 100 * r, "f1": 100 * _f1(p, r)}
+    out["conll_f1"] = sum(out[name]["f1"] for name in METRICS) / len(METRICS)
+    return out

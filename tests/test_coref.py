@@ -1,0 +1,143 @@
+"""Coreference (§4): the CoNLL-2012 reader and writer, and MUC / B³ / CEAFφ4 against hand computations."""
+import pytest
+
+from elmo_core.errors import DataError
+from tasks.coref.metric import coref_scores
+from tasks.coref.reader import parse_coref_column, read_conll2012_coref, write_conll2012_coref
+
+from conftest import shared_path
+
+
+def _doc(rows: list[str], name="d", part="0") -> str:
+    """A LitBank-style document: one token per row as 'token coref', '' for a sentence break."""
+    lines, index = [f"#begin document ({name}); part {part}"], 0
+    for row in rows:
+        if not row:
+            lines.append("")
+            index = 0
+            continue
+        token, coref = row.split()
+        lines.append("\t".join([name, part, str(index), token] + ["_"] * 8 + [coref]))
+        index += 1
+    return "\n".join(lines + ["#end document"]) + "\n"
+
+
+def _read(tmp_path, text):
+    path = tmp_path / "x.conll"
+    path.write_text(text)
+    return read_conll2012_coref(path)
+
+
+def test_reader_nested_multi_cluster_and_singleton_mentions(tmp_path):
+    ds, stats = _read(tmp_path, _doc(["A (0", "stranger _", "from _", "South (1", "Carolina 1)|0)", "",
+                                      "he (0)", "saw (2|(3)", "it 2)"]) + _doc(["x (0)"], "e", "1"))
+    first = ds[0]
+    assert first["doc_key"] == "d_0" and first["sentences"] == [["A", "stranger", "from", "South", "Carolina"],
+                                                                 ["he", "saw", "it"]]
+    # clusters by id: 0 = {A..Carolina, he}, 1 = {South Carolina} (nested in 0's first mention),
+    # 2 = {saw it}, 3 = {saw} (overlapping 2)
+    assert first["clusters"] == [[[0, 4], [5, 5]], [[3, 4]], [[6, 7]], [[6, 6]]]
+    assert ds[1]["doc_key"] == "e_1" and ds[1]["clusters"] == [[[0, 0]]]  # clusters are per document
+    assert stats == {"documents": 2, "tokens": 9, "mentions": 6, "clusters": 5}
+
+
+def test_reader_same_cluster_nested_in_itself(tmp_path):
+    ds, _ = _read(tmp_path, _doc(["the (4", "man (4", "'s 4)", "dog 4)"]))
+    assert ds[0]["clusters"] == [[[0, 3], [1, 2]]]  # the inner ')' closes the most recent '('
+
+
+@pytest.mark.parametrize("rows,message", [
+    (["a 3)"], r"x.conll:2: '3\)' closes a mention of cluster 3 that was never opened"),
+    (["a (3", "b _"], r"x.conll:2: '\(3' is never closed before the end of document d_0"),
+    (["a (3x"], r"x.conll:2: malformed coreference part '\(3x'"),
+    (["a 3"], r"x.conll:2: malformed coreference part '3'"),
+    (["a (1|"], r"x.conll:2: malformed coreference part ''"),
+])
+def test_reader_malformed_brackets_name_file_and_line(tmp_path, rows, message):
+    with pytest.raises(DataError, match=message):
+        _read(tmp_path, _doc(rows))
+
+
+def test_reader_structure_errors(tmp_path):
+    with pytest.raises(DataError, match=r"x.conll:1: a token line outside"):
+        _read(tmp_path, "d\t0\t0\ta\t_\t_\t-\n")
+    with pytest.raises(DataError, match=r"has no '#end document'"):
+        _read(tmp_path, _doc(["a -"]).replace("#end document\n", ""))
+    with pytest.raises(DataError, match=r"x.conll:3: expected at least 5 columns"):
+        _read(tmp_path, _doc(["a -"]).replace("#end document", "d 0 1\n#end document"))
+    with pytest.raises(DataError, match="no documents"):
+        _read(tmp_path, "\n")
+
+
+def test_reader_reads_the_ontonotes_fixture_unchanged():
+    ds, stats = read_conll2012_coref(shared_path("data/fixtures/conll2012/coref.gold_conll"))
+    assert stats["documents"] == 4 and ds[0]["doc_key"] == "bc/cctv/00/cctv_0000_000"
+    first = ds[0]
+    tokens = [t for s in first["sentences"] for t in s]
+    # "Hong Kong" (23 ... 23)) and the two "(18" mentions of the second sentence
+    mentions = {tuple(m): " ".join(tokens[m[0]: m[1] + 1]) for c in first["clusters"] for m in c}
+    assert "Hong Kong" in mentions.values() and "their" in mentions.values()
+    assert "these well - known cartoon images" in mentions.values()
+    assert parse_coref_column("(23|23)", "x") == [("open", 23), ("close", 23)]
+
+
+def test_writer_round_trip(tmp_path):
+    ds, _ = _read(tmp_path, _doc(["A (0", "stranger _", "South (1", "Carolina 1)|0)", "", "he (0)"]))
+    out = write_conll2012_coref(tmp_path / "pred.conll", ds, [[[[0, 3], [4, 4]], [[2, 3]], [[1, 1]]]])
+    again, _ = read_conll2012_coref(out)
+    assert again[0]["sentences"] == ds[0]["sentences"] and again[0]["doc_key"] == "d_0"
+    assert again[0]["clusters"] == [[[0, 3], [4, 4]], [[2, 3]], [[1, 1]]]
+    assert again[0]["columns"] == ds[0]["columns"]
+
+
+# -------------------------------------------------------------------------------- metrics
+A, B, C, D, E, F, G, H, I = "abcdefghi"
+
+
+def _check(scores, metric, p, r):
+    assert scores[metric]["precision"] == pytest.approx(100 * p)
+    assert scores[metric]["recall"] == pytest.approx(100 * r)
+    f1 = 2 * p * r / (p + r) if p + r else 0
+    assert scores[metric]["f1"] == pytest.approx(100 * f1)
+
+
+def test_metrics_on_the_reference_scorers_worked_example():
+    """Key {a b c} {d e f g}; response {a b} {c d} {f g h i} (Pradhan et al. 2014's example).
+    MUC: recall (3-2 + 4-3)/(2+3) = 2/5, precision (1 + 0 + 1)/(1+1+3) = 2/5.
+    B³: recall (4/3 + 1/3 + 1/4 + 4/4)/7 = 5/12, precision (4/2 + 2/2 + 4/4)/8 = 1/2.
+    CEAFφ4: φ(K1,R1) = 4/5, φ(K2,R3) = 1/2 is the best alignment (1.3): recall 1.3/2, precision 1.3/3."""
+    s = coref_scores([[[A, B, C], [D, E, F, G]]], [[[A, B], [C, D], [F, G, H, I]]])
+    _check(s, "muc", 2 / 5, 2 / 5)
+    _check(s, "b_cubed", 1 / 2, 5 / 12)
+    _check(s, "ceafe", 1.3 / 3, 1.3 / 2)
+    assert s["conll_f1"] == pytest.approx((s["muc"]["f1"] + s["b_cubed"]["f1"] + s["ceafe"]["f1"]) / 3)
+
+
+def test_metrics_singletons():
+    """Key {a} {b c}; response {b c}: MUC ignores the singleton (1/1, 1/1); B³ recall (0 + 2)/3,
+    precision 2/2; CEAFφ4 recall 1/2 (one of two key clusters), precision 1/1."""
+    s = coref_scores([[[A], [B, C]]], [[[B, C]]])
+    _check(s, "muc", 1, 1)
+    _check(s, "b_cubed", 1, 2 / 3)
+    _check(s, "ceafe", 1, 1 / 2)
+    perfect = coref_scores([[[A], [B, C]]], [[[A], [B, C]]])
+    assert perfect["conll_f1"] == pytest.approx(100)
+
+
+def test_metrics_response_mention_not_in_the_key():
+    """Key {a b}; response {a b x}: MUC recall 1/1, precision (3-2)/2; B³ recall (4/2)/2,
+    precision (4/3)/3; CEAFφ4 φ = 4/5 both ways."""
+    s = coref_scores([[[A, B]]], [[[A, B, "x"]]])
+    _check(s, "muc", 1 / 2, 1)
+    _check(s, "b_cubed", 4 / 9, 1)
+    _check(s, "ceafe", 4 / 5, 4 / 5)
+
+
+def test_metrics_empty_response_and_micro_average_over_documents():
+    s = coref_scores([[[A, B]]], [[]])
+    for metric in ("muc", "b_cubed", "ceafe"):
+        _check(s, metric, 0, 0)
+    assert s["conll_f1"] == 0
+    # two documents: counts are summed before dividing (document 2 has MUC denominator 3, document 1 has 1)
+    s = coref_scores([[[A, B]], [[A, B, C, D]]], [[[A, B]], [[A, B], [C, D]]])
+    _check(s, "muc", (1 + 2) / (1 + 2), (1 + 2) / (1 + 3))
