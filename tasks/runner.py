@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from elmo_core.errors import ConfigError, WeightsError
 
 from .base import TaskSplit
+from .coref.task import CorefTask
 from .bilm_source import BiLMSource
 from .layers import ElmoFeatures
 from .ner.task import NerTask
@@ -33,7 +34,7 @@ from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import fit, predict, set_seed
 
-TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask}
+TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask, "coref": CorefTask}
 PROBES = {"probe_pos": run_pos_probe, "probe_wsd": run_wsd_probe}
 
 

@@ -141,3 +141,75 @@ def test_metrics_empty_response_and_micro_average_over_documents():
     # two documents: counts are summed before dividing (document 2 has MUC denominator 3, document 1 has 1)
     s = coref_scores([[[A, B]], [[A, B, C, D]]], [[[A, B]], [[A, B], [C, D]]])
     _check(s, "muc", (1 + 2) / (1 + 2), (1 + 2) / (1 + 3))
+
+
+# -------------------------------------------------------------------------------- model
+def test_candidate_spans_stay_inside_sentences_and_width():
+    import torch
+    from omegaconf import OmegaConf
+    from tasks.coref.model import CorefModel
+    from tasks.layers import ElmoFeatures
+    cfg = OmegaConf.create({"model": {"word_dim": 4, "vectors": None, "char_dim": 2, "char_filters": 0, "char_width": 3,
+                                      "hidden": 3, "ffnn_size": 4, "ffnn_depth": 1, "feature_size": 2,
+                                      "max_span_width": 2, "span_ratio": 0.4, "max_antecedents": 3,
+                                      "lexical_dropout": 0.0, "dropout": 0.0}})
+    model = CorefModel(["<pad>", "<unk>"], cfg, ElmoFeatures("none", 3, 4))
+    starts, ends = model.candidate_spans(torch.tensor([0, 0, 0, 1, 1]))
+    assert list(zip(starts.tolist(), ends.tolist())) == [(0, 0), (0, 1), (1, 1), (1, 2), (2, 2), (3, 3), (3, 4), (4, 4)]
+
+
+def test_pruning_keeps_the_best_non_crossing_spans_in_document_order():
+    import torch
+    from tasks.coref.model import distance_bucket, prune_spans
+    starts, ends = torch.tensor([0, 1, 1, 3, 2]), torch.tensor([2, 3, 1, 4, 4])
+    scores = torch.tensor([3.0, 2.0, 1.0, 0.5, 0.4])
+    # (1,3) crosses (0,2); (1,1) nests inside it; (2,4) crosses (0,2)
+    assert prune_spans(scores, starts, ends, 3).tolist() == [0, 2, 3]
+    assert prune_spans(scores, starts, ends, 1).tolist() == [0]
+    assert distance_bucket(torch.tensor([1, 2, 4, 5, 7, 8, 15, 16, 63, 64, 500])).tolist() == [0, 1, 3, 4, 4, 5, 5, 6, 7, 8, 8]
+
+
+def test_padding_never_changes_a_score(bilm_files, tmp_path):
+    """The same document with its sentences padded further: identical spans, antecedents and scores."""
+    import torch
+    from test_models import _new_model, _setup
+    cfg, task, source, data = _setup("coref", bilm_files, tmp_path)
+    model = _new_model(cfg, task, source).eval()
+    batch = task.make_batch(data["dev"], [1])
+    padded = dict(batch)
+    extra = 3
+    for key in ("word_ids", "char_ids", "mask"):
+        pad = torch.zeros(*batch[key].shape[:1], extra, *batch[key].shape[2:], dtype=batch[key].dtype)
+        padded[key] = torch.cat([batch[key], pad], dim=1)
+    layers = batch["bilm_layers"]
+    padded["bilm_layers"] = torch.cat([layers, layers.new_zeros(*layers.shape[:2], extra, layers.shape[3])], dim=2)
+    padded["bilm_mask"] = padded["mask"]
+    with torch.no_grad():
+        a, b = model(batch), model(padded)
+    for key in ("starts", "ends", "antecedents"):
+        assert torch.equal(a[key], b[key])
+    torch.testing.assert_close(a["scores"], b["scores"], atol=1e-5, rtol=0)
+    assert a["scores"].shape[1] == 1 + min(cfg.task.model.max_antecedents, a["starts"].shape[0] - 1)
+
+
+def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, tmp_path):
+    from test_models import TASKS
+    from hydra import compose, initialize_config_dir
+    from tasks import runner
+    from conftest import FIXTURES, REPO
+    o, w = bilm_files
+    results = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        out.mkdir()
+        with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+            cfg = compose("config", overrides=[
+                "task=coref", f"data.dir={FIXTURES}", "data.train_file=coref_tiny.conll", "data.dev_file=coref_tiny.conll",
+                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input",
+                "trainer.max_epochs=2", "task.model.word_dim=8", *TASKS["coref"][1], f"runs_root={tmp_path / run / 'root'}"])
+        results.append(runner.train(cfg, out))
+    assert results[0]["dev"] == results[1]["dev"] and results[0]["metric"] == "conll_f1"
+    predictions = (tmp_path / "a" / "dev_predictions.conll").read_text()
+    assert predictions == (tmp_path / "b" / "dev_predictions.conll").read_text()
+    again, _ = read_conll2012_coref(tmp_path / "a" / "dev_predictions.conll")  # the writer's output reads back
+    assert [d["doc_key"] for d in again] == ["tiny_a_0", "tiny_b_0", "tiny_c_0"]

@@ -15,7 +15,9 @@ from tasks.trainer import make_optimizer, predict, set_seed
 from conftest import FIXTURES, REPO
 
 TASKS = {"ner": ("ner_tiny.conll", []), "sst": ("sst_tiny.txt", []), "srl": ("srl_tiny.conllu", []),
-         "nli": ("sick_tiny.tsv", ["data.format=sick"]), "qa": ("squad_tiny.json", ["task.max_tokens_per_batch=100000"])}
+         "nli": ("sick_tiny.tsv", ["data.format=sick"]), "qa": ("squad_tiny.json", ["task.max_tokens_per_batch=100000"]),
+         "coref": ("coref_tiny.conll", ["task.model.hidden=8", "task.model.ffnn_size=8", "task.model.char_filters=4",
+                                        "task.model.feature_size=4", "task.max_training_sentences=2"])}
 
 
 def _setup(task_name, bilm_files, tmp_path):
@@ -78,6 +80,9 @@ def test_prediction_does_not_depend_on_batch_or_padding(task_name, bilm_files, t
     with torch.no_grad():
         alone = [task.predict(model, task.make_batch(dev, [i]))[0] for i in range(len(dev))]
         together = predict(task, model, dev, len(dev))
-        reversed_order = task.predict(model, task.make_batch(dev, list(range(len(dev)))[::-1]))[::-1]
-    assert together == alone
-    assert reversed_order == alone
+        assert together == alone
+        if task.batches(dev.examples, len(dev), shuffle=False) == [list(range(len(dev)))]:  # several per batch
+            reversed_order = task.predict(model, task.make_batch(dev, list(range(len(dev)))[::-1]))[::-1]
+            assert reversed_order == alone
+        else:  # one document per batch (coreference): padding is between its sentences, already exercised
+            assert task.name == "coref"

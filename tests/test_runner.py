@@ -22,7 +22,7 @@ def _cfg(overrides=()):
         return compose("config", overrides=list(overrides), return_hydra_config=False)
 
 
-@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli"])
+@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref"])
 @pytest.mark.parametrize("profile", ["quick", "paper"])
 @pytest.mark.parametrize("position", ["none", "input", "output", "both"])
 @pytest.mark.parametrize("mix", ["all", "last", "average"])
@@ -35,12 +35,12 @@ def test_config_composes(task, profile, position, mix):
     assert features.output_dim == (16 if position in ("output", "both") else 0)
 
 
-@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "probe_pos", "probe_wsd"])
+@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref", "probe_pos", "probe_wsd"])
 def test_source_local_points_every_task_at_its_shared_data(task):
     from conftest import SHARED
     local = _cfg([f"task={task}", "source=local"])
-    assert local.data.dir.endswith(("conll2003", "sst", "srl_up_en", "squad", "nli_sick", "pos_ptb_sample",
-                                    "wsd_senseval2"))
+    assert local.data.dir.endswith(("conll2003", "sst", "srl_up_en", "squad", "nli_sick", "coref_litbank",
+                                    "pos_ptb_sample", "wsd_senseval2"))
     if SHARED.exists():
         assert (Path(local.data.dir) / local.data.get("train_file", "hard.pos")).exists()
     assert _cfg([f"task={task}"]).data.get("dir") is None  # source=hf (default): the Hugging Face dataset

@@ -1,0 +1,163 @@
+"""The end-to-end coreference model of Lee et al. (2017), the paper's coreference baseline
+(Peters et al. 2018, appendix A.6), on one document at a time:
+
+x_k = word embedding + character CNN (+ ELMo at the input, §3.3), lexical dropout -> a BiLSTM over
+each sentence (+ ELMo at the output) -> every span of up to ``max_span_width`` words within a
+sentence, represented by [h_start; h_end; head-word attention over the span's x_k; width
+embedding] -> mention score s_m (feed-forward) -> the top ``span_ratio``·words spans by s_m that
+cross no better span -> for each kept span i, its ``max_antecedents`` preceding kept spans j scored
+s(i, j) = s_m(i) + s_m(j) + s_a(i, j), s_a a feed-forward network over [g_i; g_j; g_i∘g_j;
+distance-bucket embedding], and the dummy antecedent ε with score 0. Loss: the negative marginal
+log-likelihood of all gold antecedents of each kept span (ε when it has none). Decoding links
+each span to its best antecedent (or none) and takes the connected clusters.
+
+Speaker and genre features of the original are OntoNotes metadata and are not used here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..layers import TokenEmbedder, run_rnn
+
+DISTANCE_BUCKETS = (1, 2, 3, 4, 5, 8, 16, 32, 64)  # lower bounds: 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+
+
+
+def distance_bucket(d: torch.Tensor) -> torch.Tensor:
+    return torch.bucketize(d, torch.tensor(DISTANCE_BUCKETS, device=d.device), right=True).clamp(min=1) - 1
+
+
+def feed_forward(dim_in: int, hidden: int, depth: int, dropout: float) -> nn.Sequential:
+    layers, d = [], dim_in
+    for _ in range(depth):
+        layers += [nn.Linear(d, hidden), nn.ReLU(), nn.Dropout(dropout)]
+        d = hidden
+    return nn.Sequential(*layers, nn.Linear(d, 1))
+
+
+def prune_spans(scores: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, k: int) -> torch.Tensor:
+    """Indices of up to ``k`` spans, best score first, skipping any span that crosses (partly
+    overlaps without nesting) an already kept one; returned in document order (start, end)."""
+    order = torch.argsort(scores.detach(), descending=True, stable=True).tolist()
+    s_list, e_list = starts.tolist(), ends.tolist()
+    n = max(e_list, default=-1) + 1
+    max_end_from = np.full(n + 1, -1)  # the furthest end of a kept span starting at each position
+    min_start_to = np.full(n + 1, n)  # the earliest start of a kept span ending at each position
+    kept = []
+    for i in order:
+        if len(kept) == k:
+            break
+        s, e = s_list[i], e_list[i]
+        if e > s and (max_end_from[s + 1: e + 1].max() > e or min_start_to[s: e].min() < s):
+            continue
+        kept.append(i)
+        max_end_from[s] = max(max_end_from[s], e)
+        min_start_to[e] = min(min_start_to[e], s)
+    kept.sort(key=lambda i: (s_list[i], e_list[i]))
+    return torch.tensor(kept, dtype=torch.long, device=scores.device)
+
+
+class CorefModel(nn.Module):
+    def __init__(self, words: list[str], cfg, features):
+        super().__init__()
+        m = cfg.model
+        self.features = features
+        self.max_width, self.ratio, self.max_antecedents = m.max_span_width, m.span_ratio, m.max_antecedents
+        self.embedder = TokenEmbedder.from_config(words, m)
+        self.lexical_dropout = nn.Dropout(m.lexical_dropout)
+        self.dropout = nn.Dropout(m.dropout)
+        text_dim = self.embedder.output_dim + features.input_dim
+        self.lstm = nn.LSTM(text_dim, m.hidden, batch_first=True, bidirectional=True)
+        out_dim = 2 * m.hidden + features.output_dim
+        self.head_score = nn.Linear(out_dim, 1)
+        self.width_embedding = nn.Embedding(m.max_span_width, m.feature_size)
+        span_dim = 2 * out_dim + text_dim + m.feature_size
+        self.mention_scorer = feed_forward(span_dim, m.ffnn_size, m.ffnn_depth, m.dropout)
+        self.distance_embedding = nn.Embedding(len(DISTANCE_BUCKETS), m.feature_size)
+        self.antecedent_scorer = feed_forward(3 * span_dim + m.feature_size, m.ffnn_size, m.ffnn_depth, m.dropout)
+
+    def candidate_spans(self, sentence_of_word: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every span of up to max_width words inside one sentence: starts, ends (inclusive)."""
+        n = sentence_of_word.shape[0]
+        starts = torch.arange(n, device=sentence_of_word.device).repeat_interleave(self.max_width)
+        ends = starts + torch.arange(self.max_width, device=starts.device).repeat(n)
+        inside = ends < n
+        starts, ends = starts[inside], ends[inside]
+        same = sentence_of_word[starts] == sentence_of_word[ends]
+        return starts[same], ends[same]
+
+    def span_embeddings(self, text: torch.Tensor, outputs: torch.Tensor, starts: torch.Tensor,
+                        ends: torch.Tensor) -> torch.Tensor:
+        widths = ends - starts
+        offsets = torch.arange(self.max_width, device=starts.device)
+        index = (starts.unsqueeze(1) + offsets).clamp(max=text.shape[0] - 1)  # (C, W)
+        inside = offsets.unsqueeze(0) <= widths.unsqueeze(1)
+        head = self.head_score(outputs).squeeze(-1)[index].masked_fill(~inside, float("-inf"))
+        attended = (torch.softmax(head, dim=1).unsqueeze(-1) * text[index]).sum(1)
+        width = self.dropout(self.width_embedding(widths))
+        return torch.cat([outputs[starts], outputs[ends], attended, width], dim=-1)
+
+    def forward(self, batch: dict) -> dict:
+        """One document: sentences (S, T) -> kept spans, their antecedents and scores, and the
+        loss when the batch has gold clusters."""
+        mask = batch["mask"]
+        elmo = self.features(batch)
+        text = self.lexical_dropout(self.features.add_input(self.embedder(batch["word_ids"], batch["char_ids"]), elmo))
+        outputs = self.dropout(self.features.add_output(run_rnn(self.lstm, text, mask), elmo))
+        sentence_of_word = torch.arange(mask.shape[0], device=mask.device).unsqueeze(1).expand_as(mask)[mask]
+        text, outputs = text[mask], outputs[mask]  # (N, ·): the document's words, padding removed
+        starts, ends = self.candidate_spans(sentence_of_word)
+        spans = self.span_embeddings(text, outputs, starts, ends)
+        mention_scores = self.mention_scorer(spans).squeeze(-1)
+        kept = prune_spans(mention_scores, starts, ends, max(1, int(text.shape[0] * self.ratio)))
+        starts, ends, spans, mention_scores = starts[kept], ends[kept], spans[kept], mention_scores[kept]
+        k = kept.shape[0]
+        back = torch.arange(1, min(self.max_antecedents, max(k - 1, 1)) + 1, device=kept.device)  # (A,)
+        antecedents = torch.arange(k, device=kept.device).unsqueeze(1) - back  # (k, A)
+        valid = antecedents >= 0
+        antecedents = antecedents.clamp(min=0)
+        g_i, g_j = spans.unsqueeze(1).expand(-1, back.shape[0], -1), spans[antecedents]
+        pairs = torch.cat([g_i, g_j, g_i * g_j, self.distance_embedding(distance_bucket(back)).expand(k, -1, -1)], -1)
+        scores = self.antecedent_scorer(pairs).squeeze(-1) + mention_scores.unsqueeze(1) + mention_scores[antecedents]
+        scores = torch.cat([scores.new_zeros(k, 1), scores.masked_fill(~valid, float("-inf"))], dim=1)  # ε first
+        out = {"starts": starts, "ends": ends, "antecedents": antecedents, "scores": scores}
+        if "gold_starts" in batch:
+            out["loss"] = self.marginal_nll(out, batch, valid)
+        return out
+
+    @staticmethod
+    def gold_cluster_of_spans(starts, ends, batch) -> torch.Tensor:
+        """Each span's gold cluster id (-1 when it is not a gold mention)."""
+        gold = {(int(s), int(e)): int(c) for s, e, c in zip(batch["gold_starts"], batch["gold_ends"], batch["gold_clusters"])}
+        return torch.tensor([gold.get((int(s), int(e)), -1) for s, e in zip(starts, ends)], dtype=torch.long,
+                            device=starts.device)
+
+    def marginal_nll(self, out: dict, batch: dict, valid: torch.Tensor) -> torch.Tensor:
+        cluster = self.gold_cluster_of_spans(out["starts"], out["ends"], batch)
+        same = (cluster[out["antecedents"]] == cluster.unsqueeze(1)) & (cluster.unsqueeze(1) >= 0) & valid
+        gold = torch.cat([~same.any(dim=1, keepdim=True), same], dim=1)  # ε is gold when no antecedent is
+        scores = out["scores"]
+        return (torch.logsumexp(scores, 1) - torch.logsumexp(scores.masked_fill(~gold, float("-inf")), 1)).sum()
+
+    def loss(self, batch: dict) -> torch.Tensor:
+        return self(batch)["loss"]
+
+    @torch.no_grad()
+    def decode(self, batch: dict) -> list[list[list[int]]]:
+        """Predicted clusters of the document: lists of [start, end] word offsets."""
+        out = self(batch)
+        best = out["scores"].argmax(dim=1).tolist()
+        starts, ends, antecedents = out["starts"].tolist(), out["ends"].tolist(), out["antecedents"].tolist()
+        cluster_of, clusters = {}, []
+        for i, choice in enumerate(best):
+            if choice == 0:
+                continue
+            j = antecedents[i][choice - 1]
+            antecedent, mention = (starts[j], ends[j]), (starts[i], ends[i])
+            if antecedent not in cluster_of:
+                cluster_of[antecedent] = len(clusters)
+                clusters.append([list(antecedent)])
+            cluster_of[mention] = cluster_of[antecedent]
+            clusters[cluster_of[antecedent]].append(list(mention))
+        return clusters
