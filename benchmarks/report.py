@@ -314,8 +314,10 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", nargs="+", type=Path, default=[Path("outputs/runs"), Path("results/runs")])
-    ap.add_argument("--out", type=Path, default=Path("results"))
+    ap.add_argument("--runs", nargs="+", type=Path, default=[Path("outputs/runs"), Path("results/runs")],
+                    help="directories searched (recursively) for results.json records (default: outputs/runs results/runs)")
+    ap.add_argument("--out", type=Path, default=Path("results"),
+                    help="where the tables (.md .csv .tex) and figures are written (default: results)")
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
     ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
                     "when the records come from more than one")
