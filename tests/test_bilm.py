@@ -114,7 +114,7 @@ def test_elmo_core_imports_only_torch_numpy_h5py():
             "        if name.split('.')[0] in {'tqdm', 'hydra', 'omegaconf', 'datasets', 'tasks', 'pandas'}:\n"
             "            raise ImportError('blocked: ' + name)\n"
             "sys.meta_path.insert(0, Block())\n"
-            "import elmo_core, elmo_core.embed, elmo_core.pretrain, elmo_core.perplexity\n"
+            "import elmo_core, elmo_core.embed, elmo_core.pretrain, elmo_core.perplexity, elmo_core.neighbors\n"
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO))
     assert out.stdout.strip() == "ok", out.stderr[-1000:]
