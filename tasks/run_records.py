@@ -26,11 +26,16 @@ VOLATILE = ("device", "mode", "checkpoint", "runs_root", "demo")  # do not chang
 
 
 def comparable(resolved: dict) -> dict:
-    """What decides a run's result: ``elmo.position=paper`` is the task's own position spelled out."""
+    """What decides a run's result: ``elmo.position=paper`` is the task's own position spelled out;
+    ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1), so
+    records made before the key existed keep their identity."""
     out = {k: v for k, v in resolved.items() if k not in VOLATILE}
     elmo, task = out.get("elmo") or {}, out.get("task") or {}
     if elmo.get("position") == "paper" and task.get("elmo_position"):
         out["elmo"] = {**elmo, "position": task["elmo_position"]}
+    trainer, data = out.get("trainer") or {}, out.get("data") or {}
+    if "equal_updates" in trainer and (not trainer["equal_updates"] or float(data.get("fraction", 1.0)) >= 1):
+        out["trainer"] = {k: v for k, v in trainer.items() if k != "equal_updates"}
     return out
 
 

@@ -71,6 +71,14 @@ def predict(task, model, split: TaskSplit, batch_size: int) -> list:
     return out
 
 
+def passes_per_epoch(cfg) -> int:
+    """Passes over the training split per epoch (dev is evaluated after each epoch): 1, or with
+    ``trainer.equal_updates`` and ``data.fraction`` f < 1, round(1/f), so that a fraction of the data
+    gets as many updates (and as many dev evaluations) as the whole of it (Figure 1)."""
+    fraction = float(cfg.data.get("fraction", 1.0))
+    return max(1, round(1 / fraction)) if cfg.trainer.get("equal_updates") and fraction < 1 else 1
+
+
 def fit(task, model, splits: dict[str, TaskSplit], cfg, out_dir: Path, progress: bool = True) -> dict:
     """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history."""
     t = cfg.trainer
@@ -85,10 +93,11 @@ def fit(task, model, splits: dict[str, TaskSplit], cfg, out_dir: Path, progress:
     history, patience, best_state = History(), t.patience, None
     started = time.time()
     train, dev = splits["train"], splits["dev"]
+    passes = passes_per_epoch(cfg)
     for epoch in range(t.max_epochs):
         model.train()
         total, steps = 0.0, 0
-        order = task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)
+        order = [idx for _ in range(passes) for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)]
         bar = tqdm(order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress,
                    mininterval=2, leave=False)
         for idx in bar:

@@ -352,3 +352,25 @@ def test_run_py_reports_library_errors_as_one_line(tmp_path):
         assert done.returncode == 2, done.stderr
         assert message in done.stderr and "Traceback" not in done.stderr
         assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr
+
+
+def test_equal_updates_for_small_fractions_and_record_identity():
+    """Figure 1's rule: with trainer.equal_updates a fraction f trains round(1/f) passes per epoch;
+    the key changes a run's identity only where it changes the training (f < 1)."""
+    from tasks.run_records import config_hash
+    from tasks.trainer import passes_per_epoch
+    assert passes_per_epoch(_cfg(["data.fraction=0.01", "trainer.equal_updates=true"])) == 100
+    assert passes_per_epoch(_cfg(["data.fraction=0.1", "trainer.equal_updates=true"])) == 10
+    assert passes_per_epoch(_cfg(["data.fraction=0.1"])) == 1 and passes_per_epoch(_cfg([])) == 1
+    from omegaconf import OmegaConf
+    plain = OmegaConf.to_container(_cfg(["task=srl"]), resolve=True)
+    older = json.loads(json.dumps(plain))
+    del older["trainer"]["equal_updates"]  # a record written before the key existed
+    full = OmegaConf.to_container(_cfg(["task=srl", "trainer.equal_updates=true"]), resolve=True)
+    small = OmegaConf.to_container(_cfg(["task=srl", "trainer.equal_updates=true", "data.fraction=0.1"]), resolve=True)
+    small_fixed = OmegaConf.to_container(_cfg(["task=srl", "data.fraction=0.1"]), resolve=True)
+    assert config_hash(plain) == config_hash(older) == config_hash(full)
+    assert config_hash(small) != config_hash(small_fixed)
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        sweep = compose("config", overrides=["+sweep=sample_efficiency"])
+    assert sweep.trainer.equal_updates is True
