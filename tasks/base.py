@@ -81,9 +81,6 @@ class Task:
             path = data_cfg.get(f"{split}_path") or (
                 Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
             if path:
-                if not Path(path).is_file():
-                    key = f"data.{split}_path" if data_cfg.get(f"{split}_path") else f"data.dir/data.{split}_file"
-                    raise DataError(f"{path}: no such file ({key})")
                 ds, self.data_stats[split] = self.read_file(path, data_cfg, split)
             elif not data_cfg.get("dir") and (data_cfg.get("hf_split") or {}).get(split):
                 ds, self.data_stats[split] = self.read_hf(data_cfg, data_cfg.hf_split[split])
@@ -96,6 +93,9 @@ class Task:
         fmt = data_cfg.get("format") or next(iter(self.readers), None)
         if fmt not in self.readers:
             raise ConfigError(f"data.format must be one of {sorted(self.readers)}, got {fmt!r}")
+        if not Path(path).is_file():
+            key = f"data.{split}_path" if data_cfg.get(f"{split}_path") else f"data.dir/data.{split}_file"
+            raise DataError(f"{path}: no such file ({key})")
         return self.readers[fmt](path, self.cfg, split)
 
     def read_hf(self, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
