@@ -28,8 +28,7 @@ from .nli.task import NliTask
 from .probes.pos import run_pos_probe
 from .probes.wsd import run_wsd_probe
 from .qa.task import QaTask
-from .run_records import (comparable, config_hash, finished_run, hydra_choice, run_metadata,  # noqa: F401
-                          write_json_atomic)
+from .run_records import config_hash, finished_run, hydra_choice, run_metadata, write_json_atomic
 from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import fit, predict, set_seed
