@@ -51,7 +51,8 @@ def main(cfg: DictConfig) -> None:
     modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo}
     if cfg.mode not in modes:
         raise SystemExit(f"error: unknown mode {cfg.mode!r} (available: {', '.join(modes)})")
-    (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    if cfg.mode in ("evaluate", "demo"):  # train and finetune write theirs into the run directory they choose
+        (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     try:
         modes[cfg.mode](cfg, out_dir)
     except SuiteError as e:  # configuration, data and weights errors: one line, exit status 2

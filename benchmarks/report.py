@@ -1,14 +1,14 @@
 """Tables and figures of the paper from run records (Peters et al. 2018, Tables 1-3, Figures 1-2).
 
-    python -m benchmarks.report [--runs outputs/runs results/runs] [--out results] [--collect] [--profile P]
+    python -m benchmarks.report [--runs outputs/runs results/runs] [--out results] [--collect] [--profile P] [--bilm B]
 
 Reads every ``results.json`` below the given directories into a pandas frame (one row per run;
 identical configurations counted once), then writes ``table1/2/3.{md,csv,tex}`` with mean ± std
 over seeds, the number of seeds, and the paper's number beside ours, plus ``layer_weights.png``
 (Figure 2) and ``sample_efficiency.png`` (Figure 1). ``--collect`` also copies each run's
 ``results.json`` into ``<out>/runs/`` so that committed tables can be rebuilt anywhere. Runs of
-different profiles (``quick``, ``paper``) are never mixed: with several present, ``--profile``
-says which to report.
+different profiles (``quick``, ``paper``) or different biLMs are never mixed: with several present,
+``--profile`` and ``--bilm`` say which to report (runs without ELMo go with any biLM).
 Our numbers are dev-set numbers on the data of this suite (see results/README.md).
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -55,40 +56,83 @@ def base_setting_of(r: dict) -> str:
     return f"{r.get('elmo_position')}/{elmo['mix']}/l2={elmo['l2']}"
 
 
-def records(roots: list[Path], name: str, profile: str | None = None):
-    """``(path, record)`` for every ``name`` file below ``roots``; only those made with ``profile``
-    if one is given."""
+@dataclass(frozen=True)
+class Selection:
+    """Which records one set of tables reports: one run profile and one biLM (by SHA-256). Runs
+    without ELMo (baselines) do not depend on the biLM and go with any."""
+    profile: str | None = None
+    bilm: str | None = None
+
+    def admits(self, r: dict) -> bool:
+        return ((self.profile is None or r.get("profile") == self.profile)
+                and (self.bilm is None or bilm_of(r) in (None, self.bilm)))
+
+
+def bilm_of(r: dict) -> str | None:
+    """The biLM a record depends on (the base biLM of a fine-tuned one); None for runs without ELMo."""
+    if "identity" in r:
+        return r["identity"]["bilm_sha256"]
+    return None if r.get("elmo_position") == "none" else (r.get("bilm") or {}).get("sha256")
+
+
+def records(roots: list[Path], name: str, select: Selection | None = None):
+    """``(path, record)`` for every ``name`` file below ``roots`` that ``select`` admits."""
     for root in roots:
         for path in sorted(Path(root).glob(f"**/{name}")):
             r = json.loads(path.read_text())
-            if profile is None or r.get("profile") == profile:
+            if select is None or select.admits(r):
                 yield path, r
 
 
-def choose_profile(roots: list[Path], requested: str | None) -> str | None:
-    """The run profile to filter on: the requested one; None (no filter) when the records share
-    one. Runs of different profiles (quick CPU runs, the paper's settings) are never averaged into
-    the same cell: with several present and none requested, this is an error."""
+def shipped_bilms() -> dict[str, str]:
+    """SHA-256 -> name of the biLMs shipped in ``elmo_core/pretrained``."""
+    from elmo_core import file_sha256
+    from elmo_core.pretrained import ROOT
+    return {file_sha256(d / "weights.hdf5"): d.name for d in sorted(ROOT.iterdir()) if (d / "weights.hdf5").exists()}
+
+
+def bilm_name(sha: str, shipped: dict[str, str]) -> str:
+    return f"{shipped[sha]} ({sha[:12]})" if sha in shipped else sha[:12]
+
+
+def _counted(values) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for name in ("results.json", "finetune.json"):
-        for _, r in records(roots, name):
-            key = str(r.get("profile", "(none recorded)"))
-            counts[key] = counts.get(key, 0) + 1
-    found = ", ".join(f"{k} ({v} records)" for k, v in sorted(counts.items())) or "no records"
-    if requested is not None:
-        if requested not in counts:
-            raise SystemExit(f"error: no runs with profile {requested!r}; found: {found}")
-        return requested
-    if len(counts) > 1:
-        raise SystemExit(f"error: the runs come from several profiles: {found}. Their numbers are not "
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
+def choose(roots: list[Path], profile: str | None, bilm: str | None) -> Selection:
+    """The records to report: the requested profile and biLM (a SHA-256 prefix or the name of a
+    shipped biLM); with none requested, the one the records share. Runs of different profiles or
+    different biLMs are never averaged into the same cell: with several present and none
+    requested, this is an error."""
+    found = [r for name in ("results.json", "finetune.json") for _, r in records(roots, name)]
+    profiles = _counted(str(r.get("profile", "(none recorded)")) for r in found)
+    listed = ", ".join(f"{k} ({v} records)" for k, v in sorted(profiles.items())) or "no records"
+    if profile is not None and profile not in profiles:
+        raise SystemExit(f"error: no runs with profile {profile!r}; found: {listed}")
+    if profile is None and len(profiles) > 1:
+        raise SystemExit(f"error: the runs come from several profiles: {listed}. Their numbers are not "
                          f"comparable; pass --profile NAME to report one of them.")
-    return None
+    shipped = shipped_bilms()
+    bilms = _counted(bilm_of(r) for r in found if (profile is None or r.get("profile") == profile) and bilm_of(r))
+    listed = ", ".join(f"{bilm_name(k, shipped)} ({v} records)" for k, v in sorted(bilms.items())) or "none"
+    if bilm is not None:
+        wanted = [sha for sha, name in shipped.items() if name == bilm] or [k for k in bilms if k.startswith(bilm)]
+        if len(wanted) != 1:
+            raise SystemExit(f"error: --bilm {bilm} matches {len(wanted)} biLMs; found: {listed}")
+        return Selection(profile, wanted[0])
+    if len(bilms) > 1:
+        raise SystemExit(f"error: the runs use several biLMs: {listed}. Their numbers are not comparable; "
+                         f"pass --bilm NAME|SHA to report one of them.")
+    return Selection(profile, next(iter(bilms), None))
 
 
-def probes_table(roots: list[Path], profile: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def probes_table(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
     rows = []
-    for _, r in records(roots, "results.json", profile):
+    for _, r in records(roots, "results.json", select):
         if r.get("task") in paper.PROBES:
             for layer, acc in r["dev"]["accuracy_per_layer"].items():
                 rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash"),
@@ -102,10 +146,10 @@ def probes_table(roots: list[Path], profile: str | None = None) -> tuple[pd.Data
     return out[["probe", "layer", "ours", "paper"]], df.drop_duplicates("key")
 
 
-def table7(roots: list[Path], profile: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table7(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 7's biLM half: dev perplexity before -> after fine-tuning on the task text (``mode=finetune``)."""
     rows = []
-    for _, r in records(roots, "finetune.json", profile):
+    for _, r in records(roots, "finetune.json", select):
         ft = r["bilm_finetune"]
         rows.append({"task": r["task"], "biLM tokens of fine-tuning": ft["tokens"],
                      "dev perplexity before → after (ours)": finetune_perplexities(ft),
@@ -122,9 +166,9 @@ def finetune_perplexities(info: dict | None) -> str | None:
     return f"{info['dev_perplexity_before']:.1f} → {info['dev_perplexity_after']:.1f}" if info else None
 
 
-def load_runs(roots: list[Path], profile: str | None = None) -> pd.DataFrame:
+def load_runs(roots: list[Path], select: Selection | None = None) -> pd.DataFrame:
     rows, seen = [], set()
-    for path, r in records(roots, "results.json", profile):
+    for path, r in records(roots, "results.json", select):
         if r.get("task") in paper.PROBES:
             continue  # reported by probes_table
         key = (r.get("config_hash") or str(path), setting_of(r))  # one run may serve several settings
@@ -214,6 +258,7 @@ def ablation_table(df: pd.DataFrame, published: dict, settings: list[str]) -> pd
 def provenance_fields(r: dict) -> dict:
     hw = r.get("hardware") or {}
     return {"command": r.get("command", "?"), "date": r.get("date", "?"), "profile": r.get("profile"),
+            "bilm_sha256": bilm_of(r),
             "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
                         f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
 
@@ -223,8 +268,12 @@ def provenance(sources: pd.DataFrame | None) -> str:
     if sources is None or sources.empty:
         return ""
     dates = sorted(sources.date)
+    shipped = shipped_bilms()
+    used = sorted(set(sources.bilm_sha256.dropna())) if "bilm_sha256" in sources else []
     lines = ["", "## Produced by", "",
              f"{len(sources)} run records, {dates[0]} to {dates[-1]}; hardware: {'; '.join(sorted(set(sources.hardware)))}.",
+             f"biLM: {', '.join(bilm_name(sha, shipped) for sha in used) or 'none (no ELMo runs)'}; runs without ELMo "
+             "do not depend on it.",
              "Commands (Hydra multiruns; each record's `run_dir` names its own overrides):", ""]
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
     lines += ["", "Rebuilt from the records with `python -m benchmarks.report --runs results/runs`."]
@@ -312,6 +361,22 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
+def collect(src: Path, root: Path, dest_root: Path) -> Path:
+    """Copy one record to the same place below ``dest_root``; a record of another identity already
+    there is kept, and this one goes to ``<dir>@<digest>`` beside it (as ``run.py`` does)."""
+    from tasks.run_records import read_record, record_digest, record_dir
+    dest = dest_root / src.relative_to(root)
+    if src.resolve() == dest.resolve():
+        return dest
+    record = read_record(src)
+    digest = record_digest(record) if record else None
+    if digest:
+        dest = record_dir(dest.parent, digest, src.name) / src.name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    return dest
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", nargs="+", type=Path, default=[Path("outputs/runs"), Path("results/runs")],
@@ -319,23 +384,21 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=Path("results"),
                     help="where the tables (.md .csv .tex) and figures are written (default: results)")
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
+    ap.add_argument("--bilm", help="report the runs made with this biLM: a shipped one's name (small, small-v1) "
+                    "or a SHA-256 prefix; required when the records come from more than one")
     ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
                     "when the records come from more than one")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     roots = [r for r in args.runs if r.exists()]
-    profile = choose_profile(roots, args.profile)
-    df, (probes, probe_sources) = load_runs(roots, profile), probes_table(roots, profile)
+    select = choose(roots, args.profile, args.bilm)
+    df, (probes, probe_sources) = load_runs(roots, select), probes_table(roots, select)
     if df.empty and probes.empty:
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
     if args.collect:
-        for src in sorted(str(p) for name in ("results.json", "finetune.json") for p, _ in records(roots, name, profile)):
-            rel = Path(src).relative_to(next(r for r in args.runs if Path(src).is_relative_to(r)))
-            dest = args.out / "runs" / rel
-            if Path(src).resolve() != dest.resolve():
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dest)
-    tuned, tuned_sources = table7(roots, profile)
+        for src in sorted(str(p) for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select)):
+            collect(Path(src), next(r for r in args.runs if Path(src).is_relative_to(r)), args.out / "runs")
+    tuned, tuned_sources = table7(roots, select)
     if not tuned.empty:
         write_table(tuned, args.out, "table7", "Table 7 (biLM part): fine-tuning the biLM on each task's training text",
                     tuned_sources, "One epoch on the task's training text, labels ignored (`python run.py mode=finetune "

@@ -33,6 +33,7 @@ from .original_format import load_bilm
 from .row_packing import words_in_rows
 from .progress import progress_bar
 from .errors import DataError
+from .atomic_files import remove_dead_leftovers, temporary_path
 
 
 class InputFormatError(DataError):
@@ -108,7 +109,8 @@ def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, batc
                progress: bool = True) -> int:
     sentences = read_sentences(input_path)
     output_path = Path(output_path)
-    tmp = output_path.with_name(f".{output_path.name}.tmp-{os.getpid()}")
+    remove_dead_leftovers(output_path.parent)
+    tmp = temporary_path(output_path)
     try:
         with h5py.File(tmp, "w") as f:
             for i, layers in embed_sentences(bilm, sentences, batch_size, progress):

@@ -24,6 +24,7 @@ from .lm_data import Vocabulary
 from .lm_training import LanguageModel
 from .original_format import load_bilm, save_bilm
 from .errors import WeightsError
+from .atomic_files import remove_dead_leftovers, temporary_path
 
 FORMAT = "elmo-suite/bilm-checkpoint/1"
 
@@ -51,7 +52,8 @@ def save_checkpoint(path: Path, identity: dict, lm: LanguageModel, optimizer, pr
         payload = {"format": FORMAT, "identity": identity, "model": lm.state_dict(),
                    "optimizer": optimizer.state_dict(), "progress": dict(progress), "state": state,
                    "rng": rng, "world": world}
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        remove_dead_leftovers(path.parent)
+        tmp = temporary_path(path)
         try:
             torch.save(payload, tmp)
             os.replace(tmp, path)

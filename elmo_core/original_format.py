@@ -26,6 +26,7 @@ import torch
 
 from .bilm import BiLM
 from .options import BiLMFormatError, BiLMOptions, read_options, write_options
+from .atomic_files import remove_dead_leftovers, temporary_path
 
 
 def lstm_prefix(direction: int, layer: int) -> str:
@@ -136,7 +137,8 @@ def original_arrays(bilm: BiLM) -> dict[str, np.ndarray]:
 
 def write_hdf5_atomic(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    remove_dead_leftovers(path.parent)
+    tmp = temporary_path(path)
     try:
         with h5py.File(tmp, "w") as f:
             for key, value in arrays.items():
@@ -168,7 +170,7 @@ def save_bilm(bilm: BiLM, options_file: str | Path, weight_file: str | Path,
     the original format ignore.
     """
     write_hdf5_atomic(weight_file, {**original_arrays(bilm), **(extra_arrays or {})})
-    tmp = Path(options_file).with_name(f".{Path(options_file).name}.tmp-{os.getpid()}")
+    tmp = temporary_path(options_file)
     write_options(bilm.opts, tmp)
     os.replace(tmp, options_file)
 

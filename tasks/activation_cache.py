@@ -31,6 +31,7 @@ import torch
 from elmo_core import batch_to_ids, file_sha256, load_bilm
 from elmo_core.embed import embed_sentences
 from elmo_core.errors import ConfigError, DataError
+from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
 
 FORMAT = "elmo-suite/activations/1"
 STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
@@ -154,7 +155,8 @@ class ActivationCache:
         lengths = np.array([len(s) for s in sentences])
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         self.root.mkdir(parents=True, exist_ok=True)
-        tmp = self.root / f".{directory.name}.tmp-{os.getpid()}"
+        remove_dead_leftovers(self.root)
+        tmp = temporary_path(directory)
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         try:

@@ -63,6 +63,7 @@ class Task:
     readers: dict[str, Reader] = {}
     vocab_columns: tuple[str, ...] | None = None  # columns counted for the vocabulary (default: sentences())
     STATE = ("words", "labels")
+    VERSION = 1  # raise when a change to the task's code changes its results: part of every run's identity
 
     def __init__(self, cfg):
         self.cfg = cfg  # the task's config node (cfg.task)

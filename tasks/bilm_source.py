@@ -20,6 +20,11 @@ from elmo_core.errors import ConfigError, WeightsError
 from .activation_cache import ActivationCache, LayerSource, LiveLayers
 
 
+def finetune_key(base_sha256: str, train_text: str, dev_text: str, epochs: int) -> str:
+    """The name of a fine-tuned biLM's directory: the base weights, the text and the epochs."""
+    return hashlib.sha256(json.dumps([base_sha256, train_text, dev_text, epochs]).encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class BiLMSource:
     options: Path
@@ -78,8 +83,7 @@ class BiLMSource:
         if not (self.options.parent / "vocab.txt").exists():
             raise WeightsError(f"elmo.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
                                "(models exported by elmo_core.pretrain have them)")
-        key = hashlib.sha256(json.dumps([self.sha256, train_text, dev_text,
-                                         cfg.elmo.finetune_epochs]).encode()).hexdigest()[:16]
+        key = finetune_key(self.sha256, train_text, dev_text, cfg.elmo.finetune_epochs)
         out = Path(cfg.elmo.cache_dir).parent / "finetuned" / key
         summary_path = out / "summary.json"
         if not (summary_path.exists() and json.loads(summary_path.read_text())["progress"].get("finished")):

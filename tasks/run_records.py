@@ -2,67 +2,163 @@
 and finding a finished run — so that sweeps resume and the tables (Peters et al. 2018, Tables 1-3)
 are rebuilt from the records alone.
 
-* Identity: ``config_hash`` of the resolved configuration less the keys that cannot change a
-  result (``VOLATILE``), with ``elmo.position=paper`` spelled out as the task's own position.
-* ``finished_run``: a record for the same identity in the run directory or anywhere below the
-  runs root (the same configuration launched under another name is reused, not retrained).
-* ``run_metadata``: what every record holds besides its metrics (biLM identity, hardware, date,
-  command, the configuration).
-* ``write_json_atomic``: records appear complete or not at all.
+* Identity: everything that can change a result and nothing else. ``run_digest`` hashes the
+  resolved configuration less the keys that cannot change a result (``VOLATILE``) and less file
+  paths (``PATH_KEYS``: a moved checkout or another copy of the same files is the same run),
+  together with ``identity``: the SHA-256 of the biLM weights (none when ELMo is not used), the
+  SHA-256 of every data file read, and the task's code version. ``elmo.position=paper`` is the
+  task's own position spelled out.
+* ``finished_run``: a record with the same digest in the run directory or anywhere below the runs
+  root (the same configuration launched under another name is reused, not retrained).
+* ``record_dir``: two identities never share a directory: when the launch directory already holds
+  another identity's record, this run's record goes to ``<dir>@<digest>`` beside it.
+* Records written before identities existed are read through ``legacy_identity`` (their stored
+  biLM hash, the data files their configuration names) and rewritten by
+  ``python -m tasks.run_records migrate DIR...``.
 """
 from __future__ import annotations
 
+import argparse
 import datetime
 import hashlib
 import json
 import os
 import platform
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import torch
 
+from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
+
 VOLATILE = ("device", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
+PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir")}
+RECORD_NAMES = ("results.json", "finetune.json")
 
 
-def comparable(resolved: dict) -> dict:
-    """What decides a run's result: ``elmo.position=paper`` is the task's own position spelled out;
-    ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1), so
-    records made before the key existed keep their identity."""
+def comparable(resolved: dict, identity: dict) -> dict:
+    """What decides a run's result: the configuration without paths, plus ``identity`` (what the
+    paths point at). ``elmo.position=paper`` is the task's own position spelled out;
+    ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1)."""
     out = {k: v for k, v in resolved.items() if k not in VOLATILE}
+    for group, keys in PATH_KEYS.items():
+        if isinstance(out.get(group), dict):
+            out[group] = {k: v for k, v in out[group].items() if k not in keys}
     elmo, task = out.get("elmo") or {}, out.get("task") or {}
     if elmo.get("position") == "paper" and task.get("elmo_position"):
         out["elmo"] = {**elmo, "position": task["elmo_position"]}
     trainer, data = out.get("trainer") or {}, out.get("data") or {}
     if "equal_updates" in trainer and (not trainer["equal_updates"] or float(data.get("fraction", 1.0)) >= 1):
         out["trainer"] = {k: v for k, v in trainer.items() if k != "equal_updates"}
-    return out
+    return {**out, "identity": identity}
 
 
-def config_hash(resolved: dict) -> str:
-    return hashlib.sha256(json.dumps(comparable(resolved), sort_keys=True).encode()).hexdigest()[:16]
+def run_digest(resolved: dict, identity: dict) -> str:
+    return hashlib.sha256(json.dumps(comparable(resolved, identity), sort_keys=True).encode()).hexdigest()[:16]
+
+
+@lru_cache(maxsize=256)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    from elmo_core import file_sha256
+    return file_sha256(path)
+
+
+def content_sha256(path) -> str:
+    """SHA-256 of a file's bytes (memoised per path, size and modification time); ``missing``
+    for a file that is not there (the reader then reports it)."""
+    p = Path(path)
+    if not p.is_file():
+        return "missing"
+    st = p.stat()
+    return _file_sha256(str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+def data_files(data_cfg: dict) -> dict[str, Path]:
+    """The local files a data configuration reads: ``<split>_path`` or ``dir``/``<split>_file`` per
+    split; a directory read as a whole (the WSD probe) contributes every file in it. Hugging Face
+    sources contribute none (their name, configuration and revision are in the configuration)."""
+    files = {}
+    for split in ("train", "dev", "test"):
+        path = data_cfg.get(f"{split}_path")
+        if not path and data_cfg.get("dir") and data_cfg.get(f"{split}_file"):
+            path = Path(data_cfg["dir"]) / data_cfg[f"{split}_file"]
+        if path:
+            files[split] = Path(path)
+    if data_cfg.get("dir") and not files and Path(data_cfg["dir"]).is_dir():
+        root = Path(data_cfg["dir"])
+        files = {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file()}
+    return files
+
+
+def make_identity(resolved: dict, bilm_sha256: str | None, task_version: int) -> dict:
+    """What the paths of a configuration point at, and the task code's version."""
+    return {"bilm_sha256": bilm_sha256,
+            "data_sha256": {k: content_sha256(p) for k, p in data_files(resolved.get("data") or {}).items()},
+            "task_version": task_version}
+
+
+def legacy_identity(record: dict, finetuned_base=None) -> dict | None:
+    """The identity of a record written before records stored one: its biLM hash (none for runs
+    without ELMo) and the data files its configuration names, as they are now; None when those
+    files are not here. Such records of runs with a fine-tuned biLM stored the fine-tuned weights'
+    hash, while the identity names the base biLM: ``finetuned_base(record)`` finds it (None when
+    not given or not found)."""
+    config = record.get("config")
+    if not isinstance(config, dict):
+        return None
+    bilm = (record.get("bilm") or {}).get("sha256") if record.get("elmo_position", "input") != "none" else None
+    if bilm and record.get("bilm_finetune") and (config.get("elmo") or {}).get("finetune"):
+        bilm = finetuned_base(record) if finetuned_base else None
+        if bilm is None:
+            return None
+    identity = make_identity(config, bilm, 1)
+    return None if "missing" in identity["data_sha256"].values() else identity
+
+
+def record_digest(record: dict) -> str | None:
+    identity = record.get("identity") or legacy_identity(record)
+    config = record.get("config")
+    return run_digest(config, identity) if identity is not None and isinstance(config, dict) else None
+
+
+def read_record(path: Path) -> dict | None:
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def finished_run(out_dir: Path, runs_root: Path, digest: str, name: str = "results.json") -> dict | None:
+    """A record of this identity: in this run directory, its ``@digest`` sibling, or anywhere under
+    runs_root (the same configuration launched under another name)."""
+    own = [out_dir / name, out_dir.with_name(f"{out_dir.name}@{digest}") / name]
+    candidates = own + (sorted(runs_root.glob(f"**/{name}")) if runs_root.exists() else [])
+    for path in candidates:
+        record = read_record(path) if path.exists() else None
+        if record is not None and (record.get("config_hash") == digest or record_digest(record) == digest):
+            return record
+    return None
+
+
+def record_dir(out_dir: Path, digest: str, name: str = "results.json") -> Path:
+    """Where this run's record goes: the launch directory, unless it holds another identity's record
+    (another biLM, other data files, another code version): then ``<dir>@<digest>`` beside it."""
+    existing = read_record(out_dir / name) if (out_dir / name).exists() else None
+    if existing is None or record_digest(existing) == digest:
+        return out_dir
+    alternative = out_dir.with_name(f"{out_dir.name}@{digest}")
+    print(f"note: {out_dir / name} is another configuration's record (another biLM, data or code version); "
+          f"it is kept, and this run is recorded in {alternative}", file=sys.stderr, flush=True)
+    return alternative
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    remove_dead_leftovers(path.parent)
+    tmp = temporary_path(path)
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     os.replace(tmp, path)
-
-
-def finished_run(out_dir: Path, runs_root: Path, digest: str) -> dict | None:
-    """A results.json for this configuration: in this run directory, or anywhere under runs_root
-    (the same configuration launched under another name)."""
-    candidates = [out_dir / "results.json"] + (sorted(runs_root.glob("**/results.json")) if runs_root.exists() else [])
-    for path in candidates:
-        if path.exists():
-            try:
-                previous = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            stored = previous.get("config")  # recomputed, so records written by older versions still match
-            if previous.get("config_hash") == digest or (isinstance(stored, dict) and config_hash(stored) == digest):
-                return previous
-    return None
 
 
 def hydra_choice(group: str) -> str | None:
@@ -70,11 +166,56 @@ def hydra_choice(group: str) -> str | None:
     return HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
 
 
-def run_metadata(cfg, out_dir: Path, bilm_identity: dict, resolved: dict, digest: str) -> dict:
-    """What every results.json records besides its metrics: biLM identity, hardware, date, command."""
-    return {"bilm": bilm_identity,
+def run_metadata(cfg, out_dir: Path, bilm_identity: dict, resolved: dict, identity: dict) -> dict:
+    """What every record holds besides its metrics: biLM, run identity, hardware, date, command."""
+    return {"bilm": bilm_identity, "identity": identity,
             "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(),
                          "torch_threads": torch.get_num_threads(), "device": cfg.device},
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "command": " ".join(["python", "run.py", *sys.argv[1:]]), "ablation": hydra_choice("ablation"),
-            "profile": hydra_choice("profile"), "run_dir": str(out_dir), "config_hash": digest, "config": resolved}
+            "profile": hydra_choice("profile"), "run_dir": str(out_dir),
+            "config_hash": run_digest(resolved, identity), "config": resolved}
+
+
+def migrate(roots: list[Path], finetuned_base=None) -> tuple[int, int]:
+    """Give every record below ``roots`` its identity (``legacy_identity``) and digest; the digest
+    it had before is kept as ``config_hash_before_identity``. Returns (migrated, already current)."""
+    from elmo_core.errors import DataError
+    done = current = 0
+    for root in roots:
+        for path in sorted(p for name in RECORD_NAMES for p in Path(root).glob(f"**/{name}")):
+            record = read_record(path)
+            if record is None:
+                raise DataError(f"{path}: not a JSON record")
+            if "identity" in record:
+                current += 1
+                continue
+            identity = legacy_identity(record, finetuned_base)
+            if identity is None:
+                raise DataError(f"{path}: the data files its configuration names (or, for a fine-tuned biLM, "
+                                "its base biLM) are not here; cannot migrate")
+            record = {**record, "identity": identity, "config_hash_before_identity": record.get("config_hash"),
+                      "config_hash": run_digest(record["config"], identity)}
+            write_json_atomic(path, record)
+            done += 1
+    return done, current
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description="Run records: give records written before run identities existed "
+                                 "their identity (biLM and data hashes, task version).")
+    sub = ap.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("migrate", help="rewrite records in place with their identity")
+    m.add_argument("roots", nargs="+", type=Path, help="directories searched for results.json / finetune.json")
+    args = ap.parse_args(argv)
+    from elmo_core.errors import SuiteError
+    try:
+        from .runner import finetuned_base_sha256
+        done, current = migrate(args.roots, finetuned_base_sha256)
+    except SuiteError as e:
+        raise SystemExit(f"error: {e}") from None
+    print(f"{done} records migrated, {current} already had their identity")
+
+
+if __name__ == "__main__":
+    main()

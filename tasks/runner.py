@@ -28,13 +28,15 @@ from .nli.task import NliTask
 from .probes.pos import run_pos_probe
 from .probes.wsd import run_wsd_probe
 from .qa.task import QaTask
-from .run_records import config_hash, finished_run, hydra_choice, run_metadata, write_json_atomic
+from .run_records import (finished_run, hydra_choice, make_identity, record_dir, run_digest, run_metadata,
+                          write_json_atomic)
 from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import fit, predict, set_seed
 
 TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask, "coref": CorefTask}
 PROBES = {"probe_pos": run_pos_probe, "probe_wsd": run_wsd_probe}
+PROBE_VERSION = 1  # raise when a probe's code changes its results (part of every record's identity)
 
 
 def make_task(cfg: DictConfig):
@@ -46,6 +48,38 @@ def make_task(cfg: DictConfig):
 def elmo_position(cfg: DictConfig) -> str:
     """``elmo.position``, with ``paper`` meaning the task's own setting in the paper."""
     return cfg.task.elmo_position if cfg.elmo.position == "paper" else cfg.elmo.position
+
+
+def run_identity(cfg: DictConfig, resolved: dict, source: BiLMSource) -> dict:
+    """What the configuration's paths point at (biLM weights, data files) and the task code's
+    version: with the configuration, a run's identity (``run_records``). Runs without ELMo do not
+    depend on the biLM."""
+    uses_bilm = cfg.task.name in PROBES or cfg.mode == "finetune" or elmo_position(cfg) != "none"
+    return make_identity(resolved, source.sha256 if uses_bilm else None, task_version(cfg.task.name))
+
+
+def finetuned_base_sha256(record: dict) -> str | None:
+    """For a record written before identities existed by a run with a fine-tuned biLM (which stored
+    only the fine-tuned weights' hash): the base biLM it was fine-tuned from, found among the
+    configured and embedded biLMs by recomputing the fine-tuned model's directory key."""
+    from elmo_core.pretrained import model_dir
+    from .bilm_source import finetune_key
+    cfg = OmegaConf.create(record["config"])
+    task = make_task(cfg)
+    splits = training_splits(cfg, task)
+    texts = task_text(task, splits["train"]), task_text(task, splits["dev"])
+    candidates = [Path(cfg.elmo.weights)] if cfg.elmo.weights else []
+    candidates += [model_dir(name) / "weights.hdf5" for name in ("small", "small-v1")]
+    wanted = Path(record["bilm_finetune"]["dir"]).name
+    for weights in candidates:
+        sha = BiLMSource(weights.with_name("options.json"), weights).sha256 if weights.exists() else None
+        if sha and finetune_key(sha, *texts, cfg.elmo.finetune_epochs) == wanted:
+            return sha
+    return None
+
+
+def task_version(name: str) -> int:
+    return TASKS[name].VERSION if name in TASKS else PROBE_VERSION
 
 
 def build_features(cfg: DictConfig, source: BiLMSource) -> ElmoFeatures:
@@ -86,34 +120,46 @@ def task_text(task, ds) -> str:
     return "\n".join(" ".join(s) for s in task.sentences(ds)) + "\n"
 
 
-def run_probe(cfg: DictConfig, out_dir: Path, source: BiLMSource, resolved: dict, digest: str) -> dict:
+def run_probe(cfg: DictConfig, out_dir: Path, source: BiLMSource, resolved: dict, identity: dict) -> dict:
     """§5.3 layer probes: per-layer accuracy from cached biLM activations."""
     started = time.time()
     results = PROBES[cfg.task.name](cfg, source.cache(cfg),
-                                    run_metadata(cfg, out_dir, source.identity(), resolved, digest))
+                                    run_metadata(cfg, out_dir, source.identity(), resolved, identity))
     results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position="probe")
     write_json_atomic(out_dir / "results.json", results)
     print(json.dumps({"task": cfg.task.name, **results["dev"]}, indent=2))
     return results
 
 
-def train(cfg: DictConfig, out_dir: Path) -> dict:
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    digest = config_hash(resolved)
-    results_path = out_dir / "results.json"
-    previous = finished_run(out_dir, Path(cfg.runs_root), digest)
+def prepare_run_dir(cfg: DictConfig, launch_dir: Path, resolved: dict, identity: dict, name: str = "results.json"):
+    """``(run directory, finished record or None)``: a record of this identity anywhere under the runs
+    root is reused (copied here under this launch's name); otherwise the directory this run writes
+    into, never one holding another identity's record (``record_dir``)."""
+    digest = run_digest(resolved, identity)
+    previous = finished_run(launch_dir, Path(cfg.runs_root), digest, name)
+    out_dir = record_dir(launch_dir, digest, name)
+    out_dir.mkdir(parents=True, exist_ok=True)
     if previous is not None:
         print(f"skipping: this configuration already has its result ({previous.get('run_dir')})", flush=True)
-        if not results_path.exists():  # the same run serves this name too (e.g. Table 1 'elmo' = Table 2 'λ=0.001')
+        if not (out_dir / name).exists():  # the same run serves this name too (e.g. Table 1 'elmo' = Table 2 'λ=0.001')
             previous = {**previous, "ablation": hydra_choice("ablation"), "run_dir": str(out_dir),
                         "reused_from": previous.get("run_dir")}
-            write_json_atomic(results_path, previous)
-        return previous
-    if results_path.exists():
-        print(f"warning: {results_path} was made with another configuration; running again", file=sys.stderr)
+            write_json_atomic(out_dir / name, previous)
+        return out_dir, previous
+    (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
+    return out_dir, None
+
+
+def train(cfg: DictConfig, out_dir: Path) -> dict:
+    resolved = OmegaConf.to_container(cfg, resolve=True)
     source = BiLMSource.from_config(cfg.elmo)
+    identity = run_identity(cfg, resolved, source)
+    out_dir, previous = prepare_run_dir(cfg, out_dir, resolved, identity)
+    if previous is not None:
+        return previous
+    results_path = out_dir / "results.json"
     if cfg.task.name in PROBES:
-        return run_probe(cfg, out_dir, source, resolved, digest)
+        return run_probe(cfg, out_dir, source, resolved, identity)
     task = make_task(cfg)
     splits = training_splits(cfg, task)
     print("data: " + json.dumps(task.data_stats), flush=True)
@@ -128,7 +174,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     prediction_files = {split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
                         for split, preds in result["predictions"].items()}
     results = {
-        **run_metadata(cfg, out_dir, source.identity(), resolved, digest),
+        **run_metadata(cfg, out_dir, source.identity(), resolved, identity),
         "task": task.name, "metric": task.metric, "dev": result["dev"], "test": result.get("test"),
         "elmo_position": elmo_position(cfg), "train_examples": len(splits["train"]),
         "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
@@ -147,10 +193,14 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     the dev perplexity before and after; the result is the same cached biLM that ``elmo.finetune=true``
     runs use."""
     source = BiLMSource.from_config(cfg.elmo)
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    identity = run_identity(cfg, resolved, source)
+    out_dir, previous = prepare_run_dir(cfg, out_dir, resolved, identity, "finetune.json")
+    if previous is not None:
+        return previous
     task = make_task(cfg)
     splits = training_splits(cfg, task)
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    meta = run_metadata(cfg, out_dir, source.identity(), resolved, config_hash(resolved))  # the base biLM's identity
+    meta = run_metadata(cfg, out_dir, source.identity(), resolved, identity)  # the base biLM's identity
     tuned = source.finetuned(cfg, task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     report = {**meta, "task": task.name, "train_examples": len(splits["train"]), "bilm_finetune": tuned.finetune_report}
     write_json_atomic(out_dir / "finetune.json", report)

@@ -172,3 +172,31 @@ def test_runs_of_different_profiles_are_never_averaged_together(tmp_path):
     assert "60.00" not in t1 and "70.00" not in t1
     with pytest.raises(SystemExit, match="no runs with profile 'full'"):
         report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--profile", "full"])
+
+
+def _with_bilm(path, sha):
+    r = json.loads(path.read_text())
+    r["identity"] = {"bilm_sha256": None if r["elmo_position"] == "none" else sha, "data_sha256": {}, "task_version": 1}
+    r["bilm"] = {"sha256": sha}
+    path.write_text(json.dumps(r))
+
+
+def test_runs_of_different_biLMs_are_never_averaged_together_and_collect_keeps_both(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    for root, sha, value in ((old, "a" * 64, 70.0), (new, "b" * 64, 75.0)):
+        _record(root, "ner", "baseline", 0, 60.0)
+        _record(root, "ner", "elmo", 0, value)
+        for path in root.glob("**/results.json"):
+            _with_bilm(path, sha)
+    both = ["--runs", str(old), str(new), "--out", str(tmp_path / "out")]
+    with pytest.raises(SystemExit, match=r"several biLMs: aaaaaaaaaaaa \(1 records\), bbbbbbbbbbbb \(1 records\)"):
+        report.main(both)
+    report.main(both + ["--bilm", "bbbb", "--collect"])
+    t1 = (tmp_path / "out" / "table1.md").read_text()
+    assert "75.00 (n=1)" in t1 and "70.00" not in t1 and "60.00 (n=1)" in t1  # the baseline goes with either
+    assert "biLM: bbbbbbbbbbbb" in t1
+    report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--collect"])  # the old biLM's records join them
+    collected = sorted(p.parent.name for p in (tmp_path / "out" / "runs" / "ner").glob("*/results.json"))
+    assert len(collected) == 3 and sum("@" in name for name in collected) == 1  # both ELMo records kept
+    with pytest.raises(SystemExit, match="matches 0 biLMs"):
+        report.main(both + ["--bilm", "cccc"])

@@ -1,0 +1,59 @@
+"""Files that appear complete or not at all, and no leftovers from processes that died.
+
+Every output the suite writes (weights, checkpoints, embeddings, cache entries, run records) is
+first written under a temporary name in the same directory, ``.<name>.tmp-<host>-<pid>``, then
+renamed into place. A process killed before the rename leaves that temporary behind; the next
+writer into the same directory removes every temporary whose process is gone
+(``remove_dead_leftovers``). Temporaries of another host (a shared file system) are left alone:
+their process cannot be checked from here.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+from pathlib import Path
+
+_HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname()) or "host"
+_TEMPORARY = re.compile(r"^\..+\.tmp-(?:(?P<host>[A-Za-z0-9_]+)-)?(?P<pid>\d+)$")
+
+
+def temporary_path(final: str | Path) -> Path:
+    """Where to write ``final`` before renaming it into place."""
+    final = Path(final)
+    return final.with_name(f".{final.name}.tmp-{_HOST}-{os.getpid()}")
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_dead_leftovers(directory: str | Path) -> list[Path]:
+    """Remove the temporaries in ``directory`` whose writing process (on this host) is gone; returns
+    what was removed."""
+    directory = Path(directory)
+    removed = []
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if not match or match["host"] not in (None, _HOST):
+            continue
+        pid = int(match["pid"])
+        if pid == os.getpid() or process_alive(pid):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed

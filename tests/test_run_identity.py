@@ -1,0 +1,139 @@
+"""Run identity (Peters et al. 2018 Tables 1-3 are rebuilt from run records): two configurations that
+can give different results never share a directory or a record; the same configuration is skipped
+wherever its files lie; records written before identities existed are migrated."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from elmo_core import save_bilm
+from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
+from tasks import run_records, runner
+
+from conftest import FIXTURES, REPO, random_bilm
+from test_runner import _cfg
+
+
+def _second_bilm(tmp_path):
+    save_bilm(random_bilm(seed=1), tmp_path / "o2.json", tmp_path / "w2.hdf5")
+    return tmp_path / "o2.json", tmp_path / "w2.hdf5"
+
+
+def _ner(bilm, tmp_path, data_dir=FIXTURES, *overrides):
+    o, w = bilm
+    return _cfg(["task=ner", f"data.dir={data_dir}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 f"runs_root={tmp_path / 'runs'}", "trainer.max_epochs=1", "task.model.hidden=[8]",
+                 "task.model.char_filters=4", "task.model.word_dim=8", "trainer.batch_size=8", *overrides])
+
+
+def _no_training(monkeypatch):
+    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("a finished configuration was trained again"))
+
+
+def test_another_bilm_keeps_both_records_and_each_is_skipped_after(bilm_files, tmp_path, monkeypatch):
+    launch = tmp_path / "runs" / "ner" / "elmo.position=input"
+    first = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)
+    first_record = (launch / "results.json").read_text()
+    second = runner.train(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=input"), launch)
+    assert (launch / "results.json").read_text() == first_record  # the first biLM's record is untouched
+    assert second["run_dir"] != first["run_dir"] and Path(second["run_dir"]).name.startswith("elmo.position=input@")
+    assert (Path(second["run_dir"]) / "best.pt").exists() and (launch / "best.pt").exists()
+    assert second["identity"]["bilm_sha256"] != first["identity"]["bilm_sha256"]
+    _no_training(monkeypatch)
+    assert runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)["dev"] == first["dev"]
+    again = runner.train(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=input"), launch)
+    assert again["dev"] == second["dev"] and again["run_dir"] == second["run_dir"]
+
+
+def test_data_content_decides_not_its_path(bilm_files, tmp_path, monkeypatch):
+    launch = tmp_path / "runs" / "ner" / "run"
+    done = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)
+    moved = tmp_path / "moved_checkout"
+    moved.mkdir()
+    shutil.copy(FIXTURES / "ner_tiny.conll", moved / "ner_tiny.conll")
+    with monkeypatch.context() as m:  # same bytes elsewhere (a moved checkout, ELMO_SHARED): the same run
+        _no_training(m)
+        assert runner.train(_ner(bilm_files, tmp_path, moved, "elmo.position=input"), launch)["dev"] == done["dev"]
+    lines = (moved / "ner_tiny.conll").read_text().splitlines(keepends=True)
+    (moved / "ner_tiny.conll").write_text("".join(lines[:-8]) + "\n")  # other content: another run
+    other = runner.train(_ner(bilm_files, tmp_path, moved, "elmo.position=input"), launch)
+    assert other["identity"]["data_sha256"] != done["identity"]["data_sha256"] and other["run_dir"] != done["run_dir"]
+    assert json.loads((launch / "results.json").read_text())["identity"] == done["identity"]
+
+
+def test_runs_without_elmo_do_not_depend_on_the_biLM(bilm_files, tmp_path, monkeypatch):
+    launch = tmp_path / "runs" / "ner" / "baseline"
+    done = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none"), launch)
+    assert done["identity"]["bilm_sha256"] is None
+    _no_training(monkeypatch)
+    assert runner.train(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=none"), launch)["dev"] == done["dev"]
+
+
+def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch):
+    cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    from tasks.bilm_source import BiLMSource
+    before = runner.run_identity(cfg, resolved, BiLMSource.from_config(cfg.elmo))
+    monkeypatch.setattr(runner.TASKS["ner"], "VERSION", 2)
+    after = runner.run_identity(cfg, resolved, BiLMSource.from_config(cfg.elmo))
+    assert run_records.run_digest(resolved, before) != run_records.run_digest(resolved, after)
+
+
+def test_legacy_records_are_migrated_to_the_same_identity(bilm_files, tmp_path, monkeypatch):
+    launch = tmp_path / "runs" / "ner" / "old"
+    done = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)
+    legacy = {k: v for k, v in done.items() if k != "identity"}
+    legacy["config_hash"] = "0123456789abcdef"  # the hash of the configuration alone, as older versions wrote it
+    (launch / "results.json").write_text(json.dumps(legacy))
+    with monkeypatch.context() as m:  # read as it is, a legacy record is still recognised
+        _no_training(m)
+        assert runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)["dev"] == done["dev"]
+    assert run_records.migrate([tmp_path / "runs"]) == (1, 0)
+    migrated = json.loads((launch / "results.json").read_text())
+    assert migrated["identity"] == done["identity"] and migrated["config_hash"] == done["config_hash"]
+    assert migrated["config_hash_before_identity"] == "0123456789abcdef"
+    assert run_records.migrate([tmp_path / "runs"]) == (0, 1)
+
+
+def test_committed_records_carry_their_identity():
+    records = sorted(p for name in run_records.RECORD_NAMES for p in (REPO / "results" / "runs").glob(f"**/{name}"))
+    assert records
+    for path in records:
+        r = json.loads(path.read_text())
+        assert "identity" in r, f"{path}: not migrated (python -m tasks.run_records migrate results/runs)"
+        assert r["config_hash"] == run_records.run_digest(r["config"], r["identity"]), path
+        if r.get("elmo_position", "input") == "none":
+            assert r["identity"]["bilm_sha256"] is None, path
+        elif not r["config"]["elmo"].get("finetune"):  # a fine-tuned run's identity names its base biLM
+            assert r["identity"]["bilm_sha256"] == r["bilm"]["sha256"], path
+
+
+def test_dead_processes_leftovers_are_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    final = tmp_path / "out.hdf5"
+    mine = temporary_path(final)
+    assert mine.name.startswith(".out.hdf5.tmp-") and mine.name.endswith(f"-{os.getpid()}")
+    orphan_file = mine.with_name(mine.name.rsplit("-", 1)[0] + f"-{dead_pid}")
+    orphan_dir = tmp_path / f".layers.tmp-{dead_pid}"  # the older name, without the host
+    other_host = tmp_path / f".out.hdf5.tmp-elsewhere-{dead_pid}"
+    alive = tmp_path / f".x.tmp-{os.getppid()}"
+    for f in (mine, orphan_file, other_host, alive):
+        f.write_text("partial")
+    orphan_dir.mkdir()
+    (orphan_dir / "layers.npy").write_text("partial")
+    removed = remove_dead_leftovers(tmp_path)
+    assert sorted(removed) == sorted([orphan_file, orphan_dir])
+    assert mine.exists() and other_host.exists() and alive.exists()
+
+
+def test_migrate_command_reports_counts(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tasks.run_records", "migrate", str(tmp_path)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0 and "0 records migrated" in done.stdout
