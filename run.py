@@ -26,7 +26,8 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
 
     source = BiLMSource.from_config(cfg.elmo)
     options, weights = source.options, source.weights
-    bilm = load_bilm(options, weights, stateful=cfg.elmo.state != "stateless", device=cfg.device)
+    bilm = load_bilm(options, weights, stateful=cfg.elmo.state != "stateless", device=cfg.device,
+                     allow_extra=source.allow_extra)
     ds, _ = read_conll2003_file(cfg.demo.sentences)
     sentences = list(ds["tokens"])[: cfg.demo.limit]
     text = out_dir / "sentences.txt"
@@ -47,17 +48,32 @@ def main(cfg: DictConfig) -> None:
     from elmo_core.errors import SuiteError
     from tasks import runner
 
+    from tasks.config_schema import validate
+
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo}
-    if cfg.mode not in modes:
-        raise SystemExit(f"error: unknown mode {cfg.mode!r} (available: {', '.join(modes)})")
-    if cfg.mode in ("evaluate", "demo"):  # train and finetune write theirs into the run directory they choose
-        (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     try:
+        validate(cfg)
+        if cfg.mode in ("evaluate", "demo"):  # train and finetune write theirs into the run directory they choose
+            (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         modes[cfg.mode](cfg, out_dir)
     except SuiteError as e:  # configuration, data and weights errors: one line, exit status 2
         print(f"error: {e}", file=sys.stderr)
+        remove_if_unused(out_dir)
         raise SystemExit(2) from None
+
+
+def remove_if_unused(out_dir: Path) -> None:
+    """A run that stopped before writing anything leaves no directory behind (Hydra's empty log aside)."""
+    try:
+        entries = list(out_dir.iterdir())
+        if all(p.name in ("run.log", "resolved_config.yaml") and p.is_file() and (p.name != "run.log" or not p.stat().st_size)
+               for p in entries):
+            for p in entries:
+                p.unlink()
+            out_dir.rmdir()
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

@@ -129,6 +129,8 @@ def main(argv: list[str] | None = None) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--options", required=True, help="options.json of the biLM")
     ap.add_argument("--weights", required=True, help="weights.hdf5 of the biLM")
+    ap.add_argument("--allow-extra-weights", action="store_true",
+                    help="ignore datasets in the weights file that the options do not use (default: an error)")
     ap.add_argument("--input", required=True, help="text file, one tokenized sentence per line")
     ap.add_argument("--output", required=True, help="output HDF5 file")
     ap.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
@@ -139,7 +141,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.batch_size < 1:
         ap.error("--batch-size must be positive")
     try:
-        bilm = load_bilm(args.options, args.weights, stateful=args.stateful, device=args.device)
+        bilm = load_bilm(args.options, args.weights, stateful=args.stateful, device=args.device,
+                         allow_extra=args.allow_extra_weights)
         n = embed_file(bilm, args.input, args.output, args.batch_size, progress=not args.no_progress)
     except (ValueError, OSError) as e:  # BiLMFormatError and InputFormatError are ValueErrors
         raise SystemExit(f"error: {e}") from None

@@ -102,21 +102,23 @@ def save_language_model(lm: LanguageModel, vocab: Vocabulary, out: Path) -> None
     vocab.save(out / "vocab.txt")
 
 
-def load_language_model(model_dir: Path, dropout: float | None = None) -> tuple[LanguageModel, Vocabulary, dict]:
-    """An exported model ready to train further; its softmax is reused when the file has one."""
+def load_language_model(model_dir: Path, dropout: float | None = None,
+                        allow_extra: bool = False) -> tuple[LanguageModel, Vocabulary, dict]:
+    """An exported model ready to train further; its softmax is reused when the file has one (and its
+    options declare it); other datasets the options do not use are an error unless ``allow_extra``."""
     model_dir = Path(model_dir)
     vocab_path = model_dir / "vocab.txt"
     if not vocab_path.exists():
         raise CheckpointError(f"{vocab_path}: a vocabulary is needed to train or evaluate the language model")
     vocab = Vocabulary.load(vocab_path)
-    bilm = load_bilm(model_dir / "options.json", model_dir / "weights.hdf5", requires_grad=True)
+    bilm = load_bilm(model_dir / "options.json", model_dir / "weights.hdf5", requires_grad=True, allow_extra=allow_extra)
     cfg = bilm.opts.extra.get("softmax", {})
     if cfg and cfg.get("vocab_size") != len(vocab):
         raise CheckpointError(f"{model_dir}: softmax is for {cfg.get('vocab_size')} words, vocab.txt has {len(vocab)}")
     lm = LanguageModel(bilm, len(vocab), cfg.get("cutoffs"), dropout if dropout is not None else cfg.get("dropout", 0.1),
                        cfg.get("div_value", 4.0))
     with h5py.File(model_dir / "weights.hdf5", "r") as f:
-        if "softmax" in f:
+        if "softmax" in f and cfg:
             _load_softmax(lm, f["softmax"], model_dir)
             return lm, vocab, {"softmax": "loaded"}
     print(f"warning: {model_dir / 'weights.hdf5'} has no softmax; starting a new one", file=sys.stderr)

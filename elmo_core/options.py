@@ -3,8 +3,10 @@
 The file has an ``lstm`` block (``dim``, ``projection_dim``, ``n_layers``, ``cell_clip``,
 ``proj_clip``, ``use_skip_connections``) and a ``char_cnn`` block (``embedding.dim``,
 ``filters`` as ``[width, count]`` pairs, ``n_highway``, ``n_characters``,
-``max_characters_per_token``, ``activation``). Training files may carry more keys (``dropout``,
-``batch_size``, ``n_tokens_vocab`` ...); they are kept in ``extra`` and written back.
+``max_characters_per_token``, ``activation``). Every key that decides the architecture must be
+present (``cell_clip``/``proj_clip`` may be null: no clipping); only ``n_characters`` has a default.
+Training files may carry more keys (``dropout``, ``batch_size``, ``n_tokens_vocab``, ``softmax``
+...); they are kept in ``extra`` and written back.
 """
 from __future__ import annotations
 
@@ -65,7 +67,7 @@ def parse_options(d: dict, path: str = "<options>") -> BiLMOptions:
     filters = [tuple(int(v) for v in f) for f in _get(cnn, "filters", "char_cnn.", path)]
     if not filters or any(len(f) != 2 or min(f) <= 0 for f in filters):
         raise BiLMFormatError(f"{path}: 'char_cnn.filters' must be a list of [width, count] pairs")
-    activation = cnn.get("activation", "relu")
+    activation = _get(cnn, "activation", "char_cnn.", path)
     if activation not in ("relu", "tanh"):
         raise BiLMFormatError(f"{path}: 'char_cnn.activation' must be relu or tanh, got {activation!r}")
     n_chars = int(cnn.get("n_characters", 262))
@@ -75,11 +77,11 @@ def parse_options(d: dict, path: str = "<options>") -> BiLMOptions:
         dim=int(_get(lstm, "dim", "lstm.", path)),
         projection_dim=int(_get(lstm, "projection_dim", "lstm.", path)),
         n_layers=int(_get(lstm, "n_layers", "lstm.", path)),
-        cell_clip=lstm.get("cell_clip"), proj_clip=lstm.get("proj_clip"),
-        use_skip_connections=bool(lstm.get("use_skip_connections", False)),
+        cell_clip=_get(lstm, "cell_clip", "lstm.", path), proj_clip=_get(lstm, "proj_clip", "lstm.", path),
+        use_skip_connections=bool(_get(lstm, "use_skip_connections", "lstm.", path)),
         char_dim=int(_get(_get(cnn, "embedding", "char_cnn.", path), "dim", "char_cnn.embedding.", path)),
-        filters=filters, n_highway=int(cnn.get("n_highway", 0)), activation=activation,
-        n_characters=262, max_characters_per_token=int(cnn.get("max_characters_per_token", 50)),
+        filters=filters, n_highway=int(_get(cnn, "n_highway", "char_cnn.", path)), activation=activation,
+        n_characters=262, max_characters_per_token=int(_get(cnn, "max_characters_per_token", "char_cnn.", path)),
         extra={k: v for k, v in d.items()},
     )
     if opts.max_characters_per_token < 3:

@@ -53,8 +53,23 @@ def expected_shapes(opts: BiLMOptions) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def read_weight_arrays(path: str | Path, opts: BiLMOptions) -> dict[str, np.ndarray]:
-    """All datasets, validated (present, right shape, finite, readable)."""
+def declared_extras(opts: BiLMOptions) -> tuple[str, ...]:
+    """Dataset prefixes a weights file may hold beyond the biLM because its options declare them:
+    the training softmax of models exported by ``elmo_core.pretrain`` (options key ``softmax``)."""
+    return ("softmax/",) if "softmax" in opts.extra else ()
+
+
+def unused_datasets(f: h5py.File, opts: BiLMOptions) -> list[str]:
+    expected, extras = set(expected_shapes(opts)), declared_extras(opts)
+    found: list[str] = []
+    f.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset) else None)
+    return sorted(k for k in found if k not in expected and not k.startswith(extras))
+
+
+def read_weight_arrays(path: str | Path, opts: BiLMOptions, allow_extra: bool = False) -> dict[str, np.ndarray]:
+    """All datasets, validated (present, right shape, finite, readable). A dataset the options do not
+    use (another layer count or highway count than the file's, say) is an error unless
+    ``allow_extra``: loading it silently would give another model than the file holds."""
     path = str(path)
     if not os.path.exists(path):
         raise BiLMFormatError(f"{path}: weights file not found")
@@ -64,6 +79,12 @@ def read_weight_arrays(path: str | Path, opts: BiLMOptions) -> dict[str, np.ndar
         raise BiLMFormatError(f"{path}: not a readable HDF5 file (truncated or corrupt?): {e}") from None
     arrays = {}
     with f:
+        unused = unused_datasets(f, opts)
+        if unused and not allow_extra:
+            shown = ", ".join(f"'{k}'" for k in unused[:4]) + (f" and {len(unused) - 4} more" if len(unused) > 4 else "")
+            raise BiLMFormatError(f"{path}: {len(unused)} dataset(s) the options do not use: {shown} (do the options "
+                                  "match these weights? allow_extra=True / elmo.allow_extra_weights=true / "
+                                  "--allow-extra-weights ignores them)")
         for key, shape in expected_shapes(opts).items():
             if key not in f:
                 raise BiLMFormatError(f"{path}: missing key '{key}'")
@@ -150,10 +171,11 @@ def write_hdf5_atomic(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
 
 
 def load_bilm(options_file: str | Path, weight_file: str | Path, stateful: bool = False,
-              device: str | torch.device = "cpu", requires_grad: bool = False) -> BiLM:
-    """A ``BiLM`` with the weights of an original-format model (frozen unless ``requires_grad``)."""
+              device: str | torch.device = "cpu", requires_grad: bool = False, allow_extra: bool = False) -> BiLM:
+    """A ``BiLM`` with the weights of an original-format model (frozen unless ``requires_grad``);
+    datasets the options do not use are an error unless ``allow_extra``."""
     opts = read_options(options_file)
-    arrays = read_weight_arrays(weight_file, opts)
+    arrays = read_weight_arrays(weight_file, opts, allow_extra)
     bilm = BiLM(opts, stateful=stateful)
     bilm.load_state_dict(bilm_state_dict(arrays, opts), strict=True)
     bilm.to(device).eval()

@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--preset", choices=sorted(PRESETS), default="small")
     src.add_argument("--options", type=Path, help="options.json of a new model (instead of a preset)")
     src.add_argument("--init-from", type=Path, help="exported model directory to continue (fine-tuning)")
+    ap.add_argument("--allow-extra-weights", action="store_true",
+                    help="with --init-from: ignore datasets in weights.hdf5 that its options.json does not use "
+                         "(default: an error, as they usually mean options and weights do not match)")
     ap.add_argument("--lstm-dim", type=int, help="LSTM cells per layer (overrides the preset's lstm.dim)")
     ap.add_argument("--projection-dim", type=int, help="LSTM projection and token size (overrides lstm.projection_dim)")
     ap.add_argument("--vocab", type=Path, help="vocabulary file (default: built from --train)")
@@ -117,7 +120,8 @@ def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Voca
     if args.init_from:
         if args.lstm_dim or args.projection_dim:
             raise ValueError("--lstm-dim/--projection-dim make a new model; --init-from continues an existing one")
-        lm, vocab, meta = load_language_model(args.init_from, dropout=args.dropout)
+        lm, vocab, meta = load_language_model(args.init_from, dropout=args.dropout,
+                                              allow_extra=getattr(args, "allow_extra_weights", False))
         return lm, vocab, {"init_from": str(args.init_from), **meta}
     vocab_path = args.out / "vocab.txt"
     if rank == 0 and not vocab_path.exists():

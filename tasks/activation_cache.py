@@ -92,7 +92,7 @@ class ActivationCache:
 
     def __init__(self, root: str | Path, options_file: str | Path, weight_file: str | Path,
                  state: str = "stateless", batch_size: int = 64, dtype: str = "float32", device: str = "cpu",
-                 warmup_batches: int = 0):
+                 warmup_batches: int = 0, allow_extra: bool = False):
         if dtype not in ("float32", "float16"):
             raise ConfigError(f"elmo.cache_dtype must be float32 or float16, got {dtype!r}")
         if state not in STATE_POLICIES:
@@ -103,6 +103,7 @@ class ActivationCache:
         self.warmup_batches = warmup_batches if state == "stateful_warmup" else 0
         self.bilm_sha256 = file_sha256(self.weight_file)
         self.options_sha256 = file_sha256(self.options_file)
+        self.allow_extra = allow_extra
         self._bilm = None
 
     def key(self, sentences: list[list[str]]) -> str:
@@ -142,7 +143,7 @@ class ActivationCache:
     def _build(self, sentences: list[list[str]], directory: Path, name: str) -> None:
         if self._bilm is None:
             self._bilm = load_bilm(self.options_file, self.weight_file, stateful=self.state != "stateless",
-                                   device=self.device)
+                                   device=self.device, allow_extra=self.allow_extra)
         bilm = self._bilm
         bilm.reset_state()
         for start in range(0, min(self.warmup_batches * self.batch_size, len(sentences)), self.batch_size):

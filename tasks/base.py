@@ -5,6 +5,8 @@ the biLM reads, batches that carry their contextual layers, a model, predictions
 * Readers: one registry, ``readers`` (``data.format`` -> ``reader(path, task_cfg, split)``
   returning ``(Dataset, stats)``; the first entry is the default format), plus ``read_hf`` for
   the Hugging Face copy.
+* Suspicious but readable input (answers realigned, items dropped) is counted in ``data_stats``;
+  the keys in ``NOTICES`` are warned in the run's output and listed in its record.
 * State: what a trained model needs besides its weights (the word vocabulary and label list) is
   declared in ``STATE`` and set by ``build_vocab`` or ``load_state`` alone; ``_index`` derives
   lookups from it.
@@ -64,6 +66,7 @@ class Task:
     vocab_columns: tuple[str, ...] | None = None  # columns counted for the vocabulary (default: sentences())
     STATE = ("words", "labels")
     VERSION = 1  # raise when a change to the task's code changes its results: part of every run's identity
+    NOTICES: tuple[str, ...] = ()  # reader counts (data_stats keys) of suspicious input, warned when not zero
 
     def __init__(self, cfg):
         self.cfg = cfg  # the task's config node (cfg.task)
@@ -98,6 +101,11 @@ class Task:
             key = f"data.{split}_path" if data_cfg.get(f"{split}_path") else f"data.dir/data.{split}_file"
             raise DataError(f"{path}: no such file ({key})")
         return self.readers[fmt](path, self.cfg, split)
+
+    def data_warnings(self) -> list[str]:
+        """One line per split and suspicious count (``NOTICES``) that is not zero."""
+        return [f"{self.name}/{split}: {stats[key]} {key.replace('_', ' ')}"
+                for split, stats in self.data_stats.items() for key in self.NOTICES if stats.get(key)]
 
     def read_hf(self, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
         raise ConfigError(f"task {self.name} has no Hugging Face source; set source=local or data.dir=...")

@@ -31,6 +31,7 @@ class BiLMSource:
     weights: Path
     kind: str = "embedded"  # embedded | given | finetuned
     finetune_report: dict | None = field(default=None, compare=False)
+    allow_extra: bool = False  # datasets the options do not use are ignored instead of an error
 
     @classmethod
     def from_config(cls, elmo_cfg) -> "BiLMSource":
@@ -39,7 +40,8 @@ class BiLMSource:
         if elmo_cfg.options or elmo_cfg.weights:
             if not (elmo_cfg.options and elmo_cfg.weights):
                 raise ConfigError("give both elmo.options and elmo.weights (or neither, for the embedded biLM)")
-            return cls(Path(elmo_cfg.options), Path(elmo_cfg.weights), "given")
+            return cls(Path(elmo_cfg.options), Path(elmo_cfg.weights), "given",
+                       allow_extra=bool(elmo_cfg.get("allow_extra_weights", False)))
         try:
             d = model_dir("small")
         except FileNotFoundError as e:
@@ -60,12 +62,13 @@ class BiLMSource:
         return opts.n_layers + 1, 2 * opts.projection_dim
 
     def load(self, cfg):
-        return load_bilm(self.options, self.weights, stateful=cfg.elmo.state == "stateful", device=cfg.device)
+        return load_bilm(self.options, self.weights, stateful=cfg.elmo.state == "stateful", device=cfg.device,
+                         allow_extra=self.allow_extra)
 
     def cache(self, cfg) -> ActivationCache:
         return ActivationCache(cfg.elmo.cache_dir, self.options, self.weights, state=cfg.elmo.state,
                                batch_size=cfg.elmo.batch_size, dtype=cfg.elmo.cache_dtype, device=cfg.device,
-                               warmup_batches=cfg.elmo.warmup_batches)
+                               warmup_batches=cfg.elmo.warmup_batches, allow_extra=self.allow_extra)
 
     def layer_source(self, cfg, sentences: list[list[str]], name: str) -> LayerSource:
         """The layers of ``sentences``: from the activation cache, or computed per batch."""

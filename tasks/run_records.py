@@ -34,6 +34,7 @@ from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
 
 VOLATILE = ("device", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
 PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir")}
+NEUTRAL = {"elmo": ("allow_extra_weights",)}  # a run either loads or stops; the result is the same
 RECORD_NAMES = ("results.json", "finetune.json")
 
 
@@ -42,7 +43,7 @@ def comparable(resolved: dict, identity: dict) -> dict:
     paths point at). ``elmo.position=paper`` is the task's own position spelled out;
     ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1)."""
     out = {k: v for k, v in resolved.items() if k not in VOLATILE}
-    for group, keys in PATH_KEYS.items():
+    for group, keys in [*PATH_KEYS.items(), *NEUTRAL.items()]:
         if isinstance(out.get(group), dict):
             out[group] = {k: v for k, v in out[group].items() if k not in keys}
     elmo, task = out.get("elmo") or {}, out.get("task") or {}

@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from elmo_core.errors import ConfigError, WeightsError
 
 from .base import TaskSplit
+from .config_schema import validate
 from .coref.task import CorefTask
 from .bilm_source import BiLMSource
 from .layers import ElmoFeatures
@@ -151,6 +152,7 @@ def prepare_run_dir(cfg: DictConfig, launch_dir: Path, resolved: dict, identity:
 
 
 def train(cfg: DictConfig, out_dir: Path) -> dict:
+    validate(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     source = BiLMSource.from_config(cfg.elmo)
     identity = run_identity(cfg, resolved, source)
@@ -163,6 +165,8 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     task = make_task(cfg)
     splits = training_splits(cfg, task)
     print("data: " + json.dumps(task.data_stats), flush=True)
+    for warning in task.data_warnings():
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     task.build_vocab(splits["train"])
     if cfg.elmo.finetune and elmo_position(cfg) != "none":
         source = source.finetuned(cfg, task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
@@ -178,7 +182,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         "task": task.name, "metric": task.metric, "dev": result["dev"], "test": result.get("test"),
         "elmo_position": elmo_position(cfg), "train_examples": len(splits["train"]),
         "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
-        "train_seconds": result["train_seconds"], "data_stats": task.data_stats,
+        "train_seconds": result["train_seconds"], "data_stats": task.data_stats, "data_warnings": task.data_warnings(),
         "prediction_files": prediction_files, "bilm_finetune": source.finetune_report,
     }
     torch.save({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
@@ -192,6 +196,7 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     """``mode=finetune`` (§3.4, Table 7): only fine-tune the biLM on the task's training text and report
     the dev perplexity before and after; the result is the same cached biLM that ``elmo.finetune=true``
     runs use."""
+    validate(cfg)
     source = BiLMSource.from_config(cfg.elmo)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     identity = run_identity(cfg, resolved, source)

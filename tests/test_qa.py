@@ -54,7 +54,7 @@ def test_span_mapping_round_trip_on_offsets():
 
 def test_reader_on_fixture_keeps_all_answers():
     ds, stats = read_squad_file(FIXTURES / "squad_tiny.json")
-    assert stats == {"paragraphs": 2, "questions": 4, "answers_misaligned": 0}
+    assert stats == {"paragraphs": 2, "questions": 4, "answers_misaligned": 0, "answers_realigned": 0}
     q1 = ds[0]
     assert q1["answers"] == ["The Amazon", "Amazon"] and q1["spans"] == [[0, 1], [1, 1]]
     assert q1["question_tokens"][-1] == "?"

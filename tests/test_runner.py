@@ -169,7 +169,7 @@ def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     trained = runner.train(cfg, out)
-    ev = _cfg(["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"+data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+    ev = _cfg(["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
     report = runner.evaluate(ev, out)
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
 

@@ -16,6 +16,7 @@ READERS = {"snli": lambda path, cfg, split: read_snli_jsonl(path), "sick": lambd
 class NliTask(Task):
     name, metric = "nli", "accuracy"
     readers = READERS  # snli (first: the default) | sick
+    NOTICES = ("no_gold_label_dropped",)
     vocab_columns = ("premise", "hypothesis")
 
     def read_hf(self, data_cfg, split):

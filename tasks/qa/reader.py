@@ -1,7 +1,10 @@
 """SQuAD v1.1 reader (Rajpurkar et al. 2016): JSON ``data -> paragraphs -> qas``. Contexts and
 questions are tokenized with the project tokenizer; answers' character offsets are mapped to token
-spans, and every gold answer text is kept for evaluation. A training answer that does not line up
-with token boundaries is still mapped to the tokens it overlaps; one outside the context is an error.
+spans, and every gold answer text is kept for evaluation. An answer whose text is not at its
+``answer_start`` is realigned to the occurrence of its text nearest to that offset (counted as
+``answers_realigned`` and warned); one whose text is nowhere in the context, or whose offset lies
+outside it, is an error naming the file and question id. An answer that does not line up with
+token boundaries is mapped to the tokens it overlaps (counted as ``answers_misaligned``).
 Default source: the Hugging Face ``squad`` dataset; ``data.dir`` reads local JSON files."""
 from __future__ import annotations
 
@@ -24,8 +27,29 @@ def char_span_to_tokens(offsets: list[tuple[int, int]], start: int, end: int) ->
     return first, last
 
 
+def answer_start(context: str, text: str, start: int, where: str, qid: str) -> tuple[int, bool]:
+    """Where the answer ``text`` is: at ``start`` if it is there, else its occurrence nearest to
+    ``start`` (realigned: True); not in the context at all is an error."""
+    if not isinstance(text, str) or not text:
+        raise DataFormatError(f"{where}: question {qid}: answer text must be a non-empty string, got {text!r}")
+    if isinstance(start, bool) or not isinstance(start, int):
+        raise DataFormatError(f"{where}: question {qid}: answer_start must be an integer, got {start!r}")
+    if not 0 <= start <= len(context):
+        raise DataFormatError(f"{where}: question {qid}: answer offset {start} outside the context")
+    if context[start: start + len(text)] == text:
+        return start, False
+    found, at = [], context.find(text)
+    while at != -1:
+        found.append(at)
+        at = context.find(text, at + 1)
+    if not found:
+        raise DataFormatError(f"{where}: question {qid}: answer {text!r} is not in the context "
+                              f"(at answer_start {start}: {context[start: start + len(text)]!r})")
+    return min(found, key=lambda i: (abs(i - start), i)), True
+
+
 def _examples(records, where: str) -> tuple[list[dict], dict]:
-    rows, stats = [], {"paragraphs": 0, "questions": 0, "answers_misaligned": 0}
+    rows, stats = [], {"paragraphs": 0, "questions": 0, "answers_misaligned": 0, "answers_realigned": 0}
     for rec in records:
         context, ctx_id = rec["context"], rec["context_id"]
         toks = tokenize_with_offsets(context)
@@ -36,9 +60,9 @@ def _examples(records, where: str) -> tuple[list[dict], dict]:
                 raise DataFormatError(f"{where}: question {qa['id']} has no answer (SQuAD v2 is not supported)")
             spans = []
             for a in qa["answers"]:
-                start, end = a["answer_start"], a["answer_start"] + len(a["text"])
-                if end > len(context) or start < 0:
-                    raise DataFormatError(f"{where}: question {qa['id']}: answer offset {start} outside the context")
+                start, realigned = answer_start(context, a["text"], a["answer_start"], where, qa["id"])
+                stats["answers_realigned"] += realigned
+                end = start + len(a["text"])
                 first, last = char_span_to_tokens(offsets, start, end)
                 if context[offsets[first][0]: offsets[last][1]] != a["text"]:
                     stats["answers_misaligned"] += 1

@@ -18,6 +18,7 @@ from .reader import load_hf_squad, read_squad_file
 class QaTask(Task):
     name, metric = "qa", "f1"
     readers = {"squad": lambda path, cfg, split: read_squad_file(path)}
+    NOTICES = ("answers_realigned", "answers_misaligned")
     vocab_columns = ("context_tokens", "question_tokens")
 
     def read_hf(self, data_cfg, split):

@@ -27,6 +27,7 @@ def with_bilm_rows(ds):
 class SrlTask(Task):
     name, metric = "srl", "f1"
     readers = READERS  # conllu (first: the default) | conll2012
+    NOTICES = ("predicates_without_V", "unannotated_sentences_skipped", "multiword_ranges_skipped", "empty_nodes_skipped")
 
     def read_hf(self, data_cfg, split):
         return load_hf_conll2012(data_cfg.hf_name, data_cfg.hf_config, split), {}

@@ -19,6 +19,7 @@ def read_ptb_trees(path, cfg, split: str):
 class SstTask(Task):
     name, metric = "sst", "accuracy"
     readers = {"ptb": read_ptb_trees}
+    NOTICES = ("neutral_dropped",)
 
     def read_hf(self, data_cfg, split):
         return load_hf_sst(data_cfg.hf_name, split, bool(self.cfg.binary)), {}

@@ -1,0 +1,98 @@
+"""The configuration's schema: every value a run cannot use is rejected at start-up, with one line
+naming the key (Peters et al. 2018's settings live in ``conf/``; this says which values make sense).
+
+Hydra already rejects unknown keys; ``validate`` checks types, ranges and choices of the keys that
+are present. Each rule is ``key -> check``; a check returns None or what is wrong.
+"""
+from __future__ import annotations
+
+import re
+from numbers import Real
+
+from omegaconf import DictConfig, OmegaConf
+
+from elmo_core.errors import ConfigError
+
+from .activation_cache import STATE_POLICIES
+
+
+def one_of(*choices):
+    return lambda v: None if v in choices else f"must be one of {', '.join(map(str, choices))}"
+
+
+def boolean(v):
+    return None if isinstance(v, bool) else "must be true or false"
+
+
+def integer(low: int | None = None):
+    def check(v):
+        if isinstance(v, bool) or not isinstance(v, int):
+            return "must be an integer"
+        return f"must be at least {low}" if low is not None and v < low else None
+    return check
+
+
+def number(low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False):
+    def check(v):
+        if isinstance(v, bool) or not isinstance(v, Real) or v != v:
+            return "must be a number"
+        if low is not None and (v <= low if low_open else v < low):
+            return f"must be {'greater than' if low_open else 'at least'} {low}"
+        if high is not None and (v >= high if high_open else v > high):
+            return f"must be {'less than' if high_open else 'at most'} {high}"
+        return None
+    return check
+
+
+def device(v):
+    return None if isinstance(v, str) and re.fullmatch(r"cpu|cuda(:\d+)?|mps", v) else "must be cpu, cuda, cuda:N or mps"
+
+
+PROBABILITY = number(0, 1, high_open=True)
+RULES = {
+    "mode": one_of("train", "evaluate", "finetune", "demo"),
+    "seed": integer(0),
+    "device": device,
+    "elmo.position": one_of("none", "input", "output", "both", "paper"),
+    "elmo.mix": one_of("all", "last", "average"),
+    "elmo.l2": number(0),
+    "elmo.dropout": PROBABILITY,
+    "elmo.layer_norm": boolean,
+    "elmo.state": one_of(*STATE_POLICIES),
+    "elmo.warmup_batches": integer(0),
+    "elmo.cache": boolean,
+    "elmo.cache_dtype": one_of("float32", "float16"),
+    "elmo.batch_size": integer(1),
+    "elmo.finetune": boolean,
+    "elmo.finetune_epochs": integer(1),
+    "elmo.allow_extra_weights": boolean,
+    "trainer.optimizer": one_of("adam", "adadelta"),
+    "trainer.lr": number(0, low_open=True),
+    "trainer.adadelta_rho": number(0, 1, low_open=True, high_open=True),
+    "trainer.batch_size": integer(1),
+    "trainer.eval_batch_size": integer(1),
+    "trainer.max_epochs": integer(1),
+    "trainer.patience": integer(1),
+    "trainer.grad_clip": number(0),
+    "trainer.weight_decay": number(0),
+    "trainer.ema": PROBABILITY,
+    "trainer.lr_halving": boolean,
+    "trainer.equal_updates": boolean,
+    "data.fraction": number(0, 1, low_open=True),
+}
+DROPOUT_KEYS = re.compile(r"(^|_)dropout$")  # every task.model.*dropout is a probability
+
+
+def validate(cfg: DictConfig) -> None:
+    """Raise ``ConfigError`` naming the first key whose value a run cannot use."""
+    checks = dict(RULES)
+    model = OmegaConf.select(cfg, "task.model")
+    if isinstance(model, DictConfig):
+        checks.update({f"task.model.{k}": PROBABILITY for k in model if DROPOUT_KEYS.search(str(k))})
+    for key, check in checks.items():
+        value = OmegaConf.select(cfg, key, throw_on_missing=False, default=None)
+        if value is None:
+            continue
+        problem = check(value)
+        if problem:
+            raise ConfigError(f"{key}={value!r}: {problem}")
