@@ -21,6 +21,7 @@ from pathlib import Path
 import datasets
 
 from elmo_core.errors import DataError
+from ..text_files import text_lines
 
 _BEGIN = re.compile(r"#begin document \((.*)\);\s*part\s+(\S+)")
 _PART = re.compile(r"^(\()?(\d+)(\))?$")
@@ -83,35 +84,34 @@ def read_conll2012_coref(path: str | Path) -> tuple[datasets.Dataset, dict]:
     """Every document of a CoNLL-2012 coreference file; stats count documents, tokens, mentions."""
     path = Path(path)
     documents, doc = [], None
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            where = f"{path}:{lineno}"
-            text = line.strip()
-            if text.startswith("#begin document"):
-                if doc is not None:
-                    raise DataError(f"{where}: '#begin document' inside document {doc.key} (no '#end document')")
-                m = _BEGIN.match(text)
-                if not m:
-                    raise DataError(f"{where}: expected '#begin document (<id>); part <n>'")
-                doc = _Document(f"{m.group(1)}_{m.group(2)}", where)
-            elif text.startswith("#end document"):
-                if doc is None:
-                    raise DataError(f"{where}: '#end document' without '#begin document'")
-                documents.append(doc.finish(where))
-                doc = None
-            elif not text:
-                if doc is not None:
-                    doc.end_sentence()
-            elif text.startswith("#"):
-                continue
-            else:
-                if doc is None:
-                    raise DataError(f"{where}: a token line outside '#begin document' ... '#end document'")
-                cols = text.split()
-                if len(cols) < 5:
-                    raise DataError(f"{where}: expected at least 5 columns (document, part, index, token, ..., "
-                                    f"coreference), got {len(cols)}")
-                doc.add_token(cols, where)
+    for lineno, line in text_lines(path):
+        where = f"{path}:{lineno}"
+        text = line.strip()
+        if text.startswith("#begin document"):
+            if doc is not None:
+                raise DataError(f"{where}: '#begin document' inside document {doc.key} (no '#end document')")
+            m = _BEGIN.match(text)
+            if not m:
+                raise DataError(f"{where}: expected '#begin document (<id>); part <n>'")
+            doc = _Document(f"{m.group(1)}_{m.group(2)}", where)
+        elif text.startswith("#end document"):
+            if doc is None:
+                raise DataError(f"{where}: '#end document' without '#begin document'")
+            documents.append(doc.finish(where))
+            doc = None
+        elif not text:
+            if doc is not None:
+                doc.end_sentence()
+        elif text.startswith("#"):
+            continue
+        else:
+            if doc is None:
+                raise DataError(f"{where}: a token line outside '#begin document' ... '#end document'")
+            cols = text.split()
+            if len(cols) < 5:
+                raise DataError(f"{where}: expected at least 5 columns (document, part, index, token, ..., "
+                                f"coreference), got {len(cols)}")
+            doc.add_token(cols, where)
     if doc is not None:
         raise DataError(f"{path}: document {doc.key} has no '#end document'")
     if not documents:

@@ -12,6 +12,7 @@ from pathlib import Path
 import datasets
 
 from elmo_core.errors import DataError as DataFormatError
+from ..text_files import text_lines
 
 from .tags import iob1_to_bio
 
@@ -29,24 +30,23 @@ def read_conll2003_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
             sent_tokens.clear()
             sent_tags.clear()
 
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                flush()
-                continue
-            if line.startswith("-DOCSTART-"):
-                stats["docstart_lines"] += 1
-                flush()
-                continue
-            cols = line.split()
-            if len(cols) != 4:
-                raise DataFormatError(f"{path}:{lineno}: expected 4 columns (token POS chunk NER), got {len(cols)}")
-            tag = cols[3]
-            if tag != "O" and not (len(tag) > 2 and tag[:2] in ("B-", "I-")):
-                raise DataFormatError(f"{path}:{lineno}: bad NER tag {tag!r}")
-            sent_tokens.append(cols[0])
-            sent_tags.append(tag)
+    for lineno, line in text_lines(path):
+        line = line.rstrip("\n")
+        if not line.strip():
+            flush()
+            continue
+        if line.startswith("-DOCSTART-"):
+            stats["docstart_lines"] += 1
+            flush()
+            continue
+        cols = line.split()
+        if len(cols) != 4:
+            raise DataFormatError(f"{path}:{lineno}: expected 4 columns (token POS chunk NER), got {len(cols)}")
+        tag = cols[3]
+        if tag != "O" and not (len(tag) > 2 and tag[:2] in ("B-", "I-")):
+            raise DataFormatError(f"{path}:{lineno}: bad NER tag {tag!r}")
+        sent_tokens.append(cols[0])
+        sent_tags.append(tag)
     flush()
     if not tokens:
         raise DataFormatError(f"{path}: no sentences")

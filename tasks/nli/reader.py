@@ -15,6 +15,7 @@ import datasets
 from elmo_core.errors import DataError as DataFormatError
 
 from ..tokenizer import tokenize
+from ..text_files import text_lines
 
 LABELS = ["entailment", "neutral", "contradiction"]
 
@@ -35,22 +36,21 @@ def _row(pair_id, premise: str, hypothesis: str, label: str, where: str) -> dict
 def read_snli_jsonl(path: str | Path) -> tuple[datasets.Dataset, dict]:
     path = Path(path)
     rows, stats = [], {"pairs": 0, "no_gold_label_dropped": 0}
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                ex = json.loads(line)
-                label, s1, s2, pid = ex["gold_label"], ex["sentence1"], ex["sentence2"], ex.get("pairID", lineno)
-            except json.JSONDecodeError as e:
-                raise DataFormatError(f"{where}: not valid JSON ({e.msg})") from None
-            except (KeyError, TypeError) as e:
-                raise DataFormatError(f"{where}: missing field {e}") from None
-            if label == "-":
-                stats["no_gold_label_dropped"] += 1
-                continue
-            rows.append(_row(pid, s1, s2, label, where))
+    for lineno, line in text_lines(path):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            ex = json.loads(line)
+            label, s1, s2, pid = ex["gold_label"], ex["sentence1"], ex["sentence2"], ex.get("pairID", lineno)
+        except json.JSONDecodeError as e:
+            raise DataFormatError(f"{where}: not valid JSON ({e.msg})") from None
+        except (KeyError, TypeError) as e:
+            raise DataFormatError(f"{where}: missing field {e}") from None
+        if label == "-":
+            stats["no_gold_label_dropped"] += 1
+            continue
+        rows.append(_row(pid, s1, s2, label, where))
     stats["pairs"] = len(rows)
     if not rows:
         raise DataFormatError(f"{path}: no labelled pairs")
@@ -60,20 +60,22 @@ def read_snli_jsonl(path: str | Path) -> tuple[datasets.Dataset, dict]:
 def read_sick_tsv(path: str | Path) -> tuple[datasets.Dataset, dict]:
     path = Path(path)
     rows = []
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\n").split("\t")
-        need = ["pair_ID", "sentence_A", "sentence_B", "entailment_label"]
-        if any(h not in header for h in need):
-            raise DataFormatError(f"{path}:1: header must contain {need}, got {header}")
-        col = {h: header.index(h) for h in need}
-        for lineno, line in enumerate(f, 2):
-            if not line.strip():
-                continue
-            cells = line.rstrip("\n").split("\t")
-            if len(cells) != len(header):
-                raise DataFormatError(f"{path}:{lineno}: expected {len(header)} tab-separated fields, got {len(cells)}")
-            rows.append(_row(cells[col["pair_ID"]], cells[col["sentence_A"]], cells[col["sentence_B"]],
-                             cells[col["entailment_label"]].lower(), f"{path}:{lineno}"))
+    need = ["pair_ID", "sentence_A", "sentence_B", "entailment_label"]
+    header, col = None, {}
+    for lineno, line in text_lines(path):
+        if header is None:
+            header = line.rstrip("\n").split("\t")
+            if any(h not in header for h in need):
+                raise DataFormatError(f"{path}:1: header must contain {need}, got {header}")
+            col = {h: header.index(h) for h in need}
+            continue
+        if not line.strip():
+            continue
+        cells = line.rstrip("\n").split("\t")
+        if len(cells) != len(header):
+            raise DataFormatError(f"{path}:{lineno}: expected {len(header)} tab-separated fields, got {len(cells)}")
+        rows.append(_row(cells[col["pair_ID"]], cells[col["sentence_A"]], cells[col["sentence_B"]],
+                         cells[col["entailment_label"]].lower(), f"{path}:{lineno}"))
     if not rows:
         raise DataFormatError(f"{path}: no pairs")
     return _dataset(rows), {"pairs": len(rows)}

@@ -13,23 +13,24 @@ from elmo_core import ScalarMix
 
 from elmo_core.errors import ConfigError, DataError as DataFormatError
 
+from ..text_files import text_lines
+
 
 def read_tagged(path: str | Path) -> tuple[list[list[str]], list[list[str]]]:
     sentences, tags, s, t = [], [], [], []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                if s:
-                    sentences.append(s)
-                    tags.append(t)
-                s, t = [], []
-                continue
-            cols = line.split("\t")
-            if len(cols) != 2 or not cols[0] or not cols[1]:
-                raise DataFormatError(f"{path}:{lineno}: expected 'token<TAB>tag'")
-            s.append(cols[0])
-            t.append(cols[1])
+    for lineno, line in text_lines(path):
+        line = line.rstrip("\n")
+        if not line.strip():
+            if s:
+                sentences.append(s)
+                tags.append(t)
+            s, t = [], []
+            continue
+        cols = line.split("\t")
+        if len(cols) != 2 or not cols[0] or not cols[1]:
+            raise DataFormatError(f"{path}:{lineno}: expected 'token<TAB>tag'")
+        s.append(cols[0])
+        t.append(cols[1])
     if s:
         sentences.append(s)
         tags.append(t)

@@ -15,6 +15,7 @@ import datasets
 
 from elmo_core.errors import DataError as DataFormatError
 
+from ..text_files import read_text
 from ..tokenizer import tokenize, tokenize_with_offsets
 
 
@@ -60,6 +61,9 @@ def _examples(records, where: str) -> tuple[list[dict], dict]:
                 raise DataFormatError(f"{where}: question {qa['id']} has no answer (SQuAD v2 is not supported)")
             spans = []
             for a in qa["answers"]:
+                if not isinstance(a, dict) or "text" not in a or "answer_start" not in a:
+                    raise DataFormatError(f"{where}: question {qa['id']}: an answer needs 'text' and 'answer_start', "
+                                          f"got {a!r}")
                 start, realigned = answer_start(context, a["text"], a["answer_start"], where, qa["id"])
                 stats["answers_realigned"] += realigned
                 end = start + len(a["text"])
@@ -78,7 +82,7 @@ def _examples(records, where: str) -> tuple[list[dict], dict]:
 def read_squad_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise DataFormatError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
     records, n = [], 0

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import datasets
 
+from elmo_core.errors import DataError as DataFormatError
 
-class DataFormatError(ValueError):
-    pass
+from ..text_files import text_lines
+
 
 
 def _dataset(rows: list[dict]) -> datasets.Dataset:
@@ -72,20 +73,19 @@ def read_conll2012_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
             stats["predicates"] += 1
         block.clear()
 
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.startswith("#"):
-                flush()
-                continue
-            cols = line.split()
-            if not cols:
-                flush()
-                continue
-            if len(cols) < 12:
-                raise DataFormatError(f"{path}:{lineno}: expected at least 12 columns, got {len(cols)}")
-            if not block:
-                start = lineno
-            block.append((lineno, cols))
+    for lineno, line in text_lines(path):
+        if line.startswith("#"):
+            flush()
+            continue
+        cols = line.split()
+        if not cols:
+            flush()
+            continue
+        if len(cols) < 12:
+            raise DataFormatError(f"{path}:{lineno}: expected at least 12 columns, got {len(cols)}")
+        if not block:
+            start = lineno
+        block.append((lineno, cols))
     flush()
     return _dataset(rows), stats
 
@@ -126,29 +126,28 @@ def read_conllu_propbank_file(path: str | Path) -> tuple[datasets.Dataset, dict]
             stats["predicates"] += 1
         block.clear()
 
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                flush()
-                continue
-            if line.startswith("#"):
-                unannotated |= line.replace(" ", "") == "#propbank=no-up"
-                continue
-            cols = line.split("\t")
-            if "-" in cols[0]:
-                stats["multiword_ranges_skipped"] += 1
-                continue
-            if "." in cols[0]:
-                stats["empty_nodes_skipped"] += 1
-                continue
-            while len(cols) > 11 and cols[-1] == "":  # sentences without predicates end in a tab
-                cols.pop()
-            if len(cols) < 11:
-                raise DataFormatError(f"{path}:{lineno}: expected at least 11 tab-separated columns, got {len(cols)}")
-            if not block:
-                start = lineno
-            block.append(cols)
+    for lineno, line in text_lines(path):
+        line = line.rstrip("\n")
+        if not line.strip():
+            flush()
+            continue
+        if line.startswith("#"):
+            unannotated |= line.replace(" ", "") == "#propbank=no-up"
+            continue
+        cols = line.split("\t")
+        if "-" in cols[0]:
+            stats["multiword_ranges_skipped"] += 1
+            continue
+        if "." in cols[0]:
+            stats["empty_nodes_skipped"] += 1
+            continue
+        while len(cols) > 11 and cols[-1] == "":  # sentences without predicates end in a tab
+            cols.pop()
+        if len(cols) < 11:
+            raise DataFormatError(f"{path}:{lineno}: expected at least 11 tab-separated columns, got {len(cols)}")
+        if not block:
+            start = lineno
+        block.append(cols)
     flush()
     if not rows:
         raise DataFormatError(f"{path}: no predicates")

@@ -13,6 +13,8 @@ import datasets
 
 from elmo_core.errors import DataError as DataFormatError
 
+from ..text_files import text_lines
+
 
 def parse_tree(text: str, where: str):
     """'(3 (2 a) (4 b))' -> (label, children or token)."""
@@ -77,27 +79,26 @@ def binary_label(label: int) -> int | None:
 
 def read_sst_file(path: str | Path, binary: bool = False, phrases_min_tokens: int | None = None):
     tokens, labels, stats = [], [], {"trees": 0, "neutral_dropped": 0, "phrases": 0}
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                raise DataFormatError(f"{path}:{lineno}: empty line (one tree per line is required)")
-            tree = parse_tree(line.strip(), f"{path}:{lineno}")
-            stats["trees"] += 1
-            nodes = [tree]
-            if phrases_min_tokens:
-                nodes += [t for t in list(subtrees(tree))[1:] if len(leaves(t)) >= phrases_min_tokens]
-                stats["phrases"] += len(nodes) - 1
-            for node in nodes:
-                label = node[0]
-                if not 0 <= label <= 4:
-                    raise DataFormatError(f"{path}:{lineno}: label {label} outside 0-4")
-                if binary:
-                    label = binary_label(label)
-                    if label is None:
-                        stats["neutral_dropped"] += 1
-                        continue
-                tokens.append(leaves(node))
-                labels.append(label)
+    for lineno, line in text_lines(path):
+        if not line.strip():
+            raise DataFormatError(f"{path}:{lineno}: empty line (one tree per line is required)")
+        tree = parse_tree(line.strip(), f"{path}:{lineno}")
+        stats["trees"] += 1
+        nodes = [tree]
+        if phrases_min_tokens:
+            nodes += [t for t in list(subtrees(tree))[1:] if len(leaves(t)) >= phrases_min_tokens]
+            stats["phrases"] += len(nodes) - 1
+        for node in nodes:
+            label = node[0]
+            if not 0 <= label <= 4:
+                raise DataFormatError(f"{path}:{lineno}: label {label} outside 0-4")
+            if binary:
+                label = binary_label(label)
+                if label is None:
+                    stats["neutral_dropped"] += 1
+                    continue
+            tokens.append(leaves(node))
+            labels.append(label)
     if not tokens:
         raise DataFormatError(f"{path}: no examples")
     return datasets.Dataset.from_dict({"tokens": tokens, "label": labels}), stats
