@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from elmo_core.atomic_files import temporary_path
 from elmo_core.errors import ConfigError, WeightsError
 
 from .base import TaskSplit
@@ -185,8 +187,10 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         "train_seconds": result["train_seconds"], "data_stats": task.data_stats, "data_warnings": task.data_warnings(),
         "prediction_files": prediction_files, "bilm_finetune": source.finetune_report,
     }
+    checkpoint = temporary_path(out_dir / "best.pt")  # complete or absent, like the record written after it
     torch.save({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
-                "bilm_sha256": source.sha256}, out_dir / "best.pt")
+                "bilm_sha256": source.sha256}, checkpoint)
+    os.replace(checkpoint, out_dir / "best.pt")
     write_json_atomic(results_path, results)
     print(f"dev {task.metric}: {result['dev'][task.metric]:.2f}  ->  {results_path}", flush=True)
     return results
