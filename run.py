@@ -10,6 +10,7 @@ Modes:
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -58,8 +59,10 @@ def main(cfg: DictConfig) -> None:
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         modes[cfg.mode](cfg, out_dir)
     except SuiteError as e:  # configuration, data and weights errors: one line, exit status 2
-        print(f"error: {e}", file=sys.stderr)
         remove_if_unused(out_dir)
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the full traceback, on request
+            raise
+        print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
 
 
@@ -72,6 +75,8 @@ def remove_if_unused(out_dir: Path) -> None:
             for p in entries:
                 p.unlink()
             out_dir.rmdir()
+            if not any(out_dir.parent.iterdir()):  # the task's directory, if this run made it
+                out_dir.parent.rmdir()
     except OSError:
         pass
 

@@ -128,4 +128,11 @@ def test_impossible_values_fail_at_start_up_with_one_line(tmp_path, override, me
                            f"runs_root={runs}"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 2 and done.stderr.strip() == message, done.stderr
     assert not any(p.is_file() for p in runs.rglob("*")), "a run that never started left files behind"
-    assert not list(runs.glob("ner/*")), "a run that never started left its directory behind"
+    assert not (runs / "ner").exists(), "a run that never started left its directory behind"
+
+
+def test_the_full_traceback_on_request(tmp_path):
+    done = subprocess.run([sys.executable, str(REPO / "run.py"), "task=ner", "elmo.l2=-1", f"runs_root={tmp_path}"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**__import__("os").environ, "HYDRA_FULL_ERROR": "1"})
+    assert done.returncode != 0 and "Traceback" in done.stderr and "ConfigError: elmo.l2=-1" in done.stderr
