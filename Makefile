@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+# ARGS: extra overrides, e.g. make demo ARGS="threads=2 runs_root=/tmp/runs"
 demo: $(STAMP)
-	$(PY) run.py task=ner elmo.position=both profile=quick source=local
+	$(PY) run.py task=ner elmo.position=both profile=quick source=local $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests

@@ -55,6 +55,7 @@ def main(cfg: DictConfig) -> None:
     modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo}
     try:
         validate(cfg)
+        set_threads(cfg)
         if cfg.mode in ("evaluate", "demo"):  # train and finetune write theirs into the run directory they choose
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         modes[cfg.mode](cfg, out_dir)
@@ -64,6 +65,19 @@ def main(cfg: DictConfig) -> None:
             raise
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def set_threads(cfg: DictConfig) -> None:
+    """torch's CPU threads for this run (``threads``; ``auto`` divides the free cores among the jobs
+    of a parallel launcher)."""
+    import torch
+    from hydra.core.hydra_config import HydraConfig
+    from tasks.threads import choose_threads, parallel_jobs
+
+    launcher = HydraConfig.get().launcher if HydraConfig.initialized() else {}
+    threads = choose_threads(cfg.threads, parallel_jobs(launcher.get("n_jobs") if "n_jobs" in launcher else 1))
+    torch.set_num_threads(threads)
+    print(f"torch threads: {threads} (threads={cfg.threads})", flush=True)
 
 
 def remove_if_unused(out_dir: Path) -> None:

@@ -53,6 +53,8 @@ RULES = {
     "mode": one_of("train", "evaluate", "finetune", "demo"),
     "seed": integer(0),
     "device": device,
+    "threads": lambda v: None if v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and v >= 1)
+    else "must be auto or a positive integer",
     "elmo.position": one_of("none", "input", "output", "both", "paper"),
     "elmo.mix": one_of("all", "last", "average"),
     "elmo.l2": number(0),
