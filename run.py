@@ -44,6 +44,14 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
     print(json.dumps(report, indent=2))
 
 
+def _register_resolvers() -> None:
+    from tasks.run_records import run_dir_name
+    OmegaConf.register_new_resolver("run_dir_name", run_dir_name, replace=True)
+
+
+_register_resolvers()
+
+
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     from elmo_core.errors import SuiteError
@@ -56,7 +64,7 @@ def main(cfg: DictConfig) -> None:
     try:
         validate(cfg)
         set_threads(cfg)
-        if cfg.mode in ("evaluate", "demo"):  # train and finetune write theirs into the run directory they choose
+        if cfg.mode == "demo":  # train and finetune write theirs into the run directory they choose
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         modes[cfg.mode](cfg, out_dir)
     except SuiteError as e:  # configuration, data and weights errors: one line, exit status 2

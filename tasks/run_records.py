@@ -39,10 +39,13 @@ RECORD_NAMES = ("results.json", "finetune.json")
 
 
 def comparable(resolved: dict, identity: dict) -> dict:
-    """What decides a run's result: the configuration without paths, plus ``identity`` (what the
-    paths point at). ``elmo.position=paper`` is the task's own position spelled out;
+    """What decides a run's result: the configuration without paths (and without the hub copy's
+    name when local files are read), plus ``identity`` (what the paths point at). ``elmo.position=paper`` is the task's own position spelled out;
     ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1)."""
     out = {k: v for k, v in resolved.items() if k not in VOLATILE}
+    data = out.get("data")
+    if isinstance(data, dict) and (data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test"))):
+        out["data"] = {k: v for k, v in data.items() if not k.startswith("hf_")}  # the hub copy is not read
     for group, keys in [*PATH_KEYS.items(), *NEUTRAL.items()]:
         if isinstance(out.get(group), dict):
             out[group] = {k: v for k, v in out[group].items() if k not in keys}
@@ -155,6 +158,15 @@ def record_dir(out_dir: Path, digest: str, name: str = "results.json") -> Path:
     return alternative
 
 
+def run_dir_name(overrides: str, limit: int = 120) -> str:
+    """A run directory's name: its overrides (``key:value+key:value``), or when they are longer than
+    ``limit`` characters their start and a hash of the whole (file names have a length limit)."""
+    if len(overrides.encode("utf-8")) <= limit:
+        return overrides
+    head = overrides.encode("utf-8")[: limit - 12].decode("utf-8", "ignore").rstrip("+")
+    return f"{head}+{hashlib.sha256(overrides.encode('utf-8')).hexdigest()[:10]}"
+
+
 def write_json_atomic(path: Path, data: dict) -> None:
     remove_dead_leftovers(path.parent)
     tmp = temporary_path(path)
@@ -179,8 +191,9 @@ def run_metadata(cfg, out_dir: Path, bilm_identity: dict, resolved: dict, identi
 
 
 def migrate(roots: list[Path], finetuned_base=None) -> tuple[int, int]:
-    """Give every record below ``roots`` its identity (``legacy_identity``) and digest; the digest
-    it had before is kept as ``config_hash_before_identity``. Returns (migrated, already current)."""
+    """Give every record below ``roots`` its identity (``legacy_identity``) and digest (the digest it
+    had before is kept as ``config_hash_before_identity``); records with an identity get their digest
+    recomputed. Returns (rewritten, already current)."""
     from elmo_core.errors import DataError
     done = current = 0
     for root in roots:
@@ -189,7 +202,13 @@ def migrate(roots: list[Path], finetuned_base=None) -> tuple[int, int]:
             if record is None:
                 raise DataError(f"{path}: not a JSON record")
             if "identity" in record:
-                current += 1
+                digest = run_digest(record["config"], record["identity"])
+                if record.get("config_hash") == digest:
+                    current += 1
+                    continue
+                record = {**record, "config_hash": digest}  # the identity rules changed since it was written
+                write_json_atomic(path, record)
+                done += 1
                 continue
             identity = legacy_identity(record, finetuned_base)
             if identity is None:

@@ -19,7 +19,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from elmo_core.atomic_files import temporary_path
-from elmo_core.errors import ConfigError, WeightsError
+from elmo_core.errors import ConfigError, DataError, WeightsError
 
 from .base import TaskSplit
 from .config_schema import validate
@@ -31,8 +31,8 @@ from .nli.task import NliTask
 from .probes.pos import run_pos_probe
 from .probes.wsd import run_wsd_probe
 from .qa.task import QaTask
-from .run_records import (finished_run, hydra_choice, make_identity, record_dir, run_digest, run_metadata,
-                          write_json_atomic)
+from .run_records import (content_sha256, finished_run, hydra_choice, make_identity, record_dir, run_digest,
+                          run_metadata, write_json_atomic)
 from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import fit, predict, set_seed
@@ -193,6 +193,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     os.replace(checkpoint, out_dir / "best.pt")
     write_json_atomic(results_path, results)
     print(f"dev {task.metric}: {result['dev'][task.metric]:.2f}  ->  {results_path}", flush=True)
+    print(f"score a file with it: python run.py mode=evaluate checkpoint={out_dir} data.test_path=FILE", flush=True)
     return results
 
 
@@ -217,32 +218,82 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     return report
 
 
-def evaluate(cfg: DictConfig, out_dir: Path) -> dict:
-    if not cfg.checkpoint:
-        raise ConfigError("mode=evaluate needs checkpoint=PATH/best.pt")
-    try:
-        ckpt = torch.load(cfg.checkpoint, map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise WeightsError(f"{cfg.checkpoint}: unreadable checkpoint ({type(e).__name__}: {e})") from None
-    saved = OmegaConf.create(ckpt["config"])
-    saved.device = cfg.device
+def command_line_overrides(cfg: DictConfig, prefixes: tuple[str, ...]) -> dict:
+    """The keys under ``prefixes`` that this command line set, with their composed values."""
+    from hydra.core.hydra_config import HydraConfig
+    if not HydraConfig.initialized():
+        return {}
+    keys = [o.lstrip("+~").split("=", 1)[0] for o in HydraConfig.get().overrides.task]
+    return {k: OmegaConf.select(cfg, k) for k in keys if k.startswith(prefixes)}
+
+
+def checkpoint_file(checkpoint) -> Path:
+    """``checkpoint=``: a run directory or its ``best.pt``."""
+    if not checkpoint:
+        raise ConfigError("mode=evaluate needs checkpoint=RUN_DIR (or RUN_DIR/best.pt)")
+    path = Path(checkpoint)
+    path = path / "best.pt" if path.is_dir() else path
+    if not path.is_file():
+        raise ConfigError(f"checkpoint={checkpoint}: no such run directory or best.pt")
+    return path
+
+
+def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:
+    """Score a trained model on ``data.test_path``, read the way its training data was read
+    (``data.format`` and reader options from the checkpoint; ``data.*``/``elmo.*`` given on the
+    command line override them). Results go to ``<run dir>/evaluations/<file>@<content hash>/``:
+    one directory per (checkpoint, test file)."""
+    path = checkpoint_file(cfg.checkpoint)
     test_path = cfg.data.get("test_path")
     if not test_path:
         raise ConfigError("mode=evaluate needs data.test_path=FILE")
+    if not Path(test_path).is_file():
+        raise DataError(f"{test_path}: no such file (data.test_path)")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise WeightsError(f"{path}: unreadable checkpoint ({type(e).__name__}: {e})") from None
+    saved = OmegaConf.create(ckpt["config"])
+    saved.device = cfg.device
+    overrides = command_line_overrides(cfg, ("data.", "elmo.options", "elmo.weights", "elmo.cache_dir",
+                                             "elmo.allow_extra_weights"))
+    for key, value in overrides.items():
+        OmegaConf.update(saved, key, value, force_add=True)
     source = BiLMSource.from_config(saved.elmo)
     if source.sha256 != ckpt["bilm_sha256"]:
-        raise WeightsError(f"{source.weights} is not the biLM this model was trained with")
+        raise WeightsError(f"{source.weights} is not the biLM this model was trained with (SHA-256 "
+                           f"{ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}")
     task = make_task(saved)
     task.load_state(ckpt["task_state"])
-    splits = task.load_splits(OmegaConf.create({"test_path": test_path}))
+    examples, stats = task.read_file(test_path, saved.data, "test")  # the format the model was trained on
+    splits, task.data_stats = {"test": task.prepare(examples, "test")}, {"test": stats}
+    for warning in task.data_warnings():
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     model = task.build_model(build_features(saved, source))
     model.load_state_dict(ckpt["model"])
     test = with_layers(saved, task, splits, source)["test"]
     predictions = predict(task, model, test, saved.trainer.eval_batch_size)
     metrics = task.score(splits["test"], predictions)
-    written = task.write_predictions(splits["test"], predictions, out_dir / f"{Path(test_path).stem}_predictions")
-    report = {"checkpoint": str(cfg.checkpoint), "test_path": str(test_path), "metrics": metrics,
-              "prediction_file": str(written)}
-    write_json_atomic(out_dir / "eval_results.json", report)
+    out = path.parent / "evaluations" / f"{Path(test_path).name}@{content_sha256(test_path)[:12]}"
+    out.mkdir(parents=True, exist_ok=True)
+    written = task.write_predictions(splits["test"], predictions, out / "predictions")
+    report = {"checkpoint": str(path), "test_path": str(test_path), "test_sha256": content_sha256(test_path),
+              "task": task.name, "metric": task.metric, "metrics": metrics, "data_stats": task.data_stats,
+              "data_warnings": task.data_warnings(), "prediction_file": str(written),
+              "data_format": saved.data.get("format"), "overrides": {k: str(v) for k, v in overrides.items()},
+              "bilm": source.identity(), "date": run_metadata(cfg, out, {}, {}, {})["date"]}
+    write_json_atomic(out / "eval_results.json", report)
     print(json.dumps(report, indent=2))
+    print(f"-> {out / 'eval_results.json'}", flush=True)
     return report
+
+
+def shipped_hint(sha256: str) -> str:
+    """Which shipped biLM has these weights, as the overrides that select it."""
+    from elmo_core import file_sha256
+    from elmo_core.pretrained import ROOT
+    for d in sorted(ROOT.iterdir()):
+        if (d / "weights.hdf5").exists() and file_sha256(d / "weights.hdf5") == sha256:
+            rel = d.relative_to(ROOT.parents[1])
+            return f"; it is the shipped {d.name}: add elmo.options={rel}/options.json elmo.weights={rel}/weights.hdf5"
+    return ""

@@ -215,7 +215,7 @@ def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, t
     assert [d["doc_key"] for d in again] == ["tiny_a_0", "tiny_b_0", "tiny_c_0"]
 
 
-def test_hub_copy_conversion_uses_document_offsets(monkeypatch):
+def test_hub_copy_conversion_uses_document_offsets():
     """The OntoNotes hub schema (sentences with words and coref_spans [cluster, start, end],
     sentence-relative) becomes one document with document-level offsets; read offline here."""
     import datasets
@@ -223,14 +223,8 @@ def test_hub_copy_conversion_uses_document_offsets(monkeypatch):
     rows = [{"document_id": "bc/x/00/x_0000", "sentences": [
         {"part_id": 0, "words": ["John", "saw", "Mary", "."], "coref_spans": [[7, 0, 0], [9, 2, 2]]},
         {"part_id": 0, "words": ["He", "waved", "to", "her", "."], "coref_spans": [[7, 0, 0], [9, 3, 3]]}]}]
-    calls = []
-
-    def fake_load_dataset(name, config, split):
-        calls.append((name, config, split))
-        return datasets.Dataset.from_list(rows)
-    monkeypatch.setattr(coref_task.datasets, "load_dataset", fake_load_dataset)
-    ds, stats = coref_task.load_hf_conll2012_coref("conll2012_ontonotesv5", "english_v4", "validation")
-    assert calls == [("conll2012_ontonotesv5", "english_v4", "validation")] and stats == {"documents": 1}
+    ds, stats = coref_task.from_hf_conll2012_coref(datasets.Dataset.from_list(rows))
+    assert stats == {"documents": 1}
     doc = ds[0]
     assert doc["doc_key"] == "bc/x/00/x_0000_0" and doc["sentences"][1][0] == "He"
     assert doc["clusters"] == [[[0, 0], [4, 4]], [[2, 2], [7, 7]]]

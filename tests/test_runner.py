@@ -375,3 +375,38 @@ def test_equal_updates_for_small_fractions_and_record_identity():
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         sweep = compose("config", overrides=["+sweep=sample_efficiency"])
     assert sweep.trainer.equal_updates is True
+
+
+def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bilm_files, tmp_path):
+    """A SICK-trained ESIM (data.format=sick) scores a SICK file through the evaluate line the run
+    printed, with the run directory pasted unquoted; each test file gets its own evaluation directory."""
+    import shlex
+    import subprocess
+    import sys
+    o, w = bilm_files
+    runs = tmp_path / "runs"
+    train = [sys.executable, str(REPO / "run.py"), "task=nli", "source=local", f"data.dir={FIXTURES}",
+             "data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", f"elmo.options={o}", f"elmo.weights={w}",
+             f"elmo.cache_dir={tmp_path / 'cache'}", f"runs_root={runs}", "elmo.position=input", "trainer.max_epochs=1",
+             "task.model.hidden=8", "task.model.word_dim=8", "task.model.char_filters=4", "seed=3"]
+    done = subprocess.run(train, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("score a file with it: "))
+    command = shlex.split(line.split(": ", 1)[1])  # exactly what a user pastes
+    run_dir = Path(command[3].split("=", 1)[1])  # checkpoint=<run dir>
+    assert command[:3] == ["python", "run.py", "mode=evaluate"] and command[-1] == "data.test_path=FILE"
+    assert "=" not in run_dir.name and "," not in run_dir.name
+    reports = []
+    for name in ("sick_tiny.tsv", "copy.tsv"):
+        test_file = FIXTURES / name if name != "copy.tsv" else tmp_path / name
+        if name == "copy.tsv":
+            test_file.write_text("\n".join((FIXTURES / "sick_tiny.tsv").read_text().splitlines()[:4]) + "\n")
+        evaluate = [sys.executable, str(REPO / "run.py"), *command[2:-1], f"data.test_path={test_file}",
+                    f"runs_root={runs}"]
+        done = subprocess.run(evaluate, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        reports.append(next(run_dir.glob(f"evaluations/{name}@*/eval_results.json")))
+    first = json.loads(reports[0].read_text())
+    trained = json.loads((run_dir / "results.json").read_text())
+    assert first["data_format"] == "sick" and first["metrics"]["accuracy"] == pytest.approx(trained["dev"]["accuracy"])
+    assert reports[0].parent != reports[1].parent and reports[0].exists()  # the second did not overwrite the first

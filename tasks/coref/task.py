@@ -12,15 +12,16 @@ import torch
 from elmo_core.errors import DataError
 
 from ..base import Task, set_column
+from ..hub import load_hub_split
 from .metric import coref_scores
 from .model import CorefModel
 from .reader import read_conll2012_coref, write_conll2012_coref
 
 
-def load_hf_conll2012_coref(name: str, config: str, split: str) -> tuple[datasets.Dataset, dict]:
+def from_hf_conll2012_coref(ds: datasets.Dataset) -> tuple[datasets.Dataset, dict]:
     """The OntoNotes hub copy the SRL task reads: sentences with ``coref_spans`` [cluster, start, end]."""
     rows = []
-    for doc in datasets.load_dataset(name, config, split=split):
+    for doc in ds:
         sentences, clusters, offset = [], {}, 0
         for sentence in doc["sentences"]:
             sentences.append(list(sentence["words"]))
@@ -55,7 +56,7 @@ class CorefTask(Task):
     readers = {"conll2012": lambda path, cfg, split: read_conll2012_coref(path)}
 
     def read_hf(self, data_cfg, split):
-        return load_hf_conll2012_coref(data_cfg.hf_name, data_cfg.hf_config, split)
+        return from_hf_conll2012_coref(load_hub_split(data_cfg, split))
 
     def prepare(self, ds, split):
         """Training documents in windows; ``first_row``: each document's first sentence among the biLM's."""

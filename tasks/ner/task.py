@@ -6,9 +6,10 @@ from pathlib import Path
 import torch
 
 from ..base import Task
+from ..hub import load_hub_split
 from .metric import span_f1
 from .model import NerTagger
-from .reader import load_hf_conll2003, read_conll2003_file
+from .reader import from_hf_conll2003, read_conll2003_file
 from .tags import bio_to_bioul, bio_to_iob1, bioul_to_bio
 
 
@@ -17,7 +18,7 @@ class NerTask(Task):
     readers = {"conll2003": lambda path, cfg, split: read_conll2003_file(path)}
 
     def read_hf(self, data_cfg, split):
-        return load_hf_conll2003(data_cfg.hf_name, split), {}
+        return from_hf_conll2003(load_hub_split(data_cfg, split)), {}
 
     def label_list(self, train) -> list[str]:
         """BIOUL tags of the entity types seen in training (the CRF's labels)."""

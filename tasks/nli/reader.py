@@ -81,8 +81,8 @@ def read_sick_tsv(path: str | Path) -> tuple[datasets.Dataset, dict]:
     return _dataset(rows), {"pairs": len(rows)}
 
 
-def load_hf_snli(name: str, split: str) -> tuple[datasets.Dataset, dict]:
-    ds = datasets.load_dataset(name, split=split)
+def from_hf_snli(ds: datasets.Dataset, name: str, split: str) -> tuple[datasets.Dataset, dict]:
+    """The hub copy (``premise``, ``hypothesis``, ``label`` as class ids, -1 without a gold label)."""
     names = ds.features["label"].names
     rows, dropped = [], 0
     for i, ex in enumerate(ds):

@@ -7,8 +7,9 @@ from pathlib import Path
 import torch
 
 from ..base import Task, set_column
+from ..hub import load_hub_split
 from .model import Esim
-from .reader import LABELS, load_hf_snli, read_sick_tsv, read_snli_jsonl
+from .reader import LABELS, from_hf_snli, read_sick_tsv, read_snli_jsonl
 
 READERS = {"snli": lambda path, cfg, split: read_snli_jsonl(path), "sick": lambda path, cfg, split: read_sick_tsv(path)}
 
@@ -20,7 +21,7 @@ class NliTask(Task):
     vocab_columns = ("premise", "hypothesis")
 
     def read_hf(self, data_cfg, split):
-        return load_hf_snli(data_cfg.hf_name, split)
+        return from_hf_snli(load_hub_split(data_cfg, split), data_cfg.hf_name, split)
 
     def prepare(self, ds, split):
         """Rows of the distinct sentences the biLM reads, for premise and hypothesis."""

@@ -101,13 +101,14 @@ def read_squad_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
     return datasets.Dataset.from_list(rows), stats
 
 
-def load_hf_squad(name: str, split: str) -> datasets.Dataset:
-    ds = datasets.load_dataset(name, split=split)
+def from_hf_squad(ds: datasets.Dataset, where: str) -> tuple[datasets.Dataset, dict]:
+    """The hub copy (one row per question: ``context``, ``question``, ``answers`` with ``text`` and
+    ``answer_start`` lists) as the reader's rows."""
     records, ids = [], {}
     for ex in ds:
         ctx = ids.setdefault(ex["context"], len(ids))
         answers = [{"text": t, "answer_start": s} for t, s in zip(ex["answers"]["text"], ex["answers"]["answer_start"])]
         records.append({"context": ex["context"], "context_id": ctx, "first_of_context": int(ctx == len(ids) - 1),
                         "qas": [{"id": ex["id"], "question": ex["question"], "answers": answers}]})
-    rows, _ = _examples(records, f"{name}[{split}]")
-    return datasets.Dataset.from_list(rows)
+    rows, stats = _examples(records, where)
+    return datasets.Dataset.from_list(rows), stats

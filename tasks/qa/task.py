@@ -10,9 +10,10 @@ import torch
 from elmo_core.errors import DataError
 
 from ..base import Task, set_column
+from ..hub import load_hub_split
 from .metric import squad_scores
 from .model import BidafQA, best_spans
-from .reader import load_hf_squad, read_squad_file
+from .reader import from_hf_squad, read_squad_file
 
 
 class QaTask(Task):
@@ -22,7 +23,7 @@ class QaTask(Task):
     vocab_columns = ("context_tokens", "question_tokens")
 
     def read_hf(self, data_cfg, split):
-        return load_hf_squad(data_cfg.hf_name, split), {}
+        return from_hf_squad(load_hub_split(data_cfg, split), f"{data_cfg.hf_name}[{split}]")
 
     def prepare(self, ds, split):
         """``context_row``: each distinct context's row among the biLM's sentences."""

@@ -154,8 +154,9 @@ def read_conllu_propbank_file(path: str | Path) -> tuple[datasets.Dataset, dict]
     return _dataset(rows), stats
 
 
-def load_hf_conll2012(name: str, config: str, split: str) -> datasets.Dataset:
-    ds = datasets.load_dataset(name, config, split=split)
+def from_hf_conll2012(ds: datasets.Dataset) -> datasets.Dataset:
+    """The OntoNotes hub copy (documents of ``sentences`` with ``words`` and ``srl_frames``) as the
+    reader's rows: one per predicate."""
     rows, n = [], 0
     for doc in ds:
         for sentence in doc["sentences"]:

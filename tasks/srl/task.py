@@ -7,10 +7,11 @@ from pathlib import Path
 import torch
 
 from ..base import Task, set_column
+from ..hub import load_hub_split
 from .decode import bio_constraints, viterbi
 from .metric import srl_scores, write_props
 from .model import SrlTagger
-from .reader import load_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
+from .reader import from_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
 
 READERS = {"conllu": lambda path, cfg, split: read_conllu_propbank_file(path),
            "conll2012": lambda path, cfg, split: read_conll2012_file(path)}
@@ -30,7 +31,7 @@ class SrlTask(Task):
     NOTICES = ("predicates_without_V", "unannotated_sentences_skipped", "multiword_ranges_skipped", "empty_nodes_skipped")
 
     def read_hf(self, data_cfg, split):
-        return load_hf_conll2012(data_cfg.hf_name, data_cfg.hf_config, split), {}
+        return from_hf_conll2012(load_hub_split(data_cfg, split)), {}
 
     def prepare(self, ds, split):
         return with_bilm_rows(ds)

@@ -104,11 +104,12 @@ def read_sst_file(path: str | Path, binary: bool = False, phrases_min_tokens: in
     return datasets.Dataset.from_dict({"tokens": tokens, "label": labels}), stats
 
 
-def load_hf_sst(name: str, split: str, binary: bool = False) -> datasets.Dataset:
-    ds = datasets.load_dataset(name, "ptb", split=split)
-    rows = [read_tree_line(t, f"{name}[{split}]:{i + 1}", binary) for i, t in enumerate(ds["ptb_tree"])]
-    rows = [r for r in rows if r is not None]
-    return datasets.Dataset.from_dict({"tokens": [r[0] for r in rows], "label": [r[1] for r in rows]})
+def from_hf_sst(ds: datasets.Dataset, where: str, binary: bool = False) -> tuple[datasets.Dataset, dict]:
+    """The hub copy's ``ptb`` configuration (one ``ptb_tree`` string per sentence) as the reader's rows."""
+    rows = [read_tree_line(t, f"{where}:{i + 1}", binary) for i, t in enumerate(ds["ptb_tree"])]
+    kept = [r for r in rows if r is not None]
+    return (datasets.Dataset.from_dict({"tokens": [r[0] for r in kept], "label": [r[1] for r in kept]}),
+            {"trees": len(rows), "neutral_dropped": len(rows) - len(kept)})
 
 
 def read_tree_line(text: str, where: str, binary: bool):

@@ -6,8 +6,9 @@ from pathlib import Path
 import torch
 
 from ..base import Task
+from ..hub import load_hub_split
 from .model import SentimentClassifier
-from .reader import load_hf_sst, read_sst_file
+from .reader import from_hf_sst, read_sst_file
 
 
 def read_ptb_trees(path, cfg, split: str):
@@ -22,7 +23,7 @@ class SstTask(Task):
     NOTICES = ("neutral_dropped",)
 
     def read_hf(self, data_cfg, split):
-        return load_hf_sst(data_cfg.hf_name, split, bool(self.cfg.binary)), {}
+        return from_hf_sst(load_hub_split(data_cfg, split), f"{data_cfg.hf_name}[{split}]", bool(self.cfg.binary))
 
     def build_model(self, features):
         return SentimentClassifier(self.words, 2 if self.cfg.binary else 5, self.cfg, features)

@@ -1,0 +1,193 @@
+"""The README is executable: every command in the code blocks of README.md and results/README.md
+runs on tiny data (fixtures, a tiny biLM, one epoch, a temporary runs root), with only data paths
+and sizes substituted. A Hydra sweep (``-m``) has every one of its jobs composed and validated and
+its first job run. Commands that cannot run here are listed in ``NOT_RUN`` with the reason; a new
+command that matches no rule fails the test."""
+import itertools
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
+
+from elmo_core import save_bilm
+from tasks.config_schema import validate
+
+from conftest import FIXTURES, REPO, random_bilm, shared_path
+
+DOCS = [REPO / "README.md", REPO / "results" / "README.md"]
+NOT_RUN = {  # (start of the command) -> why the test does not run it
+    "make test": "the test suite itself (CI runs it)",
+    "torchrun": "a template ('...'): several processes of the pretrain command, which is run below",
+}
+TINY = {  # task -> data files and sizes substituted for the shared data and the profile's model sizes
+    "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll"],
+    "sst": ["data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt"],
+    "srl": ["data.train_file=srl_tiny.conllu", "data.dev_file=srl_tiny.conllu", "data.format=conllu"],
+    "qa": ["data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json", "task.model.hidden=6",
+           "task.model.linear=8"],
+    "nli": ["data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", "data.format=sick", "task.model.hidden=8"],
+    "coref": ["data.train_file=coref_tiny.conll", "data.dev_file=coref_tiny.conll", "task.model.hidden=8",
+              "task.model.ffnn_size=8", "task.model.feature_size=4", "task.max_training_sentences=2"],
+    "probe_pos": ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt"],
+    "probe_wsd": ["data.words=[wsd_tiny_hard,wsd_tiny_line]"],
+}
+MODEL_SIZES = ["task.model.word_dim=8", "task.model.char_filters=4"]
+
+
+def documented_commands() -> list[tuple[str, list[str]]]:
+    """(where, argv) of every command line in the documents' code blocks (continuations joined,
+    comments dropped)."""
+    out = []
+    for doc in DOCS:
+        text = doc.read_text()
+        for block in re.finditer(r"```(\w*)\n(.*?)```", text, re.S):
+            if block.group(1) not in ("", "bash", "sh", "shell"):
+                continue
+            first_line = text[: block.start()].count("\n") + 2
+            joined = re.sub(r"\\\n\s*", " ", block.group(2))
+            for k, line in enumerate(joined.splitlines()):
+                argv = shlex.split(line, comments=True)
+                if argv:
+                    out.append((f"{doc.relative_to(REPO)}:{first_line + k}", argv))
+    return out
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """A tiny exported biLM (with vocabulary and softmax, so fine-tuning works too), tiny texts."""
+    root = tmp_path_factory.mktemp("readme")
+    corpus = shared_path("data/fixtures/bilm_tf_train/data.txt")
+    done = subprocess.run([sys.executable, "-m", "elmo_core.pretrain", "--preset", "tiny", "--train", str(corpus),
+                           "--out", str(root / "bilm"), "--max-steps", "2", "--batch-size", "4", "--unroll-steps", "5",
+                           "--min-count", "1", "--no-progress"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = root / "text.txt"
+    text.write_text("".join(line for line in corpus.read_text().splitlines(keepends=True)[:40]))
+    return {"root": root, "bilm": root / "bilm", "text": text}
+
+
+def run(argv: list[str], where: str, cwd=REPO, timeout=600) -> subprocess.CompletedProcess:
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, f"{where}: {' '.join(argv)}\n{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def jobs_of(overrides: list[str]) -> list[list[str]]:
+    """The jobs of a Hydra multirun: the Cartesian product of its sweeps (command line and
+    ``hydra.sweeper.params`` of a +sweep config)."""
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        plain = [o for o in overrides if "," not in o and "range(" not in o]
+        cfg = compose("config", overrides=plain, return_hydra_config=True)
+    params = dict(cfg.hydra.sweeper.get("params") or {})
+    parser = OverridesParser.create()
+    for o in overrides:
+        parsed = parser.parse_override(o)
+        params[parsed.get_key_element()] = o.split("=", 1)[1]
+    axes = []
+    for key, value in params.items():
+        parsed = parser.parse_override(f"{key}={value}")
+        axes.append([f"{key}={v}" for v in parsed.sweep_string_iterator()] if parsed.is_sweep_override()
+                    else [f"{key}={value}"])
+    return [list(job) for job in itertools.product(*axes)]
+
+
+def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=job)
+    validate(cfg)  # every documented value is one the schema accepts
+    task = cfg.task.name
+    sizes = [o for o in MODEL_SIZES if task not in ("probe_pos", "probe_wsd")]
+    return [f"data.dir={FIXTURES}", *TINY[task], *sizes, "trainer.max_epochs=1",
+            f"elmo.options={env['bilm'] / 'options.json'}", f"elmo.weights={env['bilm'] / 'weights.hdf5'}",
+            f"elmo.cache_dir={env['root'] / 'cache'}", f"runs_root={runs_root}", "elmo.finetune_epochs=1"]
+
+
+def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
+    overrides = [a for a in argv[2:] if a != "-m"]
+    if "mode=evaluate" in overrides:
+        run_dir = made["ner"]
+        overrides = [f"checkpoint={run_dir}" if o.startswith("checkpoint=") else
+                     f"data.test_path={FIXTURES / 'ner_tiny.conll'}" if o.startswith("data.test_path=") else o
+                     for o in overrides]
+        run([sys.executable, "run.py", *overrides], where, cwd=REPO)
+        return
+    jobs = jobs_of(overrides) if "-m" in argv else [overrides]
+    runs_root = env["root"] / ("runs_paper" if "profile=paper" in overrides else "runs")
+    for job in jobs:
+        tiny_overrides(job, env, runs_root)  # composes and validates every job of a sweep
+    job = jobs[0]
+    key = tuple(sorted(job))
+    if key in made.setdefault("ran", set()):
+        return  # the same run as an earlier command: its jobs were composed and validated above
+    made["ran"].add(key)
+    done = run([sys.executable, "run.py", *job, *tiny_overrides(job, env, runs_root)], where)
+    printed = [line.split("checkpoint=", 1)[1].split()[0] for line in done.stdout.splitlines()
+               if line.startswith("score a file with it:")]
+    task = next((o.split("=", 1)[1] for o in job if o.startswith("task=")), "ner")
+    if printed:
+        made.setdefault(task, printed[0])
+
+
+def test_every_documented_command_runs(env, tmp_path):
+    commands = documented_commands()
+    assert len(commands) > 30
+    made: dict = {}
+    later = []
+    makefile = (REPO / "Makefile").read_text()
+    demo = shlex.split(re.search(r"^demo:.*\n\t\$\(PY\) (.*)$", makefile, re.M).group(1).replace(" $(ARGS)", ""))
+    for where, argv in commands:
+        line = " ".join(argv)
+        if any(line.startswith(k) for k in NOT_RUN):
+            continue
+        if argv[:2] == ["make", "demo"]:
+            run_py(["python", *demo], f"{where} (Makefile)", env, made)
+        elif argv[:2] == ["python", "run.py"]:
+            run_py(argv, where, env, made)
+        elif argv[0] == "python" and argv[1] == "-m":
+            later.append((where, argv))  # modules run after the runs they may read
+        else:
+            pytest.fail(f"{where}: no rule runs this documented command: {line}")
+    for where, argv in later:
+        run_module(argv, where, env, tmp_path)
+
+
+def _optional(argv: list[str]) -> list[str]:
+    """``[--flag a|b]`` -> ``--flag a``: a documented option with its first alternative."""
+    out = []
+    for a in argv:
+        a = a.strip("[]")
+        out.append(a.split("|")[0] if "|" in a else a)
+    return out
+
+
+def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
+    module, args = argv[2], _optional(argv[3:])
+    sub = {"O": str(env["bilm"] / "options.json"), "W": str(env["bilm"] / "weights.hdf5"),
+           "sentences.txt": str(env["text"]), "task_train.txt": str(env["text"]), "task_dev.txt": str(env["text"])}
+    args = [sub.get(a, a) for a in args]
+    for flag in ("--train", "--heldout", "--corpus"):  # the shared corpus -> a tiny text
+        args = [str(env["text"]) if i and args[i - 1] == flag else a for i, a in enumerate(args)]
+    for flag in ("--out", "--output"):  # outputs -> the test's directory
+        args = [str(tmp_path / Path(a).name) if i and args[i - 1] == flag else a for i, a in enumerate(args)]
+    extra = {"elmo_core.pretrain": ["--max-steps", "2", "--batch-size", "4", "--unroll-steps", "5", "--min-count", "1"],
+             "elmo_core.neighbors": ["--max-sentences", "20", "--vocabulary", "200"],
+             "elmo_core.perplexity": ["--batch-size", "8"],
+             "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1"],
+             "benchmarks.pretrain_speed": ["--configs", "small", "--steps", "1", "--rounds", "1", "--corpus", str(env["text"])],
+             "benchmarks.cache_sweep": ["--configs", "2", "--epochs", "1", "--sentences", "20", "--model", str(env["bilm"])],
+             "benchmarks.report": ["--out", str(tmp_path / "report")],
+             "tasks.run_records": [], "elmo_core.embed": []}
+    if module not in extra:
+        pytest.fail(f"{where}: no rule runs this documented module: {module}")
+    if module == "benchmarks.report" and "--runs" not in args:
+        args += ["--runs", str(env["root"] / ("runs_paper" if "paper" in args else "runs"))]
+    if module == "elmo_core.neighbors" and "--word" in args:
+        args[args.index("--word") + 1] = "the"
+    run([sys.executable, "-m", module, *args, *extra[module]], where, timeout=900)
