@@ -3,8 +3,8 @@
 Torch's default is one OpenMP thread per core. On a machine doing other work that is the slow
 choice: threads spinning at a barrier wait for a core that another process holds (measured on 2
 cores beside one busy process: 2.4 s per SST batch with 2 threads against 0.2 s with 1). ``auto``
-takes the cores that are free now — the CPUs this process may use, less the other runnable
-processes (the larger of the 1-minute load average and the count running at this instant) —
+takes the cores that are free now — the CPUs this process may use, less the other busy ones
+(the larger of the 1-minute load average and the processes running at this instant) —
 divided among the jobs of a parallel launcher, and at least one. ``OMP_NUM_THREADS`` or
 ``threads=N`` set it explicitly.
 """
@@ -13,20 +13,35 @@ from __future__ import annotations
 import os
 
 
-def busy_cores() -> int:
-    """Other processes wanting a CPU now: the 1-minute load average, or the processes running at this
-    instant (``/proc/loadavg``), whichever is larger; this process not counted."""
-    busy = 0.0
+def running_processes() -> int:
+    """Other processes running at this instant (state R in ``/proc``; this one not counted). Only
+    processes are counted, not threads: ``/proc/loadavg``'s own count includes this process's
+    threads, which start while torch and the data libraries are imported."""
+    me, count = os.getpid(), 0
     try:
-        busy = os.getloadavg()[0]
+        entries = os.listdir("/proc")
     except OSError:
-        pass
+        return 0
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        count += state == b"R"
+    return count
+
+
+def busy_cores() -> int:
+    """Cores other processes want now: the 1-minute load average (sustained work) or the processes
+    running at this instant (work that started a moment ago), whichever is larger."""
     try:
-        running = int(open("/proc/loadavg").read().split()[3].split("/")[0]) - 1  # less this process
-        busy = max(busy, running)
-    except (OSError, ValueError, IndexError):
-        pass
-    return int(busy + 0.5)
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    return max(int(load + 0.3), running_processes())  # a core counts as busy from a load of 0.7
 
 
 def available_cpus() -> int:

@@ -109,6 +109,29 @@ def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
             f"elmo.cache_dir={env['root'] / 'cache'}", f"runs_root={runs_root}", "elmo.finetune_epochs=1"]
 
 
+def run_py_in_process(overrides: list[str], where: str) -> str:
+    """``python run.py OVERRIDES`` in this process (Hydra's command line, run.py's main): the same
+    parsing, configuration, run directory and recipe as the command, without a new interpreter."""
+    import contextlib
+    import io
+    import runpy
+    import torch
+    from hydra.core.global_hydra import GlobalHydra
+    threads, argv, out = torch.get_num_threads(), sys.argv, io.StringIO()
+    GlobalHydra.instance().clear()
+    sys.argv = [str(REPO / "run.py"), *overrides]
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(REPO / "run.py"), run_name="__main__")
+    except SystemExit as e:
+        pytest.fail(f"{where}: python run.py {' '.join(overrides)} exited with {e.code}\n{out.getvalue()[-2000:]}")
+    finally:
+        sys.argv = argv
+        GlobalHydra.instance().clear()
+        torch.set_num_threads(threads)
+    return out.getvalue()
+
+
 def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
     overrides = [a for a in argv[2:] if a != "-m"]
     if "mode=evaluate" in overrides:
@@ -116,7 +139,7 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
         overrides = [f"checkpoint={run_dir}" if o.startswith("checkpoint=") else
                      f"data.test_path={FIXTURES / 'ner_tiny.conll'}" if o.startswith("data.test_path=") else o
                      for o in overrides]
-        run([sys.executable, "run.py", *overrides], where, cwd=REPO)
+        run_py_in_process(overrides, where)
         return
     jobs = jobs_of(overrides) if "-m" in argv else [overrides]
     runs_root = env["root"] / ("runs_paper" if "profile=paper" in overrides else "runs")
@@ -127,8 +150,8 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
     if key in made.setdefault("ran", set()):
         return  # the same run as an earlier command: its jobs were composed and validated above
     made["ran"].add(key)
-    done = run([sys.executable, "run.py", *job, *tiny_overrides(job, env, runs_root)], where)
-    printed = [line.split("checkpoint=", 1)[1].split()[0] for line in done.stdout.splitlines()
+    stdout = run_py_in_process([*job, *tiny_overrides(job, env, runs_root)], where)
+    printed = [line.split("checkpoint=", 1)[1].split()[0] for line in stdout.splitlines()
                if line.startswith("score a file with it:")]
     task = next((o.split("=", 1)[1] for o in job if o.startswith("task=")), "ner")
     if printed:

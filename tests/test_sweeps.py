@@ -27,7 +27,8 @@ def test_submitit_local_launcher_runs_the_sweep_and_resumes(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = sorted((tmp_path / "runs" / "ner").glob("*/results.json"))
     assert len(results) == 2
-    assert "elmo.position=input" in results[0].parent.name and "elmo.position=none" in results[1].parent.name
+    assert [json.loads(p.read_text())["config"]["elmo"]["position"] for p in results] == ["input", "none"]
+    assert all("elmo.position:" in p.parent.name for p in results)  # named after their overrides
     first = [json.loads(p.read_text())["date"] for p in results]
     again = _multirun(tmp_path, "submitit_local")  # an interrupted/finished sweep resumes: nothing is redone
     assert again.returncode == 0
