@@ -2,9 +2,11 @@
 
 Modes:
   train     (default) train a task model with ELMo and write results.json into the run directory
-            (outputs/runs/<task>/<overrides>); a configuration that already has its results.json
-            is skipped, so interrupted sweeps resume.
-  evaluate  checkpoint=<run>/best.pt data.test_path=FILE: score a trained model on any file.
+            (outputs/runs/<task>/<key:value+key:value>); a configuration that already has its
+            record (same identity: configuration, biLM and data hashes) is skipped, so interrupted
+            sweeps resume.
+  evaluate  checkpoint=<run dir> data.test_path=FILE: score a trained model on any file.
+  finetune  fine-tune the biLM on the task's text only (Table 7).
   demo      embed real sentences with the default biLM and report speed.
 """
 from __future__ import annotations

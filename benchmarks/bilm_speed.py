@@ -174,9 +174,12 @@ def executed_flops(opts, n_tokens: int, encoded_widths: list[int], n_first_input
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sentences", type=int, default=400)
-    ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL)
+    ap.add_argument("--sentences", type=int, default=400,
+                    help="CoNLL-2003 dev sentences embedded per round")
+    ap.add_argument("--batch-size", type=int, default=64,
+                    help="rows of the LSTM batch (sentences laid end to end)")
+    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL,
+                    help="CoNLL-2003 file the sentences come from")
     ap.add_argument("--repeats", type=int, default=2, help="rounds of all implementations in turn; "
                     "each one's best time is reported (default 2)")
     ap.add_argument("--json", type=Path, help="also write the figures here")

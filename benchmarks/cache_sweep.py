@@ -29,10 +29,13 @@ from tasks.base import index_batches
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--configs", type=int, default=6, help="configurations in the sweep (N)")
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--sentences", type=int, default=1000)
+    ap.add_argument("--epochs", type=int, default=3,
+                    help="training epochs of each configuration")
+    ap.add_argument("--sentences", type=int, default=1000,
+                    help="CoNLL-2003 sentences the sweep trains on")
     ap.add_argument("--batch-size", type=int, default=32, help="task batch size")
-    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL)
+    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL,
+                    help="CoNLL-2003 file the sentences come from")
     ap.add_argument("--model", type=Path, help="biLM directory (default: the embedded one)")
     args = ap.parse_args(argv)
     d = args.model or model_dir("small")

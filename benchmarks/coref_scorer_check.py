@@ -61,7 +61,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scorer", type=Path, required=True, help="the reference scorer.pl")
     ap.add_argument("--key", type=Path, default=KEY, help="a CoNLL-2012 coreference key file")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1],
+                    help="seeds of the perturbed responses scored (one response per seed)")
     args = ap.parse_args(argv)
     documents, _ = read_conll2012_coref(args.key)
     worst = 0.0

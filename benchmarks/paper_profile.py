@@ -129,7 +129,8 @@ def render() -> tuple[str, int]:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "paper_profile.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "paper_profile.md",
+                    help="where the comparison table is written")
     ap.add_argument("--check", action="store_true", help="fail on a mismatch or an out-of-date file")
     args = ap.parse_args(argv)
     text, mismatches = render()

@@ -143,11 +143,13 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=5, help="timed updates per round (after one warm-up update)")
     ap.add_argument("--rounds", type=int, default=2, help="rounds of both implementations in turn; best kept")
-    ap.add_argument("--configs", nargs="+", choices=("small", "paper"), default=["small", "paper"])
+    ap.add_argument("--configs", nargs="+", choices=("small", "paper"), default=["small", "paper"],
+                    help="biLM configurations to time")
     ap.add_argument("--small-batch", type=int, default=128, help="rows per update for the small preset")
     ap.add_argument("--paper-batch", type=int, default=32, help="rows per update for the paper config")
     ap.add_argument("--corpus", default=str(CORPUS), help="training text (files or a glob)")
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu or cuda")
     ap.add_argument("--json", type=Path, help="also write the measurements here")
     args = ap.parse_args(argv)
     files = expand_files([args.corpus])

@@ -92,7 +92,8 @@ def main(argv=None) -> None:
     ap.add_argument("--neighbours", type=int, default=10, help="nearest word types of the token layer")
     ap.add_argument("--vocabulary", type=int, default=20000, help="most frequent corpus words searched out of context")
     ap.add_argument("--max-sentences", type=int, default=2000, help="sentences with the word that are embedded")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the sample of occurrences")
     ap.add_argument("--out", type=Path, help="append the Markdown table to this file")
     args = ap.parse_args(argv)
     try:

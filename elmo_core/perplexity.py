@@ -27,13 +27,16 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m elmo_core.perplexity", description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, required=True, help="exported model directory")
     ap.add_argument("--heldout", nargs="+", required=True, help="text files or globs")
-    ap.add_argument("--batch-size", type=int, default=128)
-    ap.add_argument("--unroll-steps", type=int, default=20)
+    ap.add_argument("--batch-size", type=int, default=128,
+                    help="sentence streams evaluated side by side")
+    ap.add_argument("--unroll-steps", type=int, default=20,
+                    help="tokens per stream and step (the truncated-BPTT window)")
     ap.add_argument("--stateless", action="store_true", help="zero LSTM state for every batch")
     ap.add_argument("--warmup-batches", type=int, default=0, help="stateful: warm the states on this many batches first")
     ap.add_argument("--by-source", action="store_true",
                     help="also stateless, and per source (needs stats.json beside the held-out file)")
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                    help="cpu or cuda (default: cuda when available)")
     args = ap.parse_args(argv)
     try:
         lm, vocab, meta = load_language_model(args.model)

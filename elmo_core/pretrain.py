@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--heldout", help="held-out text for perplexity (full softmax)")
     ap.add_argument("--out", required=True, type=Path, help="run directory (checkpoint, exported model)")
     src = ap.add_mutually_exclusive_group()
-    src.add_argument("--preset", choices=sorted(PRESETS), default="small")
+    src.add_argument("--preset", choices=sorted(PRESETS), default="small",
+                    help="model size of a new biLM (default: small)")
     src.add_argument("--options", type=Path, help="options.json of a new model (instead of a preset)")
     src.add_argument("--init-from", type=Path, help="exported model directory to continue (fine-tuning)")
     ap.add_argument("--allow-extra-weights", action="store_true",
@@ -81,23 +82,32 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--stream-order", choices=STREAM_ORDERS, default="interleaved",
                     help="interleaved: the files mixed in their corpus proportions (default); "
                          "files: one file after the other, as the original code reads its shards")
-    ap.add_argument("--min-count", type=int, default=3)
+    ap.add_argument("--min-count", type=int, default=3,
+                    help="words seen fewer times in --train are <UNK> in the vocabulary built from it")
     ap.add_argument("--batch-size", type=int, default=128, help="global batch (rows)")
-    ap.add_argument("--unroll-steps", type=int, default=20)
-    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--unroll-steps", type=int, default=20,
+                    help="tokens per stream and update (truncated backpropagation through time)")
+    ap.add_argument("--epochs", type=int, default=10,
+                    help="passes over the training text")
     ap.add_argument("--max-steps", type=int, help="stop (exported) after this many updates")
     ap.add_argument("--max-minutes", type=float, help="checkpoint and stop after this long; rerun to resume")
-    ap.add_argument("--lr", type=float, default=0.2)
-    ap.add_argument("--clip-norm", type=float, default=10.0)
-    ap.add_argument("--dropout", type=float, default=0.1)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lr", type=float, default=0.2,
+                    help="Adagrad learning rate (the original: 0.2)")
+    ap.add_argument("--clip-norm", type=float, default=10.0,
+                    help="global gradient-norm clipping")
+    ap.add_argument("--dropout", type=float, default=0.1,
+                    help="dropout in the biLM while training")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of initialisation, stream order and dropout")
     ap.add_argument("--checkpoint-every", type=int, default=500, help="updates between checkpoints")
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                    help="cpu or cuda (default: cuda when available)")
     ap.add_argument("--threads", type=int, help="torch CPU threads")
     ap.add_argument("--train-step", choices=("fast", "plain"), default="fast",
                     help="fast (default): fused LSTM and softmax head, directions side by side on CPU; "
                          "plain: autograd step by step (the reference; same mathematics)")
-    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-progress", action="store_true",
+                    help="no progress bar (logs only)")
     return ap
 
 

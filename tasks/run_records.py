@@ -28,8 +28,6 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-import torch
-
 from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
 
 VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
@@ -181,6 +179,7 @@ def hydra_choice(group: str) -> str | None:
 
 def run_metadata(cfg, out_dir: Path, bilm_identity: dict, resolved: dict, identity: dict) -> dict:
     """What every record holds besides its metrics: biLM, run identity, hardware, date, command."""
+    import torch
     return {"bilm": bilm_identity, "identity": identity,
             "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(),
                          "torch_threads": torch.get_num_threads(), "device": cfg.device},
