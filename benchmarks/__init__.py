@@ -1,0 +1,6 @@
+"""Speed benchmarks and the report. ``SHARED``: the shared data beside the repository, or
+``$ELMO_SHARED`` (as the tests and ``conf/`` read it)."""
+import os
+from pathlib import Path
+
+SHARED = Path(os.environ.get("ELMO_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))

@@ -39,6 +39,7 @@ from elmo_core.characters import BOS_TOKEN, EOS_TOKEN, PAD_CHAR, token_to_ids
 from elmo_core.bilm import reverse_padded
 from elmo_core.embed import embed_sentences, row_groups
 from elmo_core.options import parse_options
+from benchmarks import SHARED
 
 PAPER_OPTIONS = {
     "lstm": {"dim": 4096, "projection_dim": 512, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
@@ -47,7 +48,7 @@ PAPER_OPTIONS = {
                  "max_characters_per_token": 50,
                  "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]},
 }
-DEFAULT_CONLL = Path(__file__).resolve().parents[1].parent / "shared/data/conll2003/eng.testa"
+DEFAULT_CONLL = SHARED / "data/conll2003/eng.testa"
 
 
 def read_conll_sentences(path: Path, limit: int) -> list[list[str]]:

@@ -20,9 +20,10 @@ from pathlib import Path
 
 from tasks.coref.metric import coref_scores
 from tasks.coref.reader import read_conll2012_coref, write_conll2012_coref
+from benchmarks import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
-KEY = ROOT.parent / "shared/data/coref_litbank/dev.conll"
+KEY = SHARED / "data/coref_litbank/dev.conll"
 
 
 def perturbed_response(documents, seed: int) -> list[list[list[list[int]]]]:

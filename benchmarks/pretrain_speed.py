@@ -36,9 +36,10 @@ from elmo_core.lm_fast_step import FastTrainingStep, train_step_plain
 from elmo_core.lm_training import LanguageModel, detach_state
 from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
+from benchmarks import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared/data/lm_corpus/train/*.txt"
+CORPUS = SHARED / "data/lm_corpus/train/*.txt"
 SHIPPED_VOCAB = ROOT / "elmo_core/pretrained/small/vocab.txt"
 
 
