@@ -263,7 +263,13 @@ def provenance_fields(r: dict) -> dict:
                         f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
 
 
-def provenance(sources: pd.DataFrame | None) -> str:
+def rebuild_command(out: Path) -> str:
+    """The command that rebuilds a table directory from the records kept beside it."""
+    extra = "" if out == Path("results") else f" --out {out}"
+    return f"python -m benchmarks.report --runs {out / 'runs'}{extra}"
+
+
+def provenance(sources: pd.DataFrame | None, out: Path = Path("results")) -> str:
     """Which commands, on which hardware and when, made the records behind a table."""
     if sources is None or sources.empty:
         return ""
@@ -276,7 +282,7 @@ def provenance(sources: pd.DataFrame | None) -> str:
              "do not depend on it.",
              "Commands (Hydra multiruns; each record's `run_dir` names its own overrides):", ""]
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
-    lines += ["", "Rebuilt from the records with `python -m benchmarks.report --runs results/runs`."]
+    lines += ["", f"Rebuilt from the records with `{rebuild_command(out)}`."]
     return "\n".join(lines) + "\n"
 
 
@@ -303,7 +309,7 @@ def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: 
         title += f" — {', '.join(profiles)} profile"
     frame.to_csv(out / f"{name}.csv", index=False)
     (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)")
-                                    + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources))
+                                    + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources, out))
     (out / f"{name}.tex").write_text(frame.to_latex(index=False) if len(frame) else "% no runs\n")
 
 
