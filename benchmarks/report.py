@@ -168,7 +168,8 @@ def finetune_perplexities(info: dict | None) -> str | None:
 
 def load_runs(roots: list[Path], select: Selection | None = None) -> pd.DataFrame:
     rows, seen = [], set()
-    for path, r in records(roots, "results.json", select):
+    found = sorted(records(roots, "results.json", select), key=lambda pr: str(pr[1].get("date", "")))
+    for path, r in found:  # the earliest record of a configuration counts; later reruns of it do not
         if r.get("task") in paper.PROBES:
             continue  # reported by probes_table
         key = (r.get("config_hash") or str(path), setting_of(r))  # one run may serve several settings
