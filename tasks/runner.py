@@ -7,6 +7,7 @@ layers come from in ``bilm_source``; the training loop in ``trainer``.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -238,7 +239,7 @@ def checkpoint_file(checkpoint) -> Path:
     return path
 
 
-def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:
+def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: unused, results go beside the run
     """Score a trained model on ``data.test_path``, read the way its training data was read
     (``data.format`` and reader options from the checkpoint; ``data.*``/``elmo.*`` given on the
     command line override them). Results go to ``<run dir>/evaluations/<file>@<content hash>/``:
@@ -281,7 +282,7 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:
               "task": task.name, "metric": task.metric, "metrics": metrics, "data_stats": task.data_stats,
               "data_warnings": task.data_warnings(), "prediction_file": str(written),
               "data_format": saved.data.get("format"), "overrides": {k: str(v) for k, v in overrides.items()},
-              "bilm": source.identity(), "date": run_metadata(cfg, out, {}, {}, {})["date"]}
+              "bilm": source.identity(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     write_json_atomic(out / "eval_results.json", report)
     print(json.dumps(report, indent=2))
     print(f"-> {out / 'eval_results.json'}", flush=True)
