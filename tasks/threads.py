@@ -10,7 +10,9 @@ divided among the jobs of a parallel launcher, and at least one. ``OMP_NUM_THREA
 """
 from __future__ import annotations
 
+import math
 import os
+import time
 
 
 def running_processes() -> int:
@@ -34,14 +36,30 @@ def running_processes() -> int:
     return count
 
 
+_SINCE = (time.monotonic(), time.process_time())  # this process's wall and CPU clocks when last asked
+
+
+def own_load() -> float:
+    """This process's share of the 1-minute load average: the cores it kept busy since it was last
+    asked (or since it started), weighted as the load average weighs that stretch. In a sequential
+    sweep every job runs in one process: the previous job's work is not someone else's."""
+    global _SINCE
+    wall, cpu = time.monotonic(), time.process_time()
+    elapsed, used = wall - _SINCE[0], cpu - _SINCE[1]
+    _SINCE = (wall, cpu)
+    return (used / elapsed) * (1 - math.exp(-elapsed / 60)) if elapsed > 0 else 0.0
+
+
 def busy_cores() -> int:
-    """Cores other processes want now: the 1-minute load average (sustained work) or the processes
-    running at this instant (work that started a moment ago), whichever is larger."""
+    """Cores other processes want now: the 1-minute load average less this process's own share
+    (sustained work), or the processes running at this instant (work that started a moment ago),
+    whichever is larger."""
     try:
         load = os.getloadavg()[0]
     except OSError:
         load = 0.0
-    return max(int(load + 0.3), running_processes())  # a core counts as busy from a load of 0.7
+    others = max(0.0, load - own_load())
+    return max(int(others + 0.3), running_processes())  # a core counts as busy from a load of 0.7
 
 
 def available_cpus() -> int:

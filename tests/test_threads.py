@@ -42,3 +42,19 @@ def test_joblib_job_counts(machine):
 
 def test_busy_cores_is_a_count():
     assert threads.busy_cores() >= 0
+
+
+def test_this_process_own_recent_work_is_not_counted_as_another_process(monkeypatch):
+    """A sequential sweep runs its jobs in one process: after a job that kept 2 cores busy for two
+    minutes, the load average is this process's own, and the next job may use both cores."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(threads, "available_cpus", lambda: 2)
+    monkeypatch.setattr(threads, "running_processes", lambda: 0)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.8, 1.5, 1.0))
+    clock = {"wall": 1000.0, "cpu": 50.0}
+    monkeypatch.setattr(threads.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(threads.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(threads, "_SINCE", (880.0, 50.0 - 2 * 120))  # 2 cores busy for the last 120 s
+    assert threads.choose_threads("auto") == 2
+    clock["wall"] += 120.0  # then idle for 120 s while another process loads the machine
+    assert threads.choose_threads("auto") == 1
