@@ -40,10 +40,6 @@ def test_joblib_job_counts(machine):
     assert threads.parallel_jobs(None) == 1
 
 
-def test_busy_cores_is_a_count():
-    assert threads.busy_cores() >= 0
-
-
 def test_this_process_own_recent_work_is_not_counted_as_another_process(monkeypatch):
     """A sequential sweep runs its jobs in one process: after a job that kept 2 cores busy for two
     minutes, the load average is this process's own, and the next job may use both cores."""
