@@ -1,19 +1,21 @@
-"""Cache of the frozen biLM's layer activations (Peters et al. 2018 §3.3: the biLM is frozen, so
-h_{k,j} for a dataset never changes and every run and epoch can share one biLM pass).
+"""Cache of a frozen encoder's layer activations (Peters et al. 2018 §3.3: the biLM is frozen, so
+h_{k,j} for a dataset never changes and every run and epoch can share one pass; the same holds for
+any frozen Transformer used the same way).
 
 A cache entry is a directory ``<root>/<key>/`` holding ``layers.npy`` (all tokens of all sentences,
-``(n_tokens, L+1, 2*projection_dim)``, memory-mapped when read), ``offsets.npy`` (sentence starts)
-and ``meta.json`` (what it was built from, shapes, and the SHA-256 of both arrays). The key is a
-hash of the biLM's weights and options files, the tokenized text, the state policy (stateless;
-stateful with states carried across batches in file order, as the original; stateful after a
-warm-up of the data's first batches) and the dtype.
-Entries are built in a temporary directory and renamed into place only when complete; on open the
-sizes and checksums are verified, and a bad entry is deleted and rebuilt, never read.
+``(n_tokens, L+1, D)``, memory-mapped when read), ``offsets.npy`` (sentence starts) and
+``meta.json`` (what it was built from, shapes, and the SHA-256 of both arrays). The key is a hash of
+what the encoder's activations depend on (``Encoder.cache_identity``: for the biLM its weights and
+options files and the state policy; for a Transformer its files, the word pooling and the window
+length), the tokenized text and the dtype. Entries are built in a temporary directory and renamed
+into place only when complete; on open the sizes and checksums are verified, and a bad entry is
+deleted and rebuilt, never read.
 
 This module also owns the one interface through which contextual layers reach a task:
 ``LayerSource.batch(rows) -> (layers (L+1, B, T, D) float32, mask (B, T))`` for rows of the
-dataset's sentence list. ``CachedLayers`` reads a cache entry; ``LiveLayers`` runs the biLM per
-batch (``elmo.cache=false``). A task's batch carries what its source returns (``tasks.base``).
+dataset's sentence list. ``CachedLayers`` reads a cache entry; an encoder's ``live`` source runs it
+per batch (``elmo.cache=false``). A task's batch carries what its source returns (``tasks.base``);
+the cache, the runner and the task models never know which encoder produced the layers.
 """
 from __future__ import annotations
 
@@ -28,13 +30,36 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from elmo_core import batch_to_ids, file_sha256, load_bilm
-from elmo_core.embed import embed_sentences
+from elmo_core import batch_to_ids, file_sha256
 from elmo_core.errors import ConfigError, DataError
 from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
 
-FORMAT = "elmo-suite/activations/1"
+FORMAT = "elmo-suite/activations/2"  # 2: keyed by the encoder's cache_identity
 STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
+
+
+class Encoder(Protocol):
+    """A frozen encoder as the cache sees it (``BiLMLayers``, ``TransformerLayers``)."""
+
+    def cache_identity(self) -> list:
+        """What its activations depend on besides the text (file hashes, policies)."""
+        ...
+
+    def layer_shape(self) -> tuple[int, int]:
+        """(L+1, D)."""
+        ...
+
+    def embed(self, sentences: list[list[str]], name: str):
+        """``(i, layers (L+1, T_i, D))`` for every sentence, in order (counts its batches in
+        ``ActivationCache.encoder_passes``)."""
+        ...
+
+    def meta(self) -> dict:
+        ...
+
+    def live(self, sentences: list[list[str]]) -> "LayerSource":
+        """The encoder run per batch instead of cached."""
+        ...
 
 
 class LayerSource(Protocol):
@@ -46,7 +71,7 @@ class LayerSource(Protocol):
 
 
 class LiveLayers:
-    """Runs the biLM per batch (``elmo.cache=false``)."""
+    """Runs the biLM per batch (``elmo.cache=false``); its carried state, if stateful, follows the batches."""
 
     def __init__(self, bilm, sentences: list[list[str]]):
         self.bilm, self.sentences = bilm, sentences
@@ -55,6 +80,28 @@ class LiveLayers:
         with torch.inference_mode():
             out = self.bilm(batch_to_ids([self.sentences[i] for i in indices]).to(self.bilm.bos_ids.device))
         return out.layers.clone().cpu(), out.mask.clone().cpu()
+
+
+class EmbeddedLayers:
+    """Any encoder's ``embed`` per batch (``elmo.cache=false``), padded into the batch layout."""
+
+    def __init__(self, encoder, sentences: list[list[str]]):
+        self.encoder, self.sentences = encoder, sentences
+
+    def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
+        per_sentence = [layers for _, layers in self.encoder.embed([self.sentences[i] for i in indices], None)]
+        return pad_layers(per_sentence, *self.encoder.layer_shape())
+
+
+def pad_layers(per_sentence: list[np.ndarray], num_layers: int, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sentences' ``(L+1, T_i, D)`` layers -> ``(L+1, B, T, D)`` zero-padded and the ``(B, T)`` mask."""
+    lengths = [x.shape[1] for x in per_sentence]
+    T = max(lengths) if lengths else 0
+    out = np.zeros((num_layers, len(per_sentence), T, dim), np.float32)
+    for row, x in enumerate(per_sentence):
+        out[:, row, : lengths[row]] = x
+    mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths, dtype=torch.long).unsqueeze(1)
+    return torch.from_numpy(out), mask
 
 
 class CachedLayers:
@@ -78,39 +125,20 @@ class CachedLayers:
 
     def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
         """Layers (L+1, B, T, D) float32 and mask (B, T) for the given sentences."""
-        lengths = [int(self.offsets[i + 1] - self.offsets[i]) for i in indices]
-        T = max(lengths) if lengths else 0
-        out = np.zeros((self.layers.shape[1], len(indices), T, self.layers.shape[2]), np.float32)
-        for row, i in enumerate(indices):
-            out[:, row, : lengths[row]] = self.sentence(i)
-        mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-        return torch.from_numpy(out), mask
+        return pad_layers([self.sentence(i) for i in indices], self.layers.shape[1], self.layers.shape[2])
 
 
 class ActivationCache:
-    bilm_passes = 0  # sentences-batches run through a biLM by this process (tests count these)
+    encoder_passes = 0  # sentence batches run through an encoder by this process (tests count these)
 
-    def __init__(self, root: str | Path, options_file: str | Path, weight_file: str | Path,
-                 state: str = "stateless", batch_size: int = 64, dtype: str = "float32", device: str = "cpu",
-                 warmup_batches: int = 0, allow_extra: bool = False):
+    def __init__(self, root: str | Path, encoder: Encoder, dtype: str = "float32"):
         if dtype not in ("float32", "float16"):
             raise ConfigError(f"elmo.cache_dtype must be float32 or float16, got {dtype!r}")
-        if state not in STATE_POLICIES:
-            raise ConfigError(f"elmo.state must be one of {STATE_POLICIES}, got {state!r}")
-        self.root = Path(root)
-        self.options_file, self.weight_file = Path(options_file), Path(weight_file)
-        self.state, self.batch_size, self.dtype, self.device = state, batch_size, dtype, device
-        self.warmup_batches = warmup_batches if state == "stateful_warmup" else 0
-        self.bilm_sha256 = file_sha256(self.weight_file)
-        self.options_sha256 = file_sha256(self.options_file)
-        self.allow_extra = allow_extra
-        self._bilm = None
+        self.root, self.encoder, self.dtype = Path(root), encoder, dtype
 
     def key(self, sentences: list[list[str]]) -> str:
         text = hashlib.sha256("\n".join(" ".join(s) for s in sentences).encode("utf-8")).hexdigest()
-        # stateful activations depend on the batch layout (and the warm-up); stateless ones do not
-        state = "stateless" if self.state == "stateless" else f"{self.state}-b{self.batch_size}-w{self.warmup_batches}"
-        ident = json.dumps([FORMAT, self.bilm_sha256, self.options_sha256, text, state, self.dtype])
+        ident = json.dumps([FORMAT, *self.encoder.cache_identity(), text, self.dtype])
         return hashlib.sha256(ident.encode()).hexdigest()[:32]
 
     def get(self, sentences: list[list[str]], name: str = "data") -> CachedLayers:
@@ -141,18 +169,9 @@ class ActivationCache:
         return None
 
     def _build(self, sentences: list[list[str]], directory: Path, name: str) -> None:
-        if self._bilm is None:
-            self._bilm = load_bilm(self.options_file, self.weight_file, stateful=self.state != "stateless",
-                                   device=self.device, allow_extra=self.allow_extra)
-        bilm = self._bilm
-        bilm.reset_state()
-        for start in range(0, min(self.warmup_batches * self.batch_size, len(sentences)), self.batch_size):
-            with torch.inference_mode():  # warm-up: run the data's first batches, keep only the states
-                bilm(batch_to_ids(sentences[start: start + self.batch_size]).to(bilm.bos_ids.device))
-            ActivationCache.bilm_passes += 1
         if any(len(s) == 0 for s in sentences):
             raise DataError(f"{name}: empty sentence at index {next(i for i, s in enumerate(sentences) if not s)}")
-        L1, D = bilm.opts.n_layers + 1, 2 * bilm.opts.projection_dim
+        L1, D = self.encoder.layer_shape()
         lengths = np.array([len(s) for s in sentences])
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         self.root.mkdir(parents=True, exist_ok=True)
@@ -163,17 +182,13 @@ class ActivationCache:
         try:
             layers = np.lib.format.open_memmap(tmp / "layers.npy", mode="w+", dtype=self.dtype,
                                                shape=(int(offsets[-1]), L1, D))
-            print(f"biLM pass over {name}: {len(sentences)} sentences, {offsets[-1]} tokens", file=sys.stderr)
-            for i, sent_layers in embed_sentences(bilm, sentences, self.batch_size, progress=True):
+            for i, sent_layers in self.encoder.embed(sentences, name):
                 layers[offsets[i]: offsets[i + 1]] = sent_layers.transpose(1, 0, 2)
-            ActivationCache.bilm_passes += -(-len(sentences) // self.batch_size)
             layers.flush()
             del layers
             np.save(tmp / "offsets.npy", offsets)
             meta = {"format": FORMAT, "name": name, "sentences": len(sentences), "tokens": int(offsets[-1]),
-                    "shape": [int(offsets[-1]), L1, D], "dtype": self.dtype, "state": self.state,
-                    "warmup_batches": self.warmup_batches,
-                    "bilm_sha256": self.bilm_sha256, "options_sha256": self.options_sha256}
+                    "shape": [int(offsets[-1]), L1, D], "dtype": self.dtype, **self.encoder.meta()}
             for part in ("layers", "offsets"):
                 meta[f"{part}_bytes"] = (tmp / f"{part}.npy").stat().st_size
                 meta[f"{part}_sha256"] = file_sha256(tmp / f"{part}.npy")

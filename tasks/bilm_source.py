@@ -5,19 +5,73 @@ them fine-tuned on the task's training text first (§3.4, ``elmo.finetune``).
 ``BiLMSource`` is that choice as one object: its files and identity (SHA-256 of the weights, as
 every record stores it), the shape of its layers for the task's ELMo mixes, and the layer
 sources of a task's splits (cached on disk, or live per batch with ``elmo.cache=false``).
+``BiLMLayers`` is the biLM as the activation cache's ``Encoder``: its state policy (stateless;
+stateful with states carried across batches in file order, as the original; stateful after a
+warm-up of the data's first batches) and its pass over a dataset.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from elmo_core import file_sha256, load_bilm, read_options
+import torch
+
+from elmo_core import batch_to_ids, file_sha256, load_bilm, read_options
+from elmo_core.embed import embed_sentences
 from elmo_core.errors import ConfigError, WeightsError
 
-from .activation_cache import ActivationCache, LayerSource, LiveLayers
+from .activation_cache import STATE_POLICIES, ActivationCache, LayerSource, LiveLayers
+
+
+class BiLMLayers:
+    """The biLM of ``options_file`` + ``weight_file`` as an ``Encoder`` of the activation cache."""
+
+    def __init__(self, options_file: str | Path, weight_file: str | Path, state: str = "stateless",
+                 batch_size: int = 64, device: str = "cpu", warmup_batches: int = 0, allow_extra: bool = False):
+        if state not in STATE_POLICIES:
+            raise ConfigError(f"elmo.state must be one of {STATE_POLICIES}, got {state!r}")
+        self.options_file, self.weight_file = Path(options_file), Path(weight_file)
+        self.state, self.batch_size, self.device, self.allow_extra = state, batch_size, device, allow_extra
+        self.warmup_batches = warmup_batches if state == "stateful_warmup" else 0
+        self.bilm_sha256, self.options_sha256 = file_sha256(self.weight_file), file_sha256(self.options_file)
+        self._bilm = None
+
+    def cache_identity(self) -> list:
+        # stateful activations depend on the batch layout (and the warm-up); stateless ones do not
+        state = "stateless" if self.state == "stateless" else f"{self.state}-b{self.batch_size}-w{self.warmup_batches}"
+        return ["bilm", self.bilm_sha256, self.options_sha256, state]
+
+    def layer_shape(self) -> tuple[int, int]:
+        opts = read_options(self.options_file)
+        return opts.n_layers + 1, 2 * opts.projection_dim
+
+    def meta(self) -> dict:
+        return {"encoder": "bilm", "state": self.state, "warmup_batches": self.warmup_batches,
+                "bilm_sha256": self.bilm_sha256, "options_sha256": self.options_sha256}
+
+    def model(self):
+        if self._bilm is None:
+            self._bilm = load_bilm(self.options_file, self.weight_file, stateful=self.state != "stateless",
+                                   device=self.device, allow_extra=self.allow_extra)
+        return self._bilm
+
+    def embed(self, sentences: list[list[str]], name: str):
+        bilm = self.model()
+        bilm.reset_state()
+        for start in range(0, min(self.warmup_batches * self.batch_size, len(sentences)), self.batch_size):
+            with torch.inference_mode():  # warm-up: run the data's first batches, keep only the states
+                bilm(batch_to_ids(sentences[start: start + self.batch_size]).to(bilm.bos_ids.device))
+            ActivationCache.encoder_passes += 1
+        print(f"biLM pass over {name}: {len(sentences)} sentences, {sum(map(len, sentences))} tokens", file=sys.stderr)
+        yield from embed_sentences(bilm, sentences, self.batch_size, progress=True)
+        ActivationCache.encoder_passes += -(-len(sentences) // self.batch_size)
+
+    def live(self, sentences: list[list[str]]) -> LayerSource:
+        return LiveLayers(self.model(), sentences)
 
 
 def finetune_key(base_sha256: str, train_text: str, dev_text: str, epochs: int) -> str:
@@ -61,14 +115,12 @@ class BiLMSource:
         opts = read_options(self.options)
         return opts.n_layers + 1, 2 * opts.projection_dim
 
-    def load(self, cfg):
-        return load_bilm(self.options, self.weights, stateful=cfg.elmo.state == "stateful", device=cfg.device,
-                         allow_extra=self.allow_extra)
+    def encoder(self, cfg) -> BiLMLayers:
+        return BiLMLayers(self.options, self.weights, state=cfg.elmo.state, batch_size=cfg.elmo.batch_size,
+                          device=cfg.device, warmup_batches=cfg.elmo.warmup_batches, allow_extra=self.allow_extra)
 
     def cache(self, cfg) -> ActivationCache:
-        return ActivationCache(cfg.elmo.cache_dir, self.options, self.weights, state=cfg.elmo.state,
-                               batch_size=cfg.elmo.batch_size, dtype=cfg.elmo.cache_dtype, device=cfg.device,
-                               warmup_batches=cfg.elmo.warmup_batches, allow_extra=self.allow_extra)
+        return ActivationCache(cfg.elmo.cache_dir, self.encoder(cfg), dtype=cfg.elmo.cache_dtype)
 
     def layer_source(self, cfg, sentences: list[list[str]], name: str) -> LayerSource:
         """The layers of ``sentences``: from the activation cache, or computed per batch."""
@@ -76,7 +128,7 @@ class BiLMSource:
             return self.cache(cfg).get(sentences, name)
         if cfg.elmo.state not in ("stateless", "stateful"):
             raise ConfigError(f"elmo.state={cfg.elmo.state} needs elmo.cache=true (the warm-up runs while caching)")
-        return LiveLayers(self.load(cfg), sentences)
+        return self.encoder(cfg).live(sentences)
 
     def finetuned(self, cfg, train_text: str, dev_text: str, task_name: str) -> "BiLMSource":
         """§3.4 / Table 7: this biLM trained further on a task's text (labels ignored) for

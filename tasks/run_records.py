@@ -31,7 +31,8 @@ from pathlib import Path
 from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
 
 VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
-PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir")}
+PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir"),
+             "encoder": ("model",)}
 NEUTRAL = {"elmo": ("allow_extra_weights",)}  # a run either loads or stops; the result is the same
 RECORD_NAMES = ("results.json", "finetune.json")
 
@@ -39,8 +40,11 @@ RECORD_NAMES = ("results.json", "finetune.json")
 def comparable(resolved: dict, identity: dict) -> dict:
     """What decides a run's result: the configuration without paths (and without the hub copy's
     name when local files are read), plus ``identity`` (what the paths point at). ``elmo.position=paper`` is the task's own position spelled out;
-    ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1)."""
+    ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1);
+    ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)."""
     out = {k: v for k, v in resolved.items() if k not in VOLATILE}
+    if (out.get("encoder") or {}).get("kind", "bilm") == "bilm":
+        out.pop("encoder", None)
     data = out.get("data")
     if isinstance(data, dict) and (data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test"))):
         out["data"] = {k: v for k, v in data.items() if not k.startswith("hf_")}  # the hub copy is not read
@@ -93,11 +97,16 @@ def data_files(data_cfg: dict) -> dict[str, Path]:
     return files
 
 
-def make_identity(resolved: dict, bilm_sha256: str | None, task_version: int) -> dict:
-    """What the paths of a configuration point at, and the task code's version."""
-    return {"bilm_sha256": bilm_sha256,
-            "data_sha256": {k: content_sha256(p) for k, p in data_files(resolved.get("data") or {}).items()},
-            "task_version": task_version}
+def make_identity(resolved: dict, bilm_sha256: str | None, task_version: int,
+                  encoder_sha256: str | None = None) -> dict:
+    """What the paths of a configuration point at, and the task code's version. A Transformer
+    encoder's files go under ``encoder_sha256`` (absent for biLM runs, as in older records)."""
+    identity = {"bilm_sha256": bilm_sha256,
+                "data_sha256": {k: content_sha256(p) for k, p in data_files(resolved.get("data") or {}).items()},
+                "task_version": task_version}
+    if encoder_sha256 is not None:
+        identity["encoder_sha256"] = encoder_sha256
+    return identity
 
 
 def legacy_identity(record: dict, finetuned_base=None) -> dict | None:

@@ -3,7 +3,8 @@ its record (``train``), score a trained model on a file (``evaluate``), fine-tun
 task's text only (``finetune``, Table 7), and the layer probes (§5.3).
 
 What varies lives in ``conf/``; the run's identity and records in ``run_records``; where the
-layers come from in ``bilm_source``; the training loop in ``trainer``.
+layers come from in ``bilm_source`` (the biLM, ``encoder=bilm``) or ``transformer_source``
+(``encoder=transformer``), chosen once by ``layer_source_for``; the training loop in ``trainer``.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from .run_records import (content_sha256, finished_run, hydra_choice, make_ident
 from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import fit, predict, set_seed
+from .transformer_source import TransformerSource
 
 TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask, "coref": CorefTask}
 PROBES = {"probe_pos": run_pos_probe, "probe_wsd": run_wsd_probe}
@@ -54,12 +56,25 @@ def elmo_position(cfg: DictConfig) -> str:
     return cfg.task.elmo_position if cfg.elmo.position == "paper" else cfg.elmo.position
 
 
-def run_identity(cfg: DictConfig, resolved: dict, source: BiLMSource) -> dict:
-    """What the configuration's paths point at (biLM weights, data files) and the task code's
-    version: with the configuration, a run's identity (``run_records``). Runs without ELMo do not
-    depend on the biLM."""
-    uses_bilm = cfg.task.name in PROBES or cfg.mode == "finetune" or elmo_position(cfg) != "none"
-    return make_identity(resolved, source.sha256 if uses_bilm else None, task_version(cfg.task.name))
+def layer_source_for(cfg: DictConfig) -> BiLMSource | TransformerSource:
+    """Where the run's contextual layers come from: ``encoder.kind`` (configurations saved before
+    the key existed mean the biLM)."""
+    kind = OmegaConf.select(cfg, "encoder.kind", default="bilm")
+    if kind == "bilm":
+        return BiLMSource.from_config(cfg.elmo)
+    if kind == "transformer":
+        return TransformerSource.from_config(cfg.encoder)
+    raise ConfigError(f"encoder.kind={kind!r}: must be bilm or transformer")
+
+
+def run_identity(cfg: DictConfig, resolved: dict, source: BiLMSource | TransformerSource) -> dict:
+    """What the configuration's paths point at (biLM weights or Transformer files, data files) and
+    the task code's version: with the configuration, a run's identity (``run_records``). Runs
+    without ELMo do not depend on the encoder."""
+    uses = cfg.task.name in PROBES or cfg.mode == "finetune" or elmo_position(cfg) != "none"
+    if source.kind == "transformer":
+        return make_identity(resolved, None, task_version(cfg.task.name), source.sha256 if uses else None)
+    return make_identity(resolved, source.sha256 if uses else None, task_version(cfg.task.name))
 
 
 def finetuned_base_sha256(record: dict) -> str | None:
@@ -86,7 +101,7 @@ def task_version(name: str) -> int:
     return TASKS[name].VERSION if name in TASKS else PROBE_VERSION
 
 
-def build_features(cfg: DictConfig, source: BiLMSource) -> ElmoFeatures:
+def build_features(cfg: DictConfig, source) -> ElmoFeatures:
     num_layers, dim = source.layer_shape()
     return ElmoFeatures(elmo_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm)
 
@@ -112,7 +127,7 @@ def training_splits(cfg: DictConfig, task) -> dict:
     return splits
 
 
-def with_layers(cfg: DictConfig, task, splits: dict, source: BiLMSource) -> dict[str, TaskSplit]:
+def with_layers(cfg: DictConfig, task, splits: dict, source) -> dict[str, TaskSplit]:
     """Each split with the layer source of its sentences (none when ELMo is not used)."""
     use = elmo_position(cfg) != "none"
     return {name: TaskSplit(name, ds, source.layer_source(cfg, task.sentences(ds), f"{task.name}/{name}")
@@ -124,8 +139,8 @@ def task_text(task, ds) -> str:
     return "\n".join(" ".join(s) for s in task.sentences(ds)) + "\n"
 
 
-def run_probe(cfg: DictConfig, out_dir: Path, source: BiLMSource, resolved: dict, identity: dict) -> dict:
-    """§5.3 layer probes: per-layer accuracy from cached biLM activations."""
+def run_probe(cfg: DictConfig, out_dir: Path, source, resolved: dict, identity: dict) -> dict:
+    """§5.3 layer probes: per-layer accuracy from the encoder's cached activations."""
     started = time.time()
     results = PROBES[cfg.task.name](cfg, source.cache(cfg),
                                     run_metadata(cfg, out_dir, source.identity(), resolved, identity))
@@ -157,7 +172,7 @@ def prepare_run_dir(cfg: DictConfig, launch_dir: Path, resolved: dict, identity:
 def train(cfg: DictConfig, out_dir: Path) -> dict:
     validate(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
-    source = BiLMSource.from_config(cfg.elmo)
+    source = layer_source_for(cfg)
     identity = run_identity(cfg, resolved, source)
     out_dir, previous = prepare_run_dir(cfg, out_dir, resolved, identity)
     if previous is not None:
@@ -190,7 +205,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     }
     checkpoint = temporary_path(out_dir / "best.pt")  # complete or absent, like the record written after it
     torch.save({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
-                "bilm_sha256": source.sha256}, checkpoint)
+                "bilm_sha256": source.sha256}, checkpoint)  # the encoder's digest (biLM weights or Transformer files)
     os.replace(checkpoint, out_dir / "best.pt")
     write_json_atomic(results_path, results)
     print(f"dev {task.metric}: {result['dev'][task.metric]:.2f}  ->  {results_path}", flush=True)
@@ -203,7 +218,9 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     the dev perplexity before and after; the result is the same cached biLM that ``elmo.finetune=true``
     runs use."""
     validate(cfg)
-    source = BiLMSource.from_config(cfg.elmo)
+    source = layer_source_for(cfg)
+    if source.kind == "transformer":
+        raise ConfigError("mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder=transformer")
     resolved = OmegaConf.to_container(cfg, resolve=True)
     identity = run_identity(cfg, resolved, source)
     out_dir, previous = prepare_run_dir(cfg, out_dir, resolved, identity, "finetune.json")
@@ -257,13 +274,14 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     saved = OmegaConf.create(ckpt["config"])
     saved.device = cfg.device
     overrides = command_line_overrides(cfg, ("data.", "elmo.options", "elmo.weights", "elmo.cache_dir",
-                                             "elmo.allow_extra_weights"))
+                                             "elmo.allow_extra_weights", "encoder.model"))
     for key, value in overrides.items():
         OmegaConf.update(saved, key, value, force_add=True)
-    source = BiLMSource.from_config(saved.elmo)
+    source = layer_source_for(saved)
     if source.sha256 != ckpt["bilm_sha256"]:
-        raise WeightsError(f"{source.weights} is not the biLM this model was trained with (SHA-256 "
-                           f"{ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}")
+        where = source.model_dir if source.kind == "transformer" else source.weights
+        raise WeightsError(f"{where} is not the {'model' if source.kind == 'transformer' else 'biLM'} this model "
+                           f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}")
     task = make_task(saved)
     task.load_state(ckpt["task_state"])
     examples, stats = task.read_file(test_path, saved.data, "test")  # the format the model was trained on

@@ -10,6 +10,7 @@ from hydra import compose, initialize_config_dir
 from elmo_core.errors import ConfigError
 from tasks import runner
 from tasks.activation_cache import ActivationCache
+from tasks.bilm_source import BiLMLayers
 from tasks.layers import ElmoFeatures
 
 from conftest import FIXTURES, REPO
@@ -70,14 +71,14 @@ def test_sweep_configs_compose(sweep):
 
 def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
     sentences = [["a", "b", "c"], ["d"], ["the", "cat", "sat", "down", "."]]
-    cache = ActivationCache(tmp_path / "cache", *bilm_files, batch_size=2)
-    before = ActivationCache.bilm_passes
+    cache = ActivationCache(tmp_path / "cache", BiLMLayers(*bilm_files, batch_size=2))
+    before = ActivationCache.encoder_passes
     first = cache.get(sentences)
-    assert ActivationCache.bilm_passes == before + 2
+    assert ActivationCache.encoder_passes == before + 2
     layers, mask = first.batch([2, 1])
     assert layers.shape == (3, 2, 5, 16) and mask.sum().item() == 6
-    again = ActivationCache(tmp_path / "cache", *bilm_files, batch_size=2).get(sentences)
-    assert ActivationCache.bilm_passes == before + 2  # second run: zero biLM passes
+    again = ActivationCache(tmp_path / "cache", BiLMLayers(*bilm_files, batch_size=2)).get(sentences)
+    assert ActivationCache.encoder_passes == before + 2  # second run: zero biLM passes
     np.testing.assert_array_equal(again.sentence(2), first.sentence(2))
     expected = first.sentence(0).copy()
     directory = again.directory
@@ -86,11 +87,11 @@ def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
         f.seek(-16, 2)
         f.write(b"\xff" * 16)
     rebuilt = cache.get(sentences)
-    assert ActivationCache.bilm_passes == before + 4
+    assert ActivationCache.encoder_passes == before + 4
     np.testing.assert_array_equal(rebuilt.sentence(0), expected)
     (directory / "layers.npy").write_bytes((directory / "layers.npy").read_bytes()[:100])  # truncate
     cache.get(sentences)
-    assert ActivationCache.bilm_passes == before + 6
+    assert ActivationCache.encoder_passes == before + 6
     # a half-built entry (interrupted) is never visible under the final name
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [directory.name]
 
@@ -266,10 +267,10 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
     sentences = [["a", "b", "c"], ["d", "e"], ["the", "cat", "sat"], ["x"], ["y", "z"], ["q", "r", "s"]]
     layers = {}
     for state in ("stateless", "stateful", "stateful_warmup"):
-        cache = ActivationCache(tmp_path / "c", *bilm_files, state=state, batch_size=2, warmup_batches=2)
-        before = ActivationCache.bilm_passes
+        cache = ActivationCache(tmp_path / "c", BiLMLayers(*bilm_files, state=state, batch_size=2, warmup_batches=2))
+        before = ActivationCache.encoder_passes
         layers[state] = cache.get(sentences)
-        assert ActivationCache.bilm_passes - before == 3 + (2 if state == "stateful_warmup" else 0)
+        assert ActivationCache.encoder_passes - before == 3 + (2 if state == "stateful_warmup" else 0)
     assert len(list((tmp_path / "c").iterdir())) == 3  # one entry per policy
     first = {k: v.sentence(0) for k, v in layers.items()}
     last = {k: v.sentence(5) for k, v in layers.items()}
@@ -279,7 +280,7 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
     # the token layer has no state (equal up to float rounding: the two paths batch the words differently)
     np.testing.assert_allclose(first["stateless"][0], first["stateful_warmup"][0], atol=1e-6, rtol=0)
     with pytest.raises(ValueError, match="elmo.state must be one of"):
-        ActivationCache(tmp_path / "c", *bilm_files, state="sometimes")
+        BiLMLayers(*bilm_files, state="sometimes")
 
 
 def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):

@@ -1,0 +1,136 @@
+"""encoder=transformer: a tiny random BERT (built from a config in a temporary directory; nothing is
+downloaded) through every task's run, the activation cache keyed by the model, run identities that
+keep encoders apart and leave biLM records as they were, evaluate, and clear errors."""
+import json
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_dir
+
+from bert_core.errors import EncoderError
+from tasks import runner
+from tasks.activation_cache import ActivationCache
+from tasks.run_records import run_digest
+from tasks.transformer_source import TransformerLayers, TransformerSource
+
+from conftest import FIXTURES, REPO
+from test_models import TASKS
+from test_word_layers import tiny_bert
+
+
+def _cfg(overrides):
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+def _task_overrides(task_name, tmp_path, model_dir, *extra):
+    fixture, task_extra = TASKS[task_name]
+    return [f"task={task_name}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
+            "encoder=transformer", f"encoder.model={model_dir}", f"elmo.cache_dir={tmp_path / 'cache'}",
+            "elmo.position=both", "trainer.max_epochs=1", "task.model.word_dim=8", *task_extra, *extra]
+
+
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+def test_every_task_trains_on_a_tiny_random_bert(task_name, tmp_path):
+    model_dir = tiny_bert(tmp_path / "bert", max_position=32)  # QA contexts and coref documents need windows
+    cfg = _cfg(_task_overrides(task_name, tmp_path, model_dir))
+    out = tmp_path / "run"
+    out.mkdir()
+    results = runner.train(cfg, out)
+    record = json.loads((out / "results.json").read_text())
+    assert record["bilm"]["kind"] == "transformer" and record["bilm"]["sha256"] == TransformerSource.from_config(cfg.encoder).sha256
+    assert record["identity"]["bilm_sha256"] is None and record["identity"]["encoder_sha256"] == record["bilm"]["sha256"]
+    weights = record["mixing_weights"]
+    assert any(len(w["s"]) == 3 for w in weights.values())  # embeddings + 2 hidden layers, mixed like the biLM's
+    assert np.isfinite(results["dev"][record["metric"]])
+
+
+def test_cache_is_keyed_by_model_and_pooling(tmp_path):
+    sentences = [["the", "unbelievable", "cat"], ["a", "dog", "sat", "on", "the", "mat", "."]]
+    a, b = tiny_bert(tmp_path / "a", seed=0), tiny_bert(tmp_path / "b", seed=1)
+
+    def cache(model_dir, pooling="first"):
+        cfg = _cfg([f"encoder=transformer", f"encoder.model={model_dir}", f"encoder.pooling={pooling}",
+                    f"elmo.cache_dir={tmp_path / 'cache'}"])
+        return TransformerSource.from_config(cfg.encoder).cache(cfg)
+
+    before = ActivationCache.encoder_passes
+    first = cache(a).get(sentences, "t")
+    assert ActivationCache.encoder_passes == before + 1
+    assert cache(a).get(sentences, "t").directory == first.directory
+    assert ActivationCache.encoder_passes == before + 1  # same model, same text: read from the cache
+    other = cache(b).get(sentences, "t")
+    mean = cache(a, "mean").get(sentences, "t")
+    assert len({first.directory, other.directory, mean.directory}) == 3
+    assert not np.allclose(first.sentence(0), other.sentence(0))
+    np.testing.assert_allclose(first.sentence(0)[:, [0, 2]], mean.sentence(0)[:, [0, 2]], atol=1e-6)  # one-piece words
+    assert not np.allclose(first.sentence(0)[:, 1], mean.sentence(0)[:, 1])  # "unbelievable" has three pieces
+    (tmp_path / "b" / "model.safetensors").write_bytes((tmp_path / "a" / "model.safetensors").read_bytes())
+    assert cache(b).get(sentences, "t").directory == first.directory  # the key is the files, not the path
+
+
+def test_live_layers_equal_cached_layers(tmp_path):
+    model_dir = tiny_bert(tmp_path / "bert")
+    cfg = _cfg(["encoder=transformer", f"encoder.model={model_dir}", f"elmo.cache_dir={tmp_path / 'cache'}"])
+    source = TransformerSource.from_config(cfg.encoder)
+    sentences = [["the", "cat"], ["a", "big", "red", "dog", "sat"]]
+    cached = source.layer_source(cfg, sentences, "t").batch([1, 0])
+    cfg.elmo.cache = False
+    live = source.layer_source(cfg, sentences, "t").batch([1, 0])
+    np.testing.assert_allclose(cached[0].numpy(), live[0].numpy(), atol=1e-6)
+    assert cached[1].tolist() == live[1].tolist()
+
+
+def test_identities_keep_encoders_apart_and_bilm_records_unchanged(tmp_path):
+    bilm = _cfg(["task=ner"])
+    resolved = runner.OmegaConf.to_container(bilm, resolve=True)
+    without_key = {k: v for k, v in resolved.items() if k != "encoder"}  # a record made before encoder existed
+    identity = {"bilm_sha256": "x", "data_sha256": {}, "task_version": 1}
+    assert run_digest(resolved, identity) == run_digest(without_key, identity)
+    bert = runner.OmegaConf.to_container(_cfg(["task=ner", "encoder=transformer"]), resolve=True)
+    assert run_digest(bert, identity) != run_digest(resolved, identity)
+    moved = runner.OmegaConf.to_container(_cfg(["task=ner", "encoder=transformer", "encoder.model=/elsewhere"]), resolve=True)
+    assert run_digest(moved, identity) == run_digest(bert, identity)  # a path; its files are in the identity
+
+
+def test_evaluate_a_model_trained_on_a_transformer(tmp_path):
+    model_dir = tiny_bert(tmp_path / "bert")
+    out = tmp_path / "run"
+    out.mkdir()
+    cfg = _cfg(_task_overrides("ner", tmp_path, model_dir))
+    trained = runner.train(cfg, out)
+    report = runner.evaluate(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]))
+    assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
+    other = tiny_bert(tmp_path / "other", seed=5)
+    (model_dir / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())  # the files changed
+    with pytest.raises(Exception, match="not the model this model was trained with"):
+        runner.evaluate(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]))
+
+
+def test_unknown_model_is_one_clear_error(tmp_path):
+    cfg = _cfg(_task_overrides("ner", tmp_path, tmp_path / "no_such_model"))
+    with pytest.raises(EncoderError, match="no such model directory"):
+        runner.train(cfg, tmp_path / "run")
+    with pytest.raises(Exception, match="not available with encoder=transformer"):
+        runner.finetune(_cfg([*_task_overrides("ner", tmp_path, tiny_bert(tmp_path / "b")), "mode=finetune"]),
+                        tmp_path / "ft")
+
+
+def test_transformer_layers_report_their_shape_without_loading(tmp_path):
+    model_dir = tiny_bert(tmp_path / "bert", layers=3)
+    layers = TransformerLayers(model_dir, "sha", "first", None, 8)
+    assert layers.layer_shape() == (4, 16) and layers._encoder is None
+
+
+@pytest.mark.parametrize("probe, extra, layers", [
+    ("probe_pos", ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt", "task.epochs=3"], {"0", "1", "2", "3", "mix"}),
+    ("probe_wsd", ["data.words=[wsd_tiny_hard,wsd_tiny_line]"], {"0", "1", "2", "3", "average", "most_frequent_sense"})])
+def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
+    model_dir = tiny_bert(tmp_path / "bert", layers=3)
+    out = tmp_path / probe
+    out.mkdir()
+    cfg = _cfg([f"task={probe}", f"data.dir={FIXTURES}", "encoder=transformer", f"encoder.model={model_dir}",
+                f"elmo.cache_dir={tmp_path / 'cache'}", *extra])
+    runner.train(cfg, out)
+    record = json.loads((out / "results.json").read_text())
+    assert set(record["dev"]["accuracy_per_layer"]) == layers and record["bilm"]["kind"] == "transformer"
