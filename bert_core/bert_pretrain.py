@@ -106,9 +106,6 @@ def evaluate(model, tokenizer, heldout: Path, args, device) -> dict:
     """MLM accuracy and loss over the masked pieces, NSP accuracy; per source when known."""
     sources = heldout_sources(heldout) or {"heldout": read_sentences(heldout)}
     documents = {name: ListDocument(s) for name, s in sources.items()}
-    if len(documents) < 2:  # NSP needs another document for random B: halve the only one
-        only = next(iter(sources.values()))
-        documents = {"first half": ListDocument(only[: len(only) // 2]), "second half": ListDocument(only[len(only) // 2:])}
     stream = PairStream(list(documents.values()), piece_ids(tokenizer), args.max_length, seed=12345)
     names = list(documents)
     counts = {name: {"masked": 0, "correct": 0, "loss": 0.0, "pairs": 0, "nsp_correct": 0} for name in names}

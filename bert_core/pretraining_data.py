@@ -7,7 +7,8 @@ their original order). An instance packs consecutive sentences of a document up 
 in pieces (``max_length - 3``; with probability ``short_prob`` a shorter random target, so that
 the model also sees short inputs), splits them at a random sentence boundary into segment A and
 segment B, and with probability 1/2 replaces B by a stretch of sentences starting anywhere in
-another document (label 1 = "random", as ``BertForPreTraining`` counts it; 0 = "is next"). The
+another document (label 1 = "random", as ``BertForPreTraining`` counts it; 0 = "is next"); a
+corpus of one file takes it from elsewhere in that file, never from next to A. The
 sentences a random B displaced are read again by the next instance. A pair that is too long is cut
 one piece at a time from the longer segment, at its front or back at random.
 
@@ -83,8 +84,8 @@ class PairStream:
                  short_prob: float = 0.1, random_next_prob: float = 0.5):
         if max_length < 8:
             raise ValueError(f"max_length={max_length}: too short for [CLS] A [SEP] B [SEP]")
-        if len(documents) < 2:
-            raise ValueError("next-sentence prediction needs at least two documents (files)")
+        if not documents or sum(len(d) for d in documents) < 4:
+            raise ValueError("next-sentence prediction needs a corpus of at least four sentences")
         self.documents, self.pieces, self.max_length = documents, pieces, max_length
         self.seed, self.short_prob, self.random_next_prob = seed, short_prob, random_next_prob
 
@@ -132,7 +133,8 @@ class PairStream:
         is_random = len(chunk) == 1 or rng.random() < self.random_next_prob
         if is_random:
             cursor -= len(chunk) - a_end  # the displaced sentences are read again
-            segment_b = self._random_segment(rng, k, max(1, target - len(segment_a)))
+            a_start = cursor - a_end
+            segment_b = self._random_segment(rng, k, max(1, target - len(segment_a)), (a_start, a_start + a_end))
         else:
             segment_b = [i for s in chunk[a_end:] for i in s]
         if not segment_a or not segment_b:
@@ -140,13 +142,25 @@ class PairStream:
         self._truncate(rng, segment_a, segment_b, budget)
         return Instance(segment_a, segment_b, is_random, k), cursor
 
-    def _random_segment(self, rng: random.Random, k: int, target: int) -> list[int]:
-        other = rng.randrange(len(self.documents) - 1)
-        other += other >= k  # any document but this one
-        doc = self.documents[other]
-        start = rng.randrange(len(doc))
+    def _random_segment(self, rng: random.Random, k: int, target: int, a_span: tuple[int, int]) -> list[int]:
+        """Sentences from any document but ``k``; with one document, from outside A and its next sentence."""
+        if len(self.documents) > 1:
+            other = rng.randrange(len(self.documents) - 1)
+            other += other >= k
+            doc = self.documents[other]
+            start = rng.randrange(len(doc))
+            end = len(doc)
+        else:
+            doc = self.documents[k]
+            for _ in range(20):
+                start = rng.randrange(len(doc))
+                if not a_span[0] - 1 <= start <= a_span[1]:
+                    break
+            else:
+                return []  # no sentence away from A: the instance is dropped
+            end = a_span[0] - 1 if start < a_span[0] else len(doc)  # never runs on into A
         segment: list[int] = []
-        for i in range(start, len(doc)):
+        for i in range(start, end):
             segment += self.pieces(doc.sentence(i))
             if len(segment) >= target:
                 break

@@ -41,10 +41,14 @@ def comparable(resolved: dict, identity: dict) -> dict:
     """What decides a run's result: the configuration without paths (and without the hub copy's
     name when local files are read), plus ``identity`` (what the paths point at). ``elmo.position=paper`` is the task's own position spelled out;
     ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1);
-    ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)."""
+    ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)
+    and the run reads contextual layers (a baseline is the same run whichever encoder is named)."""
     out = {k: v for k, v in resolved.items() if k not in VOLATILE}
-    if (out.get("encoder") or {}).get("kind", "bilm") == "bilm":
-        out.pop("encoder", None)
+    elmo_cfg, task_cfg = out.get("elmo") or {}, out.get("task") or {}
+    position = task_cfg.get("elmo_position") if elmo_cfg.get("position") == "paper" else elmo_cfg.get("position")
+    uses_encoder = position != "none" or str(task_cfg.get("name", "")).startswith("probe_")
+    if (out.get("encoder") or {}).get("kind", "bilm") == "bilm" or not uses_encoder:
+        out.pop("encoder", None)  # the biLM (as before the key existed), or no contextual layers at all
     data = out.get("data")
     if isinstance(data, dict) and (data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test"))):
         out["data"] = {k: v for k, v in data.items() if not k.startswith("hf_")}  # the hub copy is not read

@@ -146,3 +146,14 @@ def test_saved_model_loads_with_auto_classes_and_reports_heldout(tmp_path):
     assert len(out.hidden_states) == 3 and out.hidden_states[-1].shape[-1] == 16
     pair = encode_pair(type("I", (), {"segment_a": [7, 8], "segment_b": [9], "is_random_next": True})(), 2, 3)
     assert pair == {"input_ids": [2, 7, 8, 3, 9, 3], "token_type_ids": [0, 0, 0, 0, 1, 1], "next_sentence_label": 1}
+
+
+def test_a_corpus_of_one_file_takes_random_next_from_elsewhere_in_it():
+    stream = PairStream(numbered_documents(n_docs=1, n_sentences=80), piece_of_word, max_length=12, seed=1)
+    instances = list(stream.instances())
+    randoms = [i for i in instances if i.is_random_next]
+    assert randoms and len(randoms) < len(instances)
+    for inst in randoms:
+        after_a = inst.segment_a[-1] + 1
+        assert inst.segment_b[0] != after_a  # never the true next sentence
+        assert not set(inst.segment_b) & set(inst.segment_a)

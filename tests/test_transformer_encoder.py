@@ -134,3 +134,13 @@ def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
     runner.train(cfg, out)
     record = json.loads((out / "results.json").read_text())
     assert set(record["dev"]["accuracy_per_layer"]) == layers and record["bilm"]["kind"] == "transformer"
+
+
+def test_a_baseline_is_the_same_run_whichever_encoder_is_named():
+    identity = {"bilm_sha256": None, "data_sha256": {}, "task_version": 1}
+    digests = {run_digest(runner.OmegaConf.to_container(_cfg(["task=srl", "elmo.position=none", *enc]), resolve=True),
+                                 identity) for enc in ([], ["encoder=transformer"], ["encoder=transformer", "encoder.pooling=mean"])}
+    assert len(digests) == 1
+    probe = [run_digest(runner.OmegaConf.to_container(_cfg(["task=probe_pos", *enc]), resolve=True), identity)
+             for enc in ([], ["encoder=transformer"])]
+    assert probe[0] != probe[1]  # a probe always reads the encoder
