@@ -27,6 +27,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from . import paper_numbers as paper  # noqa: E402
+from .encoders_report import NOTES as ENCODER_NOTES, encoder_label, encoders_table, probes_by_encoder  # noqa: E402
 
 
 def variant_of(r: dict) -> str:
@@ -40,8 +41,10 @@ def variant_of(r: dict) -> str:
 
 def setting_of(r: dict) -> str:
     """The ablation a run belongs to (its Hydra choice, else derived from its ELMo settings), with
-    its variant, if any, after a '+'."""
+    its variant, if any, after a '+' (a Transformer's layers instead of the biLM's are one)."""
     variant = variant_of(r) if r.get("elmo_position") != "none" else ""
+    if r.get("elmo_position") != "none" and encoder_label(r):
+        variant = ",".join(v for v in (variant, "encoder=transformer") if v)
     return base_setting_of(r) + (f"+{variant}" if variant else "")
 
 
@@ -136,10 +139,13 @@ def probes_table(roots: list[Path], select: Selection | None = None) -> tuple[pd
         if r.get("task") in paper.PROBES:
             for layer, acc in r["dev"]["accuracy_per_layer"].items():
                 rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash"),
-                             **provenance_fields(r)})
+                             "encoder": encoder_label(r), **provenance_fields(r)})
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
+    df = df[df.encoder.isna()]  # a Transformer's layers are reported beside the biLM's in encoders.md
+    if df.empty:
+        return pd.DataFrame(), pd.DataFrame()
     out = df.groupby(["probe", "layer"])["accuracy"].agg(["mean", "count"]).reset_index()
     out["ours"] = [f"{m:.2f} (n={n})" for m, n in zip(out["mean"], out["count"])]
     out["paper"] = [paper.PROBES[p].get(l, "—") for p, l in zip(out.probe, out.layer)]
@@ -181,7 +187,7 @@ def load_runs(roots: list[Path], select: Selection | None = None) -> pd.DataFram
                      "seed": r["config"]["seed"], "setting": setting_of(r),
                      "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
                      "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
-                     "finetune_ppl": finetune_perplexities(r.get("bilm_finetune")),
+                     "finetune_ppl": finetune_perplexities(r.get("bilm_finetune")), "encoder": encoder_label(r),
                      **provenance_fields(r)})
     df = pd.DataFrame(rows)
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
@@ -314,6 +320,21 @@ def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: 
     (out / f"{name}.tex").write_text(frame.to_latex(index=False) if len(frame) else "% no runs\n")
 
 
+def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, out: Path) -> None:
+    """``encoders.md``: baseline / ELMo / each Transformer per task, and the probes per layer of each."""
+    table, sources = encoders_table(runs)
+    if table.empty:
+        return
+    rows = [r for _, r in records(roots, "results.json", select) if r.get("task") in paper.PROBES]
+    probes = pd.DataFrame([{"probe": r["task"], "layer": layer, "accuracy": acc, "encoder": encoder_label(r)}
+                           for r in rows for layer, acc in r["dev"]["accuracy_per_layer"].items()])
+    by_layer = probes_by_encoder(probes) if not probes.empty else pd.DataFrame()
+    notes = ENCODER_NOTES + ("\n\n## Probes per layer (POS accuracy, WSD 1-NN accuracy)\n\n" + by_layer.to_markdown(index=False)
+                             if not by_layer.empty else "")
+    write_table(table, out, "encoders", "Encoders: baseline / ELMo (biLM) / BERT (Transformer), same heads (dev)",
+                sources, notes)
+
+
 def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
     """Figure 2: mean softmax-normalized layer weights per task, input and output mixes."""
     elmo = df[(df.setting == "elmo") & df.full]
@@ -399,7 +420,9 @@ def main(argv=None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     roots = [r for r in args.runs if r.exists()]
     select = choose(roots, args.profile, args.bilm)
-    df, (probes, probe_sources) = load_runs(roots, select), probes_table(roots, select)
+    runs, (probes, probe_sources) = load_runs(roots, select), probes_table(roots, select)
+    write_encoders(runs, roots, select, args.out)
+    df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
     if df.empty and probes.empty:
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
     if args.collect:

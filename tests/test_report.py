@@ -200,3 +200,41 @@ def test_runs_of_different_biLMs_are_never_averaged_together_and_collect_keeps_b
     assert len(collected) == 3 and sum("@" in name for name in collected) == 1  # both ELMo records kept
     with pytest.raises(SystemExit, match="matches 0 biLMs"):
         report.main(both + ["--bilm", "cccc"])
+
+
+def _bert_record(root, task, seed, value, model="/x/bert_core/pretrained/small", sha="b" * 64, layers=None):
+    _record(root / "bert", task, "elmo", seed, value)
+    path = next((root / "bert" / task).glob(f"elmo-{seed}-*/results.json"))
+    r = json.loads(path.read_text())
+    r["identity"] = {"bilm_sha256": None, "encoder_sha256": sha, "data_sha256": {}, "task_version": 1}
+    r["bilm"] = {"kind": "transformer", "model": model, "sha256": sha}
+    r["config"]["encoder"] = {"kind": "transformer", "pooling": "first"}
+    r["config_hash"] += "bert"
+    path.write_text(json.dumps(r))
+
+
+def test_transformer_runs_go_to_encoders_md_never_into_the_paper_tables(tmp_path):
+    runs = tmp_path / "runs"
+    for seed, (b, e, t) in enumerate([(80.0, 90.0, 85.0), (82.0, 91.0, 86.0), (84.0, 92.0, 87.0)]):
+        _record(runs, "ner", "baseline", seed, b)
+        _record(runs, "ner", "elmo", seed, e)
+        _bert_record(runs, "ner", seed, t)
+    probe = {"task": "probe_pos", "dev": {"accuracy_per_layer": {"0": 90.0, "1": 94.0, "2": 93.0, "mix": 95.0}},
+             "config_hash": "p1", "date": "2026-11-21T10:00:00+00:00", "profile": "quick", "command": "c",
+             "config": {"seed": 0, "data": {}, "task": {}, "elmo": {}}, "elmo_position": "probe"}
+    (runs / "probe").mkdir()
+    (runs / "probe" / "results.json").write_text(json.dumps(probe))
+    bert_probe = {**probe, "config_hash": "p2", "dev": {"accuracy_per_layer": {"0": 80.0, "1": 85.0, "4": 88.0}},
+                  "identity": {"bilm_sha256": None, "encoder_sha256": "b" * 64}, "bilm": {"model": "/m/tinybert"}}
+    (runs / "bert_probe").mkdir()
+    (runs / "bert_probe" / "results.json").write_text(json.dumps(bert_probe))
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    t1 = (tmp_path / "out" / "table1.md").read_text()
+    assert "91.00 ± 1.00 (n=3)" in t1 and "86.00" not in t1  # ELMo cell holds the biLM runs only
+    enc = (tmp_path / "out" / "encoders.md").read_text()
+    assert "82.00 ± 2.00 (n=3)" in enc and "91.00 ± 1.00 (n=3)" in enc and "86.00 ± 1.00 (n=3)" in enc
+    assert "embedded small BERT (bbbbbbbbbbbb, first piece)" in enc
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in enc.splitlines() if line.startswith("| probe_pos")]
+    assert ["probe_pos", "4", "—", "88.00"] in rows and ["probe_pos", "1", "94.00", "85.00"] in rows
+    probes = (tmp_path / "out" / "probes.md").read_text()
+    assert "88.00" not in probes and "94.00" in probes  # probes.md: the biLM's layers only
