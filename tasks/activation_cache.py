@@ -30,12 +30,11 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from elmo_core import batch_to_ids, file_sha256
+from elmo_core import file_sha256
 from elmo_core.errors import ConfigError, DataError
 from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
 
 FORMAT = "elmo-suite/activations/2"  # 2: keyed by the encoder's cache_identity
-STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
 
 
 class Encoder(Protocol):
@@ -68,18 +67,6 @@ class LayerSource(Protocol):
     def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
         """Layers (L+1, B, T, D) float32 and mask (B, T) of the given sentences."""
         ...
-
-
-class LiveLayers:
-    """Runs the biLM per batch (``elmo.cache=false``); its carried state, if stateful, follows the batches."""
-
-    def __init__(self, bilm, sentences: list[list[str]]):
-        self.bilm, self.sentences = bilm, sentences
-
-    def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
-        with torch.inference_mode():
-            out = self.bilm(batch_to_ids([self.sentences[i] for i in indices]).to(self.bilm.bos_ids.device))
-        return out.layers.clone().cpu(), out.mask.clone().cpu()
 
 
 class EmbeddedLayers:

@@ -24,7 +24,21 @@ from elmo_core import batch_to_ids, file_sha256, load_bilm, read_options
 from elmo_core.embed import embed_sentences
 from elmo_core.errors import ConfigError, WeightsError
 
-from .activation_cache import STATE_POLICIES, ActivationCache, LayerSource, LiveLayers
+from .activation_cache import ActivationCache, LayerSource
+
+STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
+
+
+class LiveLayers:
+    """Runs the biLM per batch (``elmo.cache=false``); its carried state, if stateful, follows the batches."""
+
+    def __init__(self, bilm, sentences: list[list[str]]):
+        self.bilm, self.sentences = bilm, sentences
+
+    def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.inference_mode():
+            out = self.bilm(batch_to_ids([self.sentences[i] for i in indices]).to(self.bilm.bos_ids.device))
+        return out.layers.clone().cpu(), out.mask.clone().cpu()
 
 
 class BiLMLayers:

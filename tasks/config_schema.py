@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from elmo_core.errors import ConfigError
 
-from .activation_cache import STATE_POLICIES
+from .bilm_source import STATE_POLICIES
 
 
 def one_of(*choices):
