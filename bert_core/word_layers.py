@@ -122,12 +122,19 @@ class TransformerWordEncoder:
         from transformers import AutoModel, AutoTokenizer
         if pooling not in POOLINGS:
             raise EncoderError(f"encoder.pooling must be one of {POOLINGS}, got {pooling!r}")
+        from transformers.utils import logging as hf_logging
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # a pretraining checkpoint's unused heads (MLM, NSP) are expected
+        hf_logging.disable_progress_bar()
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
             self.model = AutoModel.from_pretrained(str(model_dir)).to(device).eval()
         except (OSError, ValueError, KeyError) as e:
             raise EncoderError(f"{model_dir}: cannot load the model or its tokenizer ({type(e).__name__}: "
                                f"{str(e).splitlines()[0] if str(e) else ''})") from None
+        finally:
+            hf_logging.set_verbosity(verbosity)
+            hf_logging.enable_progress_bar()
         if not getattr(self.tokenizer, "is_fast", False):
             raise EncoderError(f"{model_dir}: the tokenizer has no fast version (word alignment needs one)")
         self.pooling, self.device = pooling, device
