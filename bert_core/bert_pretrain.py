@@ -12,7 +12,7 @@ corpus the embedded biLM was trained on, for an equal-data comparison with ELMo.
 3. ``checkpoint.pt`` (weights, optimizer, schedule, position, the masking and dropout generators'
    states) is written atomically every ``--checkpoint-every`` updates and when ``--max-minutes``
    is up; rerunning the same command resumes exactly where it stopped.
-4. At the end: held-out MLM accuracy (masked pieces predicted exactly), MLM loss and NSP accuracy,
+4. At the end (or for any saved model with ``--evaluate MODEL_DIR --heldout FILE``): held-out MLM accuracy (masked pieces predicted exactly), MLM loss and NSP accuracy,
    overall and per source, and the model in ``<out>/model`` (``save_pretrained``), loadable by
    ``AutoModel``/``AutoTokenizer`` and by the suite's ``encoder=transformer``.
 """
@@ -29,7 +29,7 @@ import torch
 from tqdm import tqdm
 
 from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
-from elmo_core.errors import SuiteError, WeightsError
+from elmo_core.errors import ConfigError, SuiteError, WeightsError
 from elmo_core.lm_data import CorpusIndex, expand_files, heldout_sources, read_sentences
 
 from .pretraining_data import FileDocument, ListDocument, PairStream, batches, encode_pair
@@ -41,9 +41,11 @@ SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m bert_core.bert_pretrain", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--train", nargs="+", required=True, help="training text files or globs (one sentence per line)")
+    ap.add_argument("--train", nargs="+", help="training text files or globs (one sentence per line)")
+    ap.add_argument("--evaluate", type=Path, metavar="MODEL_DIR",
+                    help="only score a saved BertForPreTraining model on --heldout (MLM and NSP accuracy) and exit")
     ap.add_argument("--heldout", help="held-out text: MLM and NSP accuracy (per source with a stats.json beside it)")
-    ap.add_argument("--out", required=True, type=Path, help="run directory (checkpoint.pt, model/, summary.json)")
+    ap.add_argument("--out", type=Path, help="run directory (checkpoint.pt, model/, summary.json)")
     ap.add_argument("--tokenizer", type=Path, help="an existing tokenizer directory (default: train WordPiece)")
     ap.add_argument("--vocab-size", type=int, default=8192, help="WordPiece vocabulary size to train")
     ap.add_argument("--hidden", type=int, default=256, help="hidden size")
@@ -55,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--lr", type=float, default=5e-4, help="peak learning rate (AdamW)")
     ap.add_argument("--warmup-steps", type=int, default=200, help="linear warm-up updates")
     ap.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay")
-    ap.add_argument("--max-steps", type=int, required=True,
+    ap.add_argument("--max-steps", type=int,
                     help="updates of the schedule (the learning rate reaches zero there; training stops)")
     ap.add_argument("--max-minutes", type=float, help="checkpoint and stop after this long; rerun to resume")
     ap.add_argument("--seed", type=int, default=0, help="seed of the pair order, the masking and the weights")
@@ -271,9 +273,34 @@ def train(args) -> dict:
     return {"progress": progress, "losses": losses, "summary": summary}
 
 
+def evaluate_saved(args) -> dict:
+    """``--evaluate MODEL_DIR``: held-out MLM and NSP accuracy of a saved model (ours or a public BERT)."""
+    from transformers import BertForPreTraining
+    if not args.heldout:
+        raise ConfigError("--evaluate needs --heldout FILE")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    tokenizer = load_tokenizer(args.evaluate)
+    try:
+        model = BertForPreTraining.from_pretrained(str(args.evaluate)).to(args.device)
+    except (OSError, ValueError) as e:
+        raise WeightsError(f"{args.evaluate}: not a BertForPreTraining model ({type(e).__name__})") from None
+    args.max_length = min(args.max_length, model.config.max_position_embeddings)
+    result = evaluate(model, tokenizer, Path(args.heldout), args, torch.device(args.device))
+    print(json.dumps(result, indent=2))
+    return result
+
+
 def main(argv=None) -> None:
     args = build_parser().parse_args(argv)
     try:
+        if args.evaluate:
+            evaluate_saved(args)
+            return
+        missing = [flag for flag, value in (("--train", args.train), ("--out", args.out), ("--max-steps", args.max_steps))
+                   if not value]
+        if missing:
+            raise ConfigError(f"training needs {', '.join(missing)} (or --evaluate MODEL_DIR)")
         train(args)
     except SuiteError as e:
         sys.exit(f"error: {e}")

@@ -157,3 +157,18 @@ def test_a_corpus_of_one_file_takes_random_next_from_elsewhere_in_it():
         after_a = inst.segment_a[-1] + 1
         assert inst.segment_b[0] != after_a  # never the true next sentence
         assert not set(inst.segment_b) & set(inst.segment_a)
+
+
+def test_evaluate_a_saved_model_alone_gives_the_training_summary(tmp_path, capsys):
+    from bert_core.bert_pretrain import main
+    train(build_parser().parse_args(tiny_args(tmp_path, "m")))
+    summary = json.loads((tmp_path / "m" / "summary.json").read_text())
+    capsys.readouterr()
+    main(["--evaluate", str(tmp_path / "m" / "model"), "--heldout", str(tmp_path / "heldout.txt"), "--max-length", "24",
+          "--batch-size", "4", "--device", "cpu"])
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["overall"]["pairs"] > 0
+    for key in ("mlm_accuracy", "nsp_accuracy", "masked_pieces", "pairs"):
+        assert printed["overall"][key] == pytest.approx(summary["heldout"]["overall"][key])
+    with pytest.raises(SystemExit, match="training needs --train"):
+        main(["--out", str(tmp_path / "x")])
