@@ -186,6 +186,7 @@ def load_runs(roots: list[Path], select: Selection | None = None) -> pd.DataFram
         rows.append({"task": r["task"], "metric": r["metric"], "value": r["dev"][r["metric"]],
                      "seed": r["config"]["seed"], "setting": setting_of(r),
                      "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
+                     "equal_updates": bool((r["config"].get("trainer") or {}).get("equal_updates", False)),
                      "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
                      "finetune_ppl": finetune_perplexities(r.get("bilm_finetune")), "encoder": encoder_label(r),
                      **provenance_fields(r)})
@@ -367,6 +368,10 @@ def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
 def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
     """Figure 1: dev metric against training-set fraction, baseline vs ELMo."""
     sub = df[df.setting.isin(["baseline", "elmo"])]
+    if "equal_updates" in sub:  # a task with equal-updates runs at small fractions shows only those there
+        small = sub[sub.fraction < 1]
+        ruled = set(small[small.equal_updates].task)
+        sub = sub[~((sub.fraction < 1) & sub.task.isin(ruled) & ~sub.equal_updates)]
     tasks = [t for t in paper.TASKS if sub[(sub.task == t)].fraction.nunique() > 1]
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(4 * max(1, len(tasks)), 3.2), squeeze=False)
     for ax, task in zip(axes[0], tasks):

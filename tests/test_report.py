@@ -238,3 +238,24 @@ def test_transformer_runs_go_to_encoders_md_never_into_the_paper_tables(tmp_path
     assert ["probe_pos", "4", "—", "88.00"] in rows and ["probe_pos", "1", "94.00", "85.00"] in rows
     probes = (tmp_path / "out" / "probes.md").read_text()
     assert "88.00" not in probes and "94.00" in probes  # probes.md: the biLM's layers only
+
+
+def test_figure1_never_mixes_the_equal_updates_rule_with_older_small_fraction_runs(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    for seed in range(2):
+        _record(runs, "nli", "baseline", seed, 80.0, position="both")
+        _record(runs / "old", "nli", "baseline", seed, 40.0, fraction=0.1, position="both")  # one pass per epoch
+        _record(runs / "new", "nli", "baseline", seed, 60.0, fraction=0.1, position="both")
+    for path in (runs / "new").glob("**/results.json"):
+        r = json.loads(path.read_text())
+        r["config"]["trainer"] = {"equal_updates": True}
+        r["config_hash"] += "eq"
+        path.write_text(json.dumps(r))
+    plotted = {}
+
+    def spy(x, y, **kw):
+        plotted[kw.get("label")] = list(y)
+    import matplotlib.axes
+    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", lambda self, x, y, **kw: spy(x, y, **kw))
+    report.sample_efficiency_figure(report.load_runs([runs]), tmp_path / "f.png")
+    assert plotted["baseline"] == [60.0, 80.0]  # the 40.0 runs of the older rule are left out
