@@ -102,14 +102,17 @@ def test_legacy_records_are_migrated_to_the_same_identity(bilm_files, tmp_path, 
 
 
 def test_committed_records_carry_their_identity():
-    records = sorted(p for name in run_records.RECORD_NAMES for p in (REPO / "results" / "runs").glob(f"**/{name}"))
+    roots = [REPO / "results" / "runs", REPO / "results" / "small" / "runs"]
+    records = sorted(p for root in roots for name in run_records.RECORD_NAMES for p in root.glob(f"**/{name}"))
     assert records
     for path in records:
         r = json.loads(path.read_text())
         assert "identity" in r, f"{path}: not migrated (python -m tasks.run_records migrate results/runs)"
         assert r["config_hash"] == run_records.run_digest(r["config"], r["identity"]), path
         if r.get("elmo_position", "input") == "none":
-            assert r["identity"]["bilm_sha256"] is None, path
+            assert r["identity"]["bilm_sha256"] is None and "encoder_sha256" not in r["identity"], path
+        elif r["identity"].get("encoder_sha256"):  # a Transformer's layers: its files, no biLM
+            assert r["identity"]["bilm_sha256"] is None and r["identity"]["encoder_sha256"] == r["bilm"]["sha256"], path
         elif not r["config"]["elmo"].get("finetune"):  # a fine-tuned run's identity names its base biLM
             assert r["identity"]["bilm_sha256"] == r["bilm"]["sha256"], path
 
