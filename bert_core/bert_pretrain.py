@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
+from elmo_core.atomic_files import torch_save_atomic
 from elmo_core.errors import ConfigError, SuiteError, WeightsError
 from elmo_core.lm_data import CorpusIndex, expand_files, heldout_sources, read_sentences
 
@@ -145,16 +144,6 @@ def evaluate(model, tokenizer, heldout: Path, args, device) -> dict:
     return {"overall": summary(total), "by_source": {n: summary(c) for n, c in counts.items()}}
 
 
-def save_checkpoint(path: Path, payload: dict) -> None:
-    remove_dead_leftovers(path.parent)
-    tmp = temporary_path(path)
-    try:
-        torch.save(payload, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def identity_of(args, files: list[Path]) -> dict:
     """What a checkpoint was made for; resuming with anything else is refused."""
     keys = ("vocab_size", "hidden", "layers", "heads", "intermediate", "max_length", "batch_size", "lr",
@@ -213,10 +202,10 @@ def train(args) -> dict:
     stream = PairStream(documents, piece_ids(tokenizer), args.max_length, seed=args.seed)
 
     def checkpoint():
-        save_checkpoint(ckpt, {"format": FORMAT, "identity": identity, "model": model.state_dict(),
+        torch_save_atomic({"format": FORMAT, "identity": identity, "model": model.state_dict(),
                                "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
                                "masking_rng": collator.generator.get_state(), "rng": torch.get_rng_state(),
-                               "progress": dict(progress)})
+                               "progress": dict(progress)}, ckpt)
 
     started, session_start = time.monotonic(), progress["seconds"]
     bar = tqdm(total=args.max_steps, initial=progress["step"], unit="upd", disable=args.no_progress, dynamic_ncols=True)

@@ -57,3 +57,16 @@ def remove_dead_leftovers(directory: str | Path) -> list[Path]:
             entry.unlink(missing_ok=True)
         removed.append(entry)
     return removed
+
+
+def torch_save_atomic(obj, path: str | Path) -> None:
+    """``torch.save`` that leaves ``path`` complete or absent (and clears dead writers' temporaries first)."""
+    import torch
+    path = Path(path)
+    remove_dead_leftovers(path.parent)
+    tmp = temporary_path(path)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -12,7 +12,6 @@ continue from it (domain fine-tuning).
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from .lm_data import Vocabulary
 from .lm_training import LanguageModel
 from .original_format import load_bilm, save_bilm
 from .errors import WeightsError
-from .atomic_files import remove_dead_leftovers, temporary_path
+from .atomic_files import torch_save_atomic
 
 FORMAT = "elmo-suite/bilm-checkpoint/1"
 
@@ -52,14 +51,7 @@ def save_checkpoint(path: Path, identity: dict, lm: LanguageModel, optimizer, pr
         payload = {"format": FORMAT, "identity": identity, "model": lm.state_dict(),
                    "optimizer": optimizer.state_dict(), "progress": dict(progress), "state": state,
                    "rng": rng, "world": world}
-        remove_dead_leftovers(path.parent)
-        tmp = temporary_path(path)
-        try:
-            torch.save(payload, tmp)
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        torch_save_atomic(payload, path)
     if world > 1:
         dist.barrier()
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from elmo_core.atomic_files import temporary_path
+from elmo_core.atomic_files import torch_save_atomic
 from elmo_core.errors import ConfigError, DataError, WeightsError
 
 from .base import TaskSplit
@@ -203,10 +202,9 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         "train_seconds": result["train_seconds"], "data_stats": task.data_stats, "data_warnings": task.data_warnings(),
         "prediction_files": prediction_files, "bilm_finetune": source.finetune_report,
     }
-    checkpoint = temporary_path(out_dir / "best.pt")  # complete or absent, like the record written after it
-    torch.save({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
-                "bilm_sha256": source.sha256}, checkpoint)  # the encoder's digest (biLM weights or Transformer files)
-    os.replace(checkpoint, out_dir / "best.pt")
+    torch_save_atomic({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
+                       "bilm_sha256": source.sha256},  # the encoder's digest (biLM weights or Transformer files)
+                      out_dir / "best.pt")  # complete or absent, like the record written after it
     write_json_atomic(results_path, results)
     print(f"dev {task.metric}: {result['dev'][task.metric]:.2f}  ->  {results_path}", flush=True)
     print(f"score a file with it: python run.py mode=evaluate checkpoint={out_dir} data.test_path=FILE", flush=True)
