@@ -147,7 +147,7 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
     runs_root = env["root"] / ("runs_paper" if "profile=paper" in overrides else "runs")
     for job in jobs:
         tiny_overrides(job, env, runs_root)  # composes and validates every job of a sweep
-    job = [o for o in jobs[0] if not o.startswith("encoder.model=")]  # the tiny BERT stands in for any model
+    job = [o for o in jobs[0] if not o.startswith(("encoder.model=", "elmo.options=", "elmo.weights="))]  # tiny models
     key = tuple(sorted(job))
     if key in made.setdefault("ran", set()):
         return  # the same run as an earlier command: its jobs were composed and validated above
