@@ -44,25 +44,29 @@ SHIPPED_VOCAB = ROOT / "elmo_core/pretrained/small/vocab.txt"
 
 
 def _char_cnn_flops(opts, chars: np.ndarray, shortcut: bool) -> float:
-    """Forward FLOPs of the character convolutions over the distinct tokens ``chars`` (N, C)."""
+    """Forward FLOPs of the character convolutions over the distinct tokens ``chars`` (N, C):
+    the reference convolves every position filter by filter; the training route of the fast
+    step takes tokens in chunks sorted by length, each chunk's window starts up to its longest
+    token, every filter in one product with the narrower ones zero-padded to the widest, plus
+    one padding-only window per chunk that has one (``CharCNN._pool_chunk_all_filters``)."""
     C = chars.shape[1]
     if not shortcut:
         return sum(2.0 * len(chars) * (C - w + 1) * opts.char_dim * w * n for w, n in opts.filters)
     positions = np.arange(1, C + 1)
     widths = np.sort(((chars != 261) * positions).max(axis=1))  # 261: in-token padding id
+    widest, narrowest = max(w for w, _ in opts.filters), min(w for w, _ in opts.filters)
+    n_filters = sum(n for _, n in opts.filters)
     size = CharCNN.CONV_CHUNK_AUTOGRAD
     total = 0.0
     for start in range(0, len(widths), size):
         rows, span = len(widths[start: start + size]), max(int(widths[start: start + size].max()), 1)
-        for w, n in opts.filters:
-            reach = min(C, span + w - 1)
-            total += 2.0 * (rows * (reach - w + 1) + (reach < C)) * opts.char_dim * w * n
+        windows = rows * span + (span + narrowest - 1 < C)
+        total += 2.0 * windows * opts.char_dim * widest * n_filters
     return total
 
 
 def update_flops(lm: LanguageModel, batch, fast: bool) -> float:
-    """Matrix-product FLOPs of one update (forward + backward: 3x the forward, 4x for the fast
-    softmax head, which recomputes its logits)."""
+    """Matrix-product FLOPs of one update (forward + backward: 3x the forward)."""
     opts, softmax = lm.bilm.opts, lm.softmax
     P, D, F = opts.projection_dim, opts.dim, sum(n for _, n in opts.filters)
     valid = [t[t >= 0] for t in (batch.forward_targets, batch.backward_targets)]
@@ -81,7 +85,7 @@ def update_flops(lm: LanguageModel, batch, fast: bool) -> float:
     flops += 3 * lstm
     head_columns = softmax.shortlist_size + softmax.n_clusters
     for targets in valid:
-        flops += (4 if fast else 3) * 2.0 * len(targets) * P * head_columns
+        flops += 3 * 2.0 * len(targets) * P * head_columns
         bounds = [0] + list(softmax.cutoffs)
         for k, tail in enumerate(softmax.tail):
             n = int(((targets >= bounds[k + 1]) & (targets < bounds[k + 2])).sum())

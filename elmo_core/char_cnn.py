@@ -15,7 +15,7 @@ class CharCNN(nn.Module):
     """Characters of one token -> its context-insensitive representation x_k."""
 
     CONV_CHUNK = 32  # tokens per convolution pass
-    CONV_CHUNK_AUTOGRAD = 128  # under autograd (training): fewer, larger products win (measured)
+    CONV_CHUNK_AUTOGRAD = 256  # under autograd (training): fewer, larger products win (measured)
     padding_shortcut = True  # False: every window of every token (the plain reference of benchmarks)
 
     def __init__(self, opts: BiLMOptions):
@@ -61,7 +61,8 @@ class CharCNN(nn.Module):
         spans = widths[order][size - 1::size].tolist() + [int(widths.max())]
         if grad:
             # autograd: join the sorted chunks, then put the tokens back in their order
-            pooled = torch.cat([self._pool_chunk(x.index_select(0, rows), span) for rows, span in zip(chunks, spans)])
+            pooled = torch.cat([self._pool_chunk_all_filters(x.index_select(0, rows), span)
+                                for rows, span in zip(chunks, spans)])
             return pooled.index_select(0, torch.argsort(order))
         pooled = torch.empty(N, sum(conv.out_channels for conv in self.convs), device=x.device, dtype=x.dtype)
         for rows, span in zip(chunks, spans):
@@ -82,12 +83,79 @@ class CharCNN(nn.Module):
             pooled.append(self.activation(out))
         return torch.cat(pooled, dim=1)
 
-    @staticmethod
-    def _conv_max(conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
+    def _pool_chunk_all_filters(self, x: torch.Tensor, width: int) -> torch.Tensor:
+        """``_pool_chunk`` for training: every filter in one window product, the narrower ones
+        zero-padded to the widest (``WindowConvMax``), instead of one product, one max and one
+        autograd record per filter. The same windows per filter: those starting at or before
+        the last non-padding id (``width``) that fit in the token (a start too late for a
+        filter is masked out), and the padding-only window where the token has one."""
+        N, C, L = x.shape
+        filter_widths = [conv.kernel_size[0] for conv in self.convs]
+        widest, width = max(filter_widths), max(width, 1)
+        pad = self.char_embed.weight[PAD_CHAR + 1].view(1, -1, 1)
+        reach = width - 1 + widest
+        x = torch.cat([x, pad.expand(N, -1, reach - L)], 2) if reach > L else x[:, :, :reach]
+        weight = torch.cat([nn.functional.pad(conv.weight, (0, widest - w)) for conv, w in zip(self.convs, filter_widths)])
+        bias = torch.cat([conv.bias for conv in self.convs])
+        per_filter = torch.tensor(sum(([w] * conv.out_channels for conv, w in zip(self.convs, filter_widths)), []),
+                                  device=x.device)
+        late = torch.arange(width, device=x.device).unsqueeze(1) > L - per_filter  # (starts, filters)
+        mask = torch.zeros(late.shape, dtype=x.dtype, device=x.device).masked_fill_(late, float("-inf")) \
+            if bool(late.any()) else None
+        out = WindowConvMax.apply(x, weight, bias, mask)
+        has_padding_window = width + per_filter - 1 < L
+        if bool(has_padding_window.any()):
+            padding_window = torch.addmv(bias, weight.reshape(weight.shape[0], -1), pad.expand(-1, -1, widest).reshape(-1))
+            out = torch.maximum(out, padding_window.masked_fill(~has_padding_window, float("-inf")))
+        return self.activation(out)
+
+    def _conv_max(self, conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
         """``conv(x).amax(2)`` computed as one matrix product over character windows (several
         times faster on CPU than the small-channel convolution kernel; same result)."""
         n, width = conv.out_channels, conv.kernel_size[0]
-        N, C, L = x.shape
-        windows = x.unfold(2, width, 1).permute(0, 2, 1, 3).reshape(N * (L - width + 1), C * width)
-        out = torch.addmm(conv.bias, windows, conv.weight.reshape(n, C * width).t())
-        return out.view(N, L - width + 1, n).amax(dim=1)
+        windows = _windows(x, width)
+        out = torch.addmm(conv.bias, windows, conv.weight.reshape(n, -1).t())
+        return out.view(x.shape[0], -1, n).amax(dim=1)
+
+
+def _windows(x: torch.Tensor, width: int) -> torch.Tensor:
+    """``(N, C, L)`` -> every window of ``width`` positions, ``(N * (L - width + 1), C * width)``."""
+    N, C, L = x.shape
+    return x.unfold(2, width, 1).permute(0, 2, 1, 3).reshape(N * (L - width + 1), C * width)
+
+
+class WindowConvMax(torch.autograd.Function):
+    """``(conv1d(x, weight, bias) + mask).amax(2)`` with a backward pass written for it: the
+    gradient of each (token, filter) goes to its one maximal window, then through the window
+    product, and the windows' gradients are added back onto their positions, with no autograd
+    records for the unfold, the product or the max. ``mask`` (windows x filters, or None) adds
+    -inf where a window does not count. Where several windows tie for the maximum they hold the
+    same characters (one filter, one token), so the weight and embedding gradients are the same
+    whichever takes it (autograd's ``amax`` splits it among them)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, mask=None):
+        n, C, width = weight.shape
+        N, L = x.shape[0], x.shape[2]
+        windows = _windows(x, width)
+        out = torch.addmm(bias, windows, weight.reshape(n, C * width).t()).view(N, L - width + 1, n)
+        if mask is not None:
+            out += mask
+        best, where = out.max(dim=1)
+        ctx.save_for_backward(windows, where, weight)
+        ctx.length = L
+        return best
+
+    @staticmethod
+    def backward(ctx, d_best):
+        windows, where, weight = ctx.saved_tensors
+        n, C, width = weight.shape
+        N, positions = where.shape[0], ctx.length - width + 1
+        d_out = d_best.new_zeros(N, positions, n).scatter_(1, where.unsqueeze(1), d_best.unsqueeze(1))
+        d_out = d_out.view(N * positions, n)
+        d_weight = (d_out.t() @ windows).view(n, C, width)
+        d_windows = (d_out @ weight.reshape(n, C * width)).view(N, positions, C, width)
+        d_x = d_best.new_zeros(N, C, ctx.length)
+        for k in range(width):
+            d_x[:, :, k: k + positions] += d_windows[:, :, :, k].transpose(1, 2)
+        return d_x, d_weight, d_best.sum(0), None

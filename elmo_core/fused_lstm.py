@@ -1,114 +1,149 @@
 """The projected, clipped LSTM of Peters et al. (2018), §3.1, for training: one autograd function
-for a whole layer's step loop, with the backward pass through time written out.
+for a whole layer (input product and step loop), with the backward pass through time written out.
 
 Same mathematics as ``ProjectedLSTM``'s step (TensorFlow ``LSTMCell`` with projection; gates
-i, j, f, o; forget bias already in ``xw``)::
+i, j, f, o; the forget bias already in ``bias``)::
 
-    gates = xw_t + h_{t-1} w_h;  c_t = clip(σ(f) c_{t-1} + σ(i) tanh(j));  h_t = clip((σ(o) tanh(c_t)) w_p)
+    gates = x_t w_x + b + h_{t-1} w_h;  c_t = clip(σ(f) c_{t-1} + σ(i) tanh(j));  h_t = clip((σ(o) tanh(c_t)) w_p)
 
 Why: under autograd every step records a dozen small operations and its own weight-gradient
 products (128 x 128 by 128 x 2048 for the small biLM). Here the forward loop runs without
 autograd, keeping the gate activations; the backward loop computes only what must be
 sequential (the gradient of the gates, then of the previous state), and the weight gradients
-come at the end from two large products over all steps at once: dW_h = Σ_t h_{t-1}ᵀ dgates_t
-and dW_p = Σ_t m_tᵀ dh_t. The input-to-gate product ``xw`` stays outside (one large product
-under ordinary autograd), so the function returns d xw.
+come at the end from large products over all steps at once: dW_x = Σ_t x_tᵀ dgates_t,
+dW_h = Σ_t h_{t-1}ᵀ dgates_t and dW_p = Σ_t m_tᵀ dh_t.
+
+Less memory traffic per step: the gate columns are taken in the order i, f, o, j (a permuted
+copy of the small weights per call), so the three sigmoids are one operation on a block and
+the tanh another; the recurrent product adds into the input product's buffer in place; the
+previous h and c are read where the previous step wrote them; tanh(c_t) is kept for the
+backward pass; the gates' gradients overwrite their activations, which are then no longer
+needed. Gradients are returned in the parameters' own column order.
 
 Layout is PyTorch's packed sequence: step t uses rows ``[offset_t, offset_t + batch_sizes[t])``
-of ``xw``, with non-increasing ``batch_sizes``; ``h0``/``c0`` hold every row. The final states
-are returned without gradient (training detaches them between batches).
+of the input, with non-increasing ``batch_sizes``; ``h0``/``c0`` hold every row. The final
+states are returned without gradient (training detaches them between batches).
 """
 from __future__ import annotations
 
 import torch
 
 
-def _clip_(x: torch.Tensor, clip: float | None) -> torch.Tensor | None:
-    """Clamp in place; returns where the gradient passes (as torch.clamp's: inside or on the bound)."""
-    if not clip:
-        return None
-    inside = (x >= -clip) & (x <= clip)
-    x.clamp_(-clip, clip)
-    return inside
+def _gate_order(n_cells: int, device) -> torch.Tensor:
+    """Columns of i, f, o, j in the parameters' i, j, f, o layout."""
+    i, j, f, o = torch.arange(4 * n_cells, device=device).view(4, n_cells)
+    return torch.cat([i, f, o, j])
+
+
+def _clip_(x: torch.Tensor, clip: float | None, passes: torch.Tensor | None) -> None:
+    """Clamp in place, first writing into ``passes`` where the gradient passes (as torch.clamp's:
+    inside or on the bound)."""
+    if clip:
+        torch.le(x.abs(), clip, out=passes)
+        x.clamp_(-clip, clip)
+
+
+def _starts(batch_sizes: list[int]) -> list[int]:
+    starts = [0]
+    for bs in batch_sizes[:-1]:
+        starts.append(starts[-1] + bs)
+    return starts
 
 
 class ProjectedLSTMFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, xw, w_h, w_p, h0, c0, batch_sizes, cell_clip, proj_clip):
-        N, D = xw.shape[0], w_p.shape[0]
-        P = w_p.shape[1]
-        acts = torch.empty_like(xw)  # σ(i), tanh(j), σ(f), σ(o) of every step
-        cells = xw.new_empty(N, D)  # clipped c_t
-        mids = xw.new_empty(N, D)  # m_t = σ(o) tanh(c_t)
-        outputs = xw.new_empty(N, P)
-        cell_pass = torch.empty(N, D, dtype=torch.bool, device=xw.device) if cell_clip else None
-        proj_pass = torch.empty(N, P, dtype=torch.bool, device=xw.device) if proj_clip else None
-        h, c = h0.detach().clone(), c0.detach().clone()
-        offset = 0
-        for bs in batch_sizes:
-            rows = slice(offset, offset + bs)
-            gates = torch.addmm(xw[rows], h[:bs], w_h, out=acts[rows])
-            i, j, f, o = gates.chunk(4, dim=1)
-            torch.sigmoid_(i), torch.tanh_(j), torch.sigmoid_(f), torch.sigmoid_(o)
-            c_new = torch.addcmul(f * c[:bs], i, j, out=cells[rows])
-            inside = _clip_(c_new, cell_clip)
-            if inside is not None:
-                cell_pass[rows] = inside
-            m = torch.mul(torch.tanh(c_new), o, out=mids[rows])
-            h_new = torch.mm(m, w_p, out=outputs[rows])
-            inside = _clip_(h_new, proj_clip)
-            if inside is not None:
-                proj_pass[rows] = inside
-            h[:bs], c[:bs] = h_new, c_new
-            offset += bs
-        ctx.batch_sizes = batch_sizes
-        ctx.save_for_backward(w_h, w_p, h0, c0, acts, cells, mids, outputs, cell_pass, proj_pass)
-        ctx.mark_non_differentiable(h, c)
-        return outputs, h, c
+    def forward(ctx, inputs, w_x, bias, w_h, w_p, h0, c0, batch_sizes, cell_clip, proj_clip):
+        N, D, P = inputs.shape[0], w_p.shape[0], w_p.shape[1]
+        order = _gate_order(D, inputs.device)
+        w_h_ifoj = w_h.index_select(1, order)
+        acts = torch.addmm(bias.index_select(0, order), inputs, w_x.index_select(1, order))  # gates, then σ/tanh
+        cells = inputs.new_empty(N, D)  # clipped c_t
+        tanh_cells = inputs.new_empty(N, D)
+        mids = inputs.new_empty(N, D)  # m_t = σ(o) tanh(c_t)
+        outputs = inputs.new_empty(N, P)
+        cell_pass = torch.empty(N, D, dtype=torch.bool, device=inputs.device) if cell_clip else None
+        proj_pass = torch.empty(N, P, dtype=torch.bool, device=inputs.device) if proj_clip else None
+        starts = _starts(batch_sizes)
+        h_final, c_final = h0.detach().clone(), c0.detach().clone()
+        h_prev, c_prev = h0.detach(), c0.detach()
+        for t, bs in enumerate(batch_sizes):
+            rows = slice(starts[t], starts[t] + bs)
+            gates = acts[rows].addmm_(h_prev[:bs], w_h_ifoj)
+            torch.sigmoid_(gates[:, :3 * D]), torch.tanh_(gates[:, 3 * D:])
+            i, f, o, j = gates.chunk(4, dim=1)
+            c = torch.addcmul(f * c_prev[:bs], i, j, out=cells[rows])
+            _clip_(c, cell_clip, cell_pass[rows] if cell_clip else None)
+            m = torch.mul(torch.tanh(c, out=tanh_cells[rows]), o, out=mids[rows])
+            h = torch.mm(m, w_p, out=outputs[rows])
+            _clip_(h, proj_clip, proj_pass[rows] if proj_clip else None)
+            following = batch_sizes[t + 1] if t + 1 < len(batch_sizes) else 0
+            if following < bs:  # rows whose sequence ends at this step
+                h_final[following:bs], c_final[following:bs] = h[following:], c[following:]
+            h_prev, c_prev = h, c
+        ctx.batch_sizes, ctx.starts, ctx.order = batch_sizes, starts, order
+        ctx.save_for_backward(inputs, w_x, w_h, w_p, h0, c0)
+        ctx.buffers = (acts, cells, tanh_cells, mids, outputs, cell_pass, proj_pass)
+        ctx.mark_non_differentiable(h_final, c_final)
+        return outputs, h_final, c_final
 
     @staticmethod
     def backward(ctx, d_outputs, _dh_final, _dc_final):
-        w_h, w_p, h0, c0, acts, cells, mids, outputs, cell_pass, proj_pass = ctx.saved_tensors
-        batch_sizes = ctx.batch_sizes
-        N, D = cells.shape
-        B = h0.shape[0]
-        d_gates = torch.empty_like(acts)
+        inputs, w_x, w_h, w_p, h0, c0 = ctx.saved_tensors
+        acts, cells, tanh_cells, mids, outputs, cell_pass, proj_pass = ctx.buffers
+        ctx.buffers = None  # one backward pass: the activations are overwritten below
+        batch_sizes, starts, order = ctx.batch_sizes, ctx.starts, ctx.order
+        D = cells.shape[1]
+        d_gates = acts  # step t's gate gradients overwrite its activations (i, f, o, j order)
         d_proj = torch.empty_like(outputs)  # gradient of h_t before its clip (= of m_t w_p)
-        dh_next, dc_next = h0.new_zeros(B, h0.shape[1]), c0.new_zeros(B, D)
-        w_h_t, w_p_t = w_h.t(), w_p.t()
-        starts = [0]
-        for bs in batch_sizes[:-1]:
-            starts.append(starts[-1] + bs)
+        w_h_ifoj_t, w_p_t = w_h.index_select(1, order).t(), w_p.t()
+        dh_next = dc_next = None
         for t in range(len(batch_sizes) - 1, -1, -1):
-            bs, start = batch_sizes[t], starts[t]
-            rows = slice(start, start + bs)
-            dh = torch.add(d_outputs[rows], dh_next[:bs], out=d_proj[rows])
+            bs, rows = batch_sizes[t], slice(starts[t], starts[t] + batch_sizes[t])
+            dh = d_proj[rows]
+            if dh_next is None:
+                dh.copy_(d_outputs[rows])
+            else:
+                n = dh_next.shape[0]
+                torch.add(d_outputs[rows][:n], dh_next, out=dh[:n])
+                dh[n:] = d_outputs[rows][n:]
             if proj_pass is not None:
                 dh.mul_(proj_pass[rows])
-            i, j, f, o = acts[rows].chunk(4, dim=1)
-            c = cells[rows]
+            gates = acts[rows]
+            i, f, o, j = gates.chunk(4, dim=1)
+            tanh_c = tanh_cells[rows]
             c_prev = c0[:bs] if t == 0 else cells[starts[t - 1]: starts[t - 1] + bs]
             dm = dh @ w_p_t
-            tanh_c = torch.tanh(c)
-            di, dj, df, do = d_gates[rows].chunk(4, dim=1)
-            torch.mul(dm, tanh_c, out=do).mul_(o * (1 - o))
-            dc = dm.mul_(o).mul_(1 - tanh_c * tanh_c).add_(dc_next[:bs])
+            d_o = dm * tanh_c
+            dc = dm.mul_(o).mul_(torch.addcmul(torch.ones_like(tanh_c), tanh_c, tanh_c, value=-1))
+            if dc_next is not None:
+                dc[:dc_next.shape[0]] += dc_next
             if cell_pass is not None:
                 dc.mul_(cell_pass[rows])
-            torch.mul(dc, c_prev, out=df).mul_(f * (1 - f))
-            torch.mul(dc, j, out=di).mul_(i * (1 - i))
-            torch.mul(dc, i, out=dj).mul_(1 - j * j)
-            dc_next[:bs] = dc.mul_(f)
-            dh_next[:bs] = d_gates[rows] @ w_h_t
+            d_i, d_f, d_j = dc * j, dc * c_prev, dc * i
+            dc_next = dc.mul_(f)
+            # activations -> derivatives: σ' = s - s², tanh' = 1 - a², then times the gradients
+            gates[:, :3 * D].addcmul_(gates[:, :3 * D], gates[:, :3 * D], value=-1)
+            j.mul_(j).neg_().add_(1)
+            i.mul_(d_i), f.mul_(d_f), o.mul_(d_o), j.mul_(d_j)
+            dh_next = gates @ w_h_ifoj_t
         # h_{t-1} of every step's rows, in the packed layout: h0 for step 0, then the outputs
         h_prev = torch.cat([h0[:batch_sizes[0]]] + [outputs[starts[t - 1]: starts[t - 1] + batch_sizes[t]]
                                                    for t in range(1, len(batch_sizes))])
-        d_w_h = h_prev.t() @ d_gates
+        unorder = torch.argsort(order)
+        d_inputs = d_gates @ w_x.index_select(1, order).t()
+        d_w_x = (inputs.t() @ d_gates).index_select(1, unorder)
+        d_bias = d_gates.sum(0).index_select(0, unorder)
+        d_w_h = (h_prev.t() @ d_gates).index_select(1, unorder)
         d_w_p = mids.t() @ d_proj
-        return d_gates, d_w_h, d_w_p, dh_next, dc_next, None, None, None
+        B = h0.shape[0]
+        d_h0, d_c0 = h0.new_zeros(B, h0.shape[1]), c0.new_zeros(B, D)
+        d_h0[:dh_next.shape[0]], d_c0[:dc_next.shape[0]] = dh_next, dc_next
+        return d_inputs, d_w_x, d_bias, d_w_h, d_w_p, d_h0, d_c0, None, None, None
 
 
-def projected_lstm(xw: torch.Tensor, w_h: torch.Tensor, w_p: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor,
-                   batch_sizes: list[int], cell_clip: float | None, proj_clip: float | None):
-    """Packed outputs (N, P) and the final (h, c) of every row; see the module docstring."""
-    return ProjectedLSTMFunction.apply(xw, w_h, w_p, h0, c0, list(batch_sizes), cell_clip, proj_clip)
+def projected_lstm(inputs: torch.Tensor, w_x: torch.Tensor, bias: torch.Tensor, w_h: torch.Tensor,
+                   w_p: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor, batch_sizes: list[int],
+                   cell_clip: float | None, proj_clip: float | None):
+    """Packed outputs (N, P) and the final (h, c) of every row; ``bias`` includes the forget
+    bias. See the module docstring."""
+    return ProjectedLSTMFunction.apply(inputs, w_x, bias, w_h, w_p, h0, c0, list(batch_sizes), cell_clip, proj_clip)

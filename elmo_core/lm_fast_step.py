@@ -2,12 +2,13 @@
 ``LanguageModel.forward`` followed by ``backward``, computed with less overhead.
 
 * The character CNN runs once for the word types of both streams (the backward stream reads
-  the same words), instead of once per direction.
+  the same words), instead of once per direction; the types are found by numpy.
 * Each LSTM layer is one autograd function with its backward pass through time written out
   (``fused_lstm``): no per-step autograd records, and the weight gradients as two large
   products over all steps.
-* The softmax head in chunks of rows with its logits recomputed in the backward pass
-  (``softmax_head``), so they never leave the cache.
+* The adaptive softmax (head and tail clusters) computes its loss and its gradients in one pass
+  over chunks of rows (``softmax_head``), so the logits never leave the cache; the LSTMs'
+  gradients then start from the gradient of their top output (``grad_outputs``).
 * On a CPU with two or more threads the forward and the backward LM — LSTMs, dropout, softmax,
   and their backward passes — run at the same time, each on its share of the threads
   (``cpu_speedups.run_side_by_side``). Each direction's gradients are taken with
@@ -22,12 +23,13 @@ updates and gradients of single updates.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .cpu_speedups import run_side_by_side
 from .fused_lstm import projected_lstm
-from .softmax_head import adaptive_target_log_probs
+from .softmax_head import adaptive_nll_with_grads
 from .lm_data import LMBatch
 from .lm_training import LanguageModel
 from .bilm import State
@@ -71,9 +73,8 @@ class FastTrainingStep:
         for k, layer in enumerate(layers):
             h0, c0 = state[k]
             inp = data * masks[k] if masks[k] is not None else data
-            xw = torch.addmm(layer.bias + layer.forget_bias, inp, layer.w_x)
-            out, h, c = projected_lstm(xw, layer.w_h, layer.w_p, h0, c0, batch_sizes, layer.cell_clip,
-                                       layer.proj_clip)
+            out, h, c = projected_lstm(inp, layer.w_x, layer.bias + layer.forget_bias, layer.w_h, layer.w_p, h0, c0,
+                                       batch_sizes, layer.cell_clip, layer.proj_clip)
             if k > 0 and opts.use_skip_connections:
                 out = out + inp
             final.append((h, c))
@@ -86,19 +87,18 @@ class FastTrainingStep:
             top = top * masks[-1]
         valid = torch.arange(T, device=tokens.device).unsqueeze(0) < lengths.to(tokens.device).unsqueeze(1)
         valid = valid & (targets >= 0)
-        nll = -adaptive_target_log_probs(self.lm.softmax, top[valid], targets[valid]).sum()
-        params = [leaf] + list(layers.parameters()) + list(self.lm.softmax.parameters())
-        grads = torch.autograd.grad(nll * scale, params, allow_unused=True)
-        return nll.detach(), final, grads
+        top = top[valid]
+        nll, d_top, softmax_grads = adaptive_nll_with_grads(self.lm.softmax, top, targets[valid], scale)
+        grads = torch.autograd.grad(top, [leaf] + list(layers.parameters()), grad_outputs=d_top, allow_unused=True)
+        return nll.sum(), final, list(grads) + softmax_grads
 
     def __call__(self, batch: LMBatch, state: State, scale: float, rows: slice = slice(None),
                  device: str | torch.device = "cpu") -> tuple[torch.Tensor, State]:
         lm, L = self.lm, self.lm.bilm.opts.n_layers
         lengths = torch.from_numpy(batch.lengths[rows]).to(device)
-        chars = [torch.from_numpy(c[rows]).to(device) for c in (batch.forward_chars, batch.backward_chars)]
         targets = [torch.from_numpy(t[rows]).to(device) for t in (batch.forward_targets, batch.backward_targets)]
-        B, T = chars[0].shape[:2]
-        tokens = lm.bilm.embed_tokens(torch.cat(chars), torch.cat([lengths, lengths]))  # both streams at once
+        B, T = batch.forward_chars[rows].shape[:2]
+        tokens = _embed_both_streams(lm.bilm, batch, rows, device)
         n_packed = int(lengths.sum())
         masks = [self._masks((n_packed, tokens.shape[2]), (B, T, tokens.shape[2]), tokens.dtype, tokens.device)
                  for _ in range(2)]
@@ -114,6 +114,24 @@ class FastTrainingStep:
         _accumulate(lm.softmax.parameters(), softmax_grads)
         tokens.backward(torch.cat([grads_f[0], grads_b[0]]))
         return torch.stack([nll_f, nll_b]), final_f + final_b
+
+
+def _embed_both_streams(bilm, batch: LMBatch, rows: slice, device) -> torch.Tensor:
+    """``bilm.embed_tokens`` of the forward then the backward stream (2B, T, P): the character
+    CNN runs once per distinct token of both (found by numpy on the rows' bytes, much faster
+    than ``torch.unique(dim=0)``), under autograd."""
+    chars = np.concatenate([batch.forward_chars[rows], batch.backward_chars[rows]])
+    lengths = np.concatenate([batch.lengths[rows], batch.lengths[rows]])
+    B, T, C = chars.shape
+    mask = np.arange(T)[None, :] < lengths[:, None]
+    words = np.ascontiguousarray(chars[mask])
+    keys = words.view(np.dtype((np.void, words.dtype.itemsize * C))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    types = torch.from_numpy(words[first]).to(device)
+    encoded = bilm.token_encoder(types)
+    out = encoded.new_zeros(B, T, encoded.shape[1])
+    out[torch.from_numpy(mask).to(device)] = encoded[torch.from_numpy(inverse.reshape(-1)).to(device)]
+    return out
 
 
 def _sum(a, b):

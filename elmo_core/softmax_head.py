@@ -1,72 +1,86 @@
 """The biLM's softmax (Peters et al. 2018, §3.1: Θs, shared by both directions) for training: the
-target log-probabilities of ``torch.nn.AdaptiveLogSoftmaxWithLoss`` — the same parameters and
-the same mathematics as its ``forward(...).output`` — with a cheaper head.
+negative log-likelihood of ``torch.nn.AdaptiveLogSoftmaxWithLoss`` — the same parameters and the
+same mathematics as ``-forward(...).output`` — together with its gradients, in one pass.
 
-The head (shortlist words + one entry per tail cluster; 4,002 columns for the small biLM) is a
-full softmax for every predicted token. Under plain autograd its (tokens x columns) logits and
-log-probabilities are written to memory, read back, and a third full-size tensor is made in
-the backward pass. Here the head is one autograd function that works on a few hundred rows at
-a time, so the logits stay in cache: the forward pass keeps only each row's log-sum-exp, and
-the backward pass recomputes the logits of its rows (one more matrix product) and turns them
-into the gradient in place. The tail clusters use the module's own layers under autograd.
+Under plain autograd each softmax (the head: shortlist words + one entry per tail cluster,
+4,002 columns for the small biLM; each tail cluster: 16,000 and 41,319 columns) writes its
+(rows x columns) logits and log-probabilities to memory, reads them back, and makes more
+full-size tensors in the backward pass (the gather's zero-filled gradient, the log-softmax's
+gradient). A training update needs only the loss and its gradients, and the gradient of
+``scale * Σ NLL`` with respect to the logits is known as soon as the logits are:
+``scale * (softmax - onehot(target))``. So each softmax here works on a few hundred rows at a
+time, keeps them in cache, and in the same pass turns them into the input and weight gradients
+(two more matrix products): three products per softmax instead of autograd's three plus the
+memory traffic, and nothing of size rows x columns outlives its chunk.
+
+The caller takes the input's gradient on through autograd (``torch.autograd.grad`` with
+``grad_outputs``) and adds the parameter gradients itself.
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-HEAD_CHUNK_ROWS = 256
+CHUNK_ROWS = 256
 
 
-class HeadLogProb(torch.autograd.Function):
-    """``log_softmax(x Wᵀ + b)[row, column[row]]`` for every row, computed in chunks of rows."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, column):
-        out, lse = x.new_empty(x.shape[0]), x.new_empty(x.shape[0])
-        for start in range(0, x.shape[0], HEAD_CHUNK_ROWS):
-            rows = slice(start, start + HEAD_CHUNK_ROWS)
-            logits = torch.addmm(bias, x[rows], weight.t()) if bias is not None else x[rows] @ weight.t()
-            torch.logsumexp(logits, 1, out=lse[rows])
-            torch.sub(logits.gather(1, column[rows, None]).squeeze(1), lse[rows], out=out[rows])
-        ctx.save_for_backward(x, weight, bias, column, lse)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, weight, bias, column, lse = ctx.saved_tensors
-        dx, dw = torch.empty_like(x), torch.zeros_like(weight)
-        db = torch.zeros_like(bias) if bias is not None else None
-        for start in range(0, x.shape[0], HEAD_CHUNK_ROWS):
-            rows = slice(start, start + HEAD_CHUNK_ROWS)
-            logits = torch.addmm(bias, x[rows], weight.t()) if bias is not None else x[rows] @ weight.t()
-            g = grad[rows, None]
-            d_logits = logits.sub_(lse[rows, None]).exp_().mul_(-g)  # -g · softmax
-            d_logits.scatter_add_(1, column[rows, None], g)  # + g at the target column
-            torch.mm(d_logits, weight, out=dx[rows])
-            dw.addmm_(d_logits.t(), x[rows])
-            if db is not None:
-                db += d_logits.sum(0)
-        return dx, dw, db, None
+def _softmax_nll_with_grads(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                            column: torch.Tensor, scale: float):
+    """For ``logits = x Wᵀ + b``: ``-log_softmax(logits)[row, column[row]]`` per row, and the
+    gradients of ``scale * Σ rows`` with respect to x, W and b."""
+    nll, dx, dw = x.new_empty(x.shape[0]), torch.empty_like(x), torch.zeros_like(weight)
+    db = torch.zeros_like(bias) if bias is not None else None
+    for start in range(0, x.shape[0], CHUNK_ROWS):
+        rows = slice(start, start + CHUNK_ROWS)
+        xs, col = x[rows], column[rows, None]
+        logits = torch.addmm(bias, xs, weight.t()) if bias is not None else xs @ weight.t()
+        top = logits.amax(1, keepdim=True)
+        target = logits.gather(1, col)
+        probs = logits.sub_(top).exp_()  # in place: the logits are not needed again
+        total = probs.sum(1, keepdim=True)
+        torch.sub(top.add_(total.log()), target, out=nll[rows, None])  # log Σ exp - target logit
+        d_logits = probs.mul_(total.reciprocal_().mul_(scale))  # scale * softmax
+        d_logits.scatter_add_(1, col, torch.full_like(target, -scale))  # - scale at the target
+        torch.mm(d_logits, weight, out=dx[rows])
+        dw.addmm_(d_logits.t(), xs)
+        if db is not None:
+            db += d_logits.sum(0)
+    return nll, dx, dw, db
 
 
-def adaptive_target_log_probs(softmax: nn.AdaptiveLogSoftmaxWithLoss, x: torch.Tensor,
-                              target: torch.Tensor) -> torch.Tensor:
-    """``softmax(x, target).output``: log p(target) of every row (N,)."""
+def adaptive_nll_with_grads(softmax: nn.AdaptiveLogSoftmaxWithLoss, x: torch.Tensor, target: torch.Tensor,
+                            scale: float) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    """``-softmax(x, target).output`` (N,), the gradient of ``scale * Σ NLL`` with respect to ``x``
+    (N, in_features), and with respect to each of ``softmax.parameters()``, in that order (a
+    zero tensor for a tail cluster no target falls in). No autograd graph is made."""
     if x.shape[0] != target.shape[0]:
         raise ValueError(f"{x.shape[0]} rows of input but {target.shape[0]} targets")
     if ((target < 0) | (target >= softmax.n_classes)).any():
         raise ValueError(f"targets must be in [0, {softmax.n_classes - 1}]")
-    output = x.new_zeros(x.shape[0])
-    head_column = target.clone()  # the word itself in the shortlist, else its cluster's entry
-    bounds = [0] + list(softmax.cutoffs)
-    for k in range(1, len(bounds) - 1):
-        in_cluster = (target >= bounds[k]) & (target < bounds[k + 1])
-        rows = in_cluster.nonzero().squeeze(1)
-        if rows.numel() == 0:
-            continue
-        head_column[rows] = softmax.shortlist_size + k - 1
-        cluster_logprob = torch.log_softmax(softmax.tail[k - 1](x.index_select(0, rows)), dim=1)
-        local = cluster_logprob.gather(1, (target[rows] - bounds[k]).unsqueeze(1)).squeeze(1)
-        output = output.index_copy(0, rows, local)
-    return output + HeadLogProb.apply(x, softmax.head.weight, softmax.head.bias, head_column)
+    x = x.detach()
+    grads = {}
+    with torch.no_grad():
+        head_column = target.clone()  # the word itself in the shortlist, else its cluster's entry
+        tail_parts = []
+        bounds = [0] + list(softmax.cutoffs)
+        for k in range(1, len(bounds) - 1):
+            down, up = softmax.tail[k - 1][0].weight, softmax.tail[k - 1][1].weight
+            rows = ((target >= bounds[k]) & (target < bounds[k + 1])).nonzero().squeeze(1)
+            if rows.numel() == 0:
+                grads[f"tail.{k - 1}.0.weight"], grads[f"tail.{k - 1}.1.weight"] = \
+                    torch.zeros_like(down), torch.zeros_like(up)
+                continue
+            head_column[rows] = softmax.shortlist_size + k - 1
+            x_rows = x.index_select(0, rows)
+            hidden = x_rows @ down.t()
+            local_nll, d_hidden, d_up, _ = _softmax_nll_with_grads(hidden, up, None, target[rows] - bounds[k], scale)
+            grads[f"tail.{k - 1}.0.weight"], grads[f"tail.{k - 1}.1.weight"] = d_hidden.t() @ x_rows, d_up
+            tail_parts.append((rows, local_nll, d_hidden @ down))
+        nll, dx, grads["head.weight"], d_bias = _softmax_nll_with_grads(
+            x, softmax.head.weight, softmax.head.bias, head_column, scale)
+        if d_bias is not None:
+            grads["head.bias"] = d_bias
+        for rows, local_nll, d_x_rows in tail_parts:
+            nll.index_add_(0, rows, local_nll)
+            dx.index_add_(0, rows, d_x_rows)
+    return nll, dx, [grads[name] for name, _ in softmax.named_parameters()]

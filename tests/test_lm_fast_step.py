@@ -7,13 +7,15 @@ import pytest
 import torch
 
 from elmo_core.bilm import BiLM, ProjectedLSTM
+from elmo_core.char_cnn import WindowConvMax
+from elmo_core.characters import batch_to_ids
 from elmo_core.fused_lstm import projected_lstm
 from elmo_core.lm_data import LMStream, Vocabulary
 from elmo_core.lm_fast_step import FastTrainingStep, train_step_plain
 from elmo_core.lm_training import LanguageModel, detach_state
 from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
-from elmo_core.softmax_head import adaptive_target_log_probs
+from elmo_core.softmax_head import adaptive_nll_with_grads
 
 from conftest import shared_path
 
@@ -85,33 +87,89 @@ def test_fused_lstm_equals_the_step_loop_under_autograd():
     torch.manual_seed(0)
     layer = ProjectedLSTM(6, 10, 5, cell_clip=0.3, proj_clip=0.2)
     batch_sizes = [4, 4, 3, 3, 1]
-    data = torch.randn(sum(batch_sizes), 6)
+    data = torch.randn(sum(batch_sizes), 6, requires_grad=True)
     h0, c0 = torch.randn(4, 5, requires_grad=True), torch.randn(4, 10, requires_grad=True)
     weights = torch.randn(sum(batch_sizes), 5)
     out, h, c = layer(data, batch_sizes, h0, c0)
-    inputs = [h0, c0, layer.w_x, layer.w_h, layer.w_p, layer.bias]
+    inputs = [data, h0, c0, layer.w_x, layer.w_h, layer.w_p, layer.bias]
     expected = torch.autograd.grad((out * weights).sum(), inputs)
-    xw = torch.addmm(layer.bias + layer.forget_bias, data, layer.w_x)
-    out2, h2, c2 = projected_lstm(xw, layer.w_h, layer.w_p, h0, c0, batch_sizes, 0.3, 0.2)
+    out2, h2, c2 = projected_lstm(data, layer.w_x, layer.bias + layer.forget_bias, layer.w_h, layer.w_p, h0, c0,
+                                  batch_sizes, 0.3, 0.2)
     assert torch.allclose(out, out2, atol=1e-6) and torch.allclose(h, h2, atol=1e-6) and torch.allclose(c, c2, atol=1e-6)
     got = torch.autograd.grad((out2 * weights).sum(), inputs)
     for a, b in zip(expected, got):
         assert torch.allclose(a, b, atol=1e-5)
 
 
-def test_softmax_head_equals_the_adaptive_softmax():
+@pytest.mark.parametrize("head_bias", [False, True])
+def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(head_bias):
+    """More rows than one chunk, the cluster edges, an empty tail cluster: the NLL per row and
+    the gradients of scale * Σ NLL (input and every parameter) equal autograd's."""
     torch.manual_seed(0)
-    softmax = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 700, [10, 300], div_value=2.0)
-    x = torch.randn(600, 8, requires_grad=True)  # more rows than one chunk
-    target = torch.randint(0, 700, (600,))
-    target[:5] = torch.tensor([0, 9, 10, 299, 699])  # the cluster edges
-    want = softmax(x, target).output
-    got = adaptive_target_log_probs(softmax, x, target)
-    assert torch.allclose(want, got, atol=1e-5)
-    params = [x] + list(softmax.parameters())
-    weights = torch.randn(600)
-    for a, b in zip(torch.autograd.grad((want * weights).sum(), params),
-                    torch.autograd.grad((got * weights).sum(), params)):
-        assert torch.allclose(a, b, atol=1e-5)
+    softmax = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 900, [10, 300, 700], div_value=2.0, head_bias=head_bias)
+    x = torch.randn(600, 8, requires_grad=True)
+    target = torch.randint(0, 300, (600,))  # nothing in the last cluster
+    target[:4] = torch.tensor([0, 9, 10, 299])
+    want = -softmax(x, target).output
+    nll, dx, grads = adaptive_nll_with_grads(softmax, x, target, scale=0.3)
+    assert torch.allclose(want, nll, atol=1e-5)
+    expected = torch.autograd.grad(0.3 * want.sum(), [x] + list(softmax.parameters()), allow_unused=True)
+    assert torch.allclose(expected[0], dx, atol=1e-6)
+    for (name, p), a, b in zip(softmax.named_parameters(), expected[1:], grads):
+        assert b.shape == p.shape, name
+        assert torch.allclose(a if a is not None else torch.zeros_like(p), b, atol=1e-6), name
+    assert not grads[-1].any()  # the empty cluster
     with pytest.raises(ValueError, match="targets must be in"):
-        adaptive_target_log_probs(softmax, x[:1], torch.tensor([700]))
+        adaptive_nll_with_grads(softmax, x[:1], torch.tensor([900]), 1.0)
+
+
+def test_window_conv_max_equals_conv1d_and_amax_under_autograd():
+    """Values and gradients (input, weight, bias) of the written-out backward equal autograd's
+    conv1d + amax, including tokens whose maximal windows tie (repeated characters)."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv1d(4, 6, 3)
+    x = torch.randn(5, 4, 9)
+    x[0] = x[0, :, :1].expand(4, 9)  # every window of token 0 the same: all tie
+    x[1, :, 5:] = x[1, :, :4]  # a repeated stretch
+    x.requires_grad_()
+    weights = torch.randn(5, 6)
+    want = conv(x).amax(dim=2)
+    got = WindowConvMax.apply(x, conv.weight, conv.bias)
+    assert torch.allclose(want, got, atol=1e-6)
+    params = [conv.weight, conv.bias]
+    expected = torch.autograd.grad((want * weights).sum(), [x] + params)
+    found = torch.autograd.grad((got * weights).sum(), [x] + params)
+    for a, b in zip(expected[1:], found[1:]):
+        assert torch.allclose(a, b, atol=1e-5)
+    # the input's gradient may sit on either of two tied windows; per token and channel its sum,
+    # and everything of the tokens without ties, are the same
+    assert torch.allclose(expected[0].sum(2), found[0].sum(2), atol=1e-5)
+    assert torch.allclose(expected[0][2:], found[0][2:], atol=1e-6)
+
+
+def test_training_char_cnn_equals_the_plain_convolution_with_gradients():
+    """The training route of the character CNN (sorted chunks, every filter in one masked window
+    product, padding-only windows once) against convolving every position of every token filter
+    by filter under autograd: the same token vectors and the same gradients of every parameter,
+    for short words, repeated letters and words as long as the token allows."""
+    options = json.loads(json.dumps(PRESETS["tiny"]))
+    options["char_cnn"]["max_characters_per_token"] = 12
+    torch.manual_seed(0)
+    bilm = BiLM(parse_options(options)).train()
+    encoder = bilm.token_encoder
+    encoder.CONV_CHUNK_AUTOGRAD = 3  # chunks of short words (padding-only windows) and of long ones (late starts)
+    words = ["a", "the", "see", "aaaaaaa", "Mississippi", "antidisestablishment", "x" * 30, "ok"]
+    char_ids = batch_to_ids([words], max_chars=12)[0]
+    weights = torch.randn(len(words), bilm.opts.projection_dim)
+    results = []
+    for shortcut in (True, False):
+        encoder.padding_shortcut = shortcut
+        encoder.zero_grad(set_to_none=True)
+        out = encoder(char_ids)
+        (out * weights).sum().backward()
+        results.append((out.detach(), {n: p.grad.clone() for n, p in encoder.named_parameters()}))
+    encoder.padding_shortcut = True
+    (fast, fast_grads), (plain, plain_grads) = results
+    assert torch.allclose(fast, plain, atol=1e-5)
+    for name, g in plain_grads.items():
+        assert torch.allclose(fast_grads[name], g, atol=1e-5), name
