@@ -10,8 +10,8 @@ Why: under autograd every step records a dozen small operations and its own weig
 products (128 x 128 by 128 x 2048 for the small biLM). Here the forward loop runs without
 autograd, keeping the gate activations; the backward loop computes only what must be
 sequential (the gradient of the gates, then of the previous state), and the weight gradients
-come at the end from large products over all steps at once: dW_x = Σ_t x_tᵀ dgates_t,
-dW_h = Σ_t h_{t-1}ᵀ dgates_t and dW_p = Σ_t m_tᵀ dh_t.
+come at the end from large products over all steps at once: [dW_x; dW_h] = Σ_t [x_t h_{t-1}]ᵀ
+dgates_t (one product) and dW_p = Σ_t m_tᵀ dh_t.
 
 Less memory traffic per step: the gate columns are taken in the order i, f, o, j (a permuted
 copy of the small weights per call), so the three sigmoids are one operation on a block and
@@ -43,6 +43,19 @@ def _clip_(x: torch.Tensor, clip: float | None, passes: torch.Tensor | None) -> 
         x.clamp_(-clip, clip)
 
 
+def _buffer(workspace: dict | None, name: str, shape, like: torch.Tensor, dtype=None) -> torch.Tensor:
+    """An uninitialised tensor; with a ``workspace``, the one kept there from the last call when
+    it fits (no fresh pages to fault in on every update)."""
+    dtype = dtype or like.dtype
+    if workspace is None:
+        return torch.empty(shape, dtype=dtype, device=like.device)
+    kept = workspace.get(name)
+    if kept is None or kept.shape != torch.Size(shape) or kept.dtype != dtype or kept.device != like.device:
+        kept = workspace[name] = None  # free the old one first
+        kept = workspace[name] = torch.empty(shape, dtype=dtype, device=like.device)
+    return kept
+
+
 def _starts(batch_sizes: list[int]) -> list[int]:
     starts = [0]
     for bs in batch_sizes[:-1]:
@@ -52,17 +65,19 @@ def _starts(batch_sizes: list[int]) -> list[int]:
 
 class ProjectedLSTMFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, inputs, w_x, bias, w_h, w_p, h0, c0, batch_sizes, cell_clip, proj_clip):
+    def forward(ctx, inputs, w_x, bias, w_h, w_p, h0, c0, batch_sizes, cell_clip, proj_clip, workspace):
         N, D, P = inputs.shape[0], w_p.shape[0], w_p.shape[1]
         order = _gate_order(D, inputs.device)
         w_h_ifoj = w_h.index_select(1, order)
-        acts = torch.addmm(bias.index_select(0, order), inputs, w_x.index_select(1, order))  # gates, then σ/tanh
-        cells = inputs.new_empty(N, D)  # clipped c_t
-        tanh_cells = inputs.new_empty(N, D)
-        mids = inputs.new_empty(N, D)  # m_t = σ(o) tanh(c_t)
+        acts = _buffer(workspace, "acts", (N, 4 * D), inputs)  # gates, then σ/tanh, then their gradients
+        torch.addmm(bias.index_select(0, order), inputs, w_x.index_select(1, order), out=acts)
+        cells = _buffer(workspace, "cells", (N, D), inputs)  # clipped c_t
+        tanh_cells = _buffer(workspace, "tanh_cells", (N, D), inputs)
+        mids = _buffer(workspace, "mids", (N, D), inputs)  # m_t = σ(o) tanh(c_t)
         outputs = inputs.new_empty(N, P)
-        cell_pass = torch.empty(N, D, dtype=torch.bool, device=inputs.device) if cell_clip else None
-        proj_pass = torch.empty(N, P, dtype=torch.bool, device=inputs.device) if proj_clip else None
+        cell_pass = _buffer(workspace, "cell_pass", (N, D), inputs, torch.bool) if cell_clip else None
+        proj_pass = _buffer(workspace, "proj_pass", (N, P), inputs, torch.bool) if proj_clip else None
+        ctx.workspace = workspace
         starts = _starts(batch_sizes)
         h_final, c_final = h0.detach().clone(), c0.detach().clone()
         h_prev, c_prev = h0.detach(), c0.detach()
@@ -94,7 +109,7 @@ class ProjectedLSTMFunction(torch.autograd.Function):
         batch_sizes, starts, order = ctx.batch_sizes, ctx.starts, ctx.order
         D = cells.shape[1]
         d_gates = acts  # step t's gate gradients overwrite its activations (i, f, o, j order)
-        d_proj = torch.empty_like(outputs)  # gradient of h_t before its clip (= of m_t w_p)
+        d_proj = _buffer(ctx.workspace, "d_proj", outputs.shape, outputs)  # gradient of h_t before its clip
         w_h_ifoj_t, w_p_t = w_h.index_select(1, order).t(), w_p.t()
         dh_next = dc_next = None
         for t in range(len(batch_sizes) - 1, -1, -1):
@@ -126,24 +141,34 @@ class ProjectedLSTMFunction(torch.autograd.Function):
             j.mul_(j).neg_().add_(1)
             i.mul_(d_i), f.mul_(d_f), o.mul_(d_o), j.mul_(d_j)
             dh_next = gates @ w_h_ifoj_t
-        # h_{t-1} of every step's rows, in the packed layout: h0 for step 0, then the outputs
-        h_prev = torch.cat([h0[:batch_sizes[0]]] + [outputs[starts[t - 1]: starts[t - 1] + batch_sizes[t]]
-                                                   for t in range(1, len(batch_sizes))])
+        # beside each row's input, its h_{t-1} (h0 for step 0, then the outputs), so that the
+        # input and recurrent weight gradients are one product
+        n_in = inputs.shape[1]
+        both = inputs.new_empty(inputs.shape[0], n_in + w_h.shape[0])
+        both[:, :n_in] = inputs
+        both[:batch_sizes[0], n_in:] = h0[:batch_sizes[0]]
+        for t in range(1, len(batch_sizes)):
+            both[starts[t]: starts[t] + batch_sizes[t], n_in:] = outputs[starts[t - 1]: starts[t - 1] + batch_sizes[t]]
         unorder = torch.argsort(order)
         d_inputs = d_gates @ w_x.index_select(1, order).t()
-        d_w_x = (inputs.t() @ d_gates).index_select(1, unorder)
+        d_w_x, d_w_h = (both.t() @ d_gates).index_select(1, unorder).split([n_in, w_h.shape[0]])
         d_bias = d_gates.sum(0).index_select(0, unorder)
-        d_w_h = (h_prev.t() @ d_gates).index_select(1, unorder)
         d_w_p = mids.t() @ d_proj
         B = h0.shape[0]
         d_h0, d_c0 = h0.new_zeros(B, h0.shape[1]), c0.new_zeros(B, D)
         d_h0[:dh_next.shape[0]], d_c0[:dc_next.shape[0]] = dh_next, dc_next
-        return d_inputs, d_w_x, d_bias, d_w_h, d_w_p, d_h0, d_c0, None, None, None
+        return d_inputs, d_w_x, d_bias, d_w_h, d_w_p, d_h0, d_c0, None, None, None, None
 
 
 def projected_lstm(inputs: torch.Tensor, w_x: torch.Tensor, bias: torch.Tensor, w_h: torch.Tensor,
                    w_p: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor, batch_sizes: list[int],
-                   cell_clip: float | None, proj_clip: float | None):
+                   cell_clip: float | None, proj_clip: float | None, workspace: dict | None = None):
     """Packed outputs (N, P) and the final (h, c) of every row; ``bias`` includes the forget
-    bias. See the module docstring."""
-    return ProjectedLSTMFunction.apply(inputs, w_x, bias, w_h, w_p, h0, c0, list(batch_sizes), cell_clip, proj_clip)
+    bias. See the module docstring.
+
+    ``workspace``: a dict owned by the caller, one per layer, in which the internal buffers are
+    kept from one call to the next. Only for a caller that finishes each call's backward pass
+    before the next call with the same dict (a training step), since the next call overwrites
+    what the last one saved for its backward pass."""
+    return ProjectedLSTMFunction.apply(inputs, w_x, bias, w_h, w_p, h0, c0, list(batch_sizes), cell_clip, proj_clip,
+                                       workspace)

@@ -2,7 +2,9 @@
 ``LanguageModel.forward`` followed by ``backward``, computed with less overhead.
 
 * The character CNN runs once for the word types of both streams (the backward stream reads
-  the same words), instead of once per direction; the types are found by numpy.
+  the same words), instead of once per direction; the types are found by numpy. With two or
+  more threads, each half of the types runs on its own thread, forward and backward (the
+  CNN's many small operations gain little from a second thread inside each).
 * Each LSTM layer is one autograd function with its backward pass through time written out
   (``fused_lstm``): no per-step autograd records, and the weight gradients as two large
   products over all steps.
@@ -23,6 +25,8 @@ updates and gradients of single updates.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -42,6 +46,7 @@ class FastTrainingStep:
     def __init__(self, lm: LanguageModel, side_by_side: bool | None = None):
         self.lm = lm
         self.side_by_side = side_by_side
+        self._workspaces: dict = {}  # per (direction, layer): the fused LSTM's buffers, reused every update
 
     def _parallel(self, device) -> bool:
         if self.side_by_side is not None:
@@ -74,7 +79,8 @@ class FastTrainingStep:
             h0, c0 = state[k]
             inp = data * masks[k] if masks[k] is not None else data
             out, h, c = projected_lstm(inp, layer.w_x, layer.bias + layer.forget_bias, layer.w_h, layer.w_p, h0, c0,
-                                       batch_sizes, layer.cell_clip, layer.proj_clip)
+                                       batch_sizes, layer.cell_clip, layer.proj_clip,
+                                       self._workspaces.setdefault((direction, k), {}))
             if k > 0 and opts.use_skip_connections:
                 out = out + inp
             final.append((h, c))
@@ -98,40 +104,62 @@ class FastTrainingStep:
         lengths = torch.from_numpy(batch.lengths[rows]).to(device)
         targets = [torch.from_numpy(t[rows]).to(device) for t in (batch.forward_targets, batch.backward_targets)]
         B, T = batch.forward_chars[rows].shape[:2]
-        tokens = _embed_both_streams(lm.bilm, batch, rows, device)
+        parallel = self._parallel(device)
+        types = TokenTypes(batch, rows, device)
+        halves = types.chars.tensor_split(2 if parallel and len(types.chars) > 1 else 1)
+        encoder = lm.bilm.token_encoder
+        work = [lambda h=h: encoder(h) for h in halves]
+        encoded = run_side_by_side(*work) if len(work) == 2 else [w() for w in work]
+        tokens = types.scatter(torch.cat([e.detach() for e in encoded]))
         n_packed = int(lengths.sum())
         masks = [self._masks((n_packed, tokens.shape[2]), (B, T, tokens.shape[2]), tokens.dtype, tokens.device)
                  for _ in range(2)]
         token_parts = tokens.split(B)
         work = [lambda d=d: self._direction(d, token_parts[d], lengths, targets[d], state[d * L:(d + 1) * L],
                                             masks[d], scale) for d in range(2)]
-        results = run_side_by_side(*work) if self._parallel(device) else [w() for w in work]
+        results = run_side_by_side(*work) if parallel else [w() for w in work]
         (nll_f, final_f, grads_f), (nll_b, final_b, grads_b) = results
         n_lstm = len(list(lm.bilm.forward_layers.parameters()))
         for layers, grads in ((lm.bilm.forward_layers, grads_f), (lm.bilm.backward_layers, grads_b)):
             _accumulate(layers.parameters(), grads[1: 1 + n_lstm])
         softmax_grads = [_sum(a, b) for a, b in zip(grads_f[1 + n_lstm:], grads_b[1 + n_lstm:])]
         _accumulate(lm.softmax.parameters(), softmax_grads)
-        tokens.backward(torch.cat([grads_f[0], grads_b[0]]))
+        # the character CNN's backward, each half of the types on its own thread as in its forward
+        d_types = types.gather_gradient(torch.cat([grads_f[0], grads_b[0]])).split([len(h) for h in halves])
+        params = list(encoder.parameters())
+        work = [lambda e=e, d=d: torch.autograd.grad(e, params, d, allow_unused=True) for e, d in zip(encoded, d_types)]
+        grads = run_side_by_side(*work) if len(work) == 2 else [w() for w in work]
+        _accumulate(params, [functools.reduce(_sum, g) for g in zip(*grads)])
         return torch.stack([nll_f, nll_b]), final_f + final_b
 
 
-def _embed_both_streams(bilm, batch: LMBatch, rows: slice, device) -> torch.Tensor:
-    """``bilm.embed_tokens`` of the forward then the backward stream (2B, T, P): the character
-    CNN runs once per distinct token of both (found by numpy on the rows' bytes, much faster
-    than ``torch.unique(dim=0)``), under autograd."""
-    chars = np.concatenate([batch.forward_chars[rows], batch.backward_chars[rows]])
-    lengths = np.concatenate([batch.lengths[rows], batch.lengths[rows]])
-    B, T, C = chars.shape
-    mask = np.arange(T)[None, :] < lengths[:, None]
-    words = np.ascontiguousarray(chars[mask])
-    keys = words.view(np.dtype((np.void, words.dtype.itemsize * C))).ravel()
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    types = torch.from_numpy(words[first]).to(device)
-    encoded = bilm.token_encoder(types)
-    out = encoded.new_zeros(B, T, encoded.shape[1])
-    out[torch.from_numpy(mask).to(device)] = encoded[torch.from_numpy(inverse.reshape(-1)).to(device)]
-    return out
+class TokenTypes:
+    """The distinct tokens of both streams of a batch (the backward stream reads the same words),
+    found by numpy on the rows' character bytes (much faster than ``torch.unique(dim=0)``): the
+    character CNN runs once per type, and its outputs are spread to the (2B, T) positions."""
+
+    def __init__(self, batch: LMBatch, rows: slice, device):
+        chars = np.concatenate([batch.forward_chars[rows], batch.backward_chars[rows]])
+        lengths = np.concatenate([batch.lengths[rows], batch.lengths[rows]])
+        self.shape = chars.shape[:2]
+        mask = np.arange(self.shape[1])[None, :] < lengths[:, None]
+        words = np.ascontiguousarray(chars[mask])
+        keys = words.view(np.dtype((np.void, words.dtype.itemsize * words.shape[1]))).ravel()
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        self.chars = torch.from_numpy(words[first]).to(device)
+        self.mask = torch.from_numpy(mask).to(device)
+        self.inverse = torch.from_numpy(inverse.reshape(-1)).to(device)
+
+    def scatter(self, encoded: torch.Tensor) -> torch.Tensor:
+        """(types, P) -> (2B, T, P), zeros on padding (``BiLM.embed_tokens``'s layout)."""
+        out = encoded.new_zeros(*self.shape, encoded.shape[1])
+        out[self.mask] = encoded[self.inverse]
+        return out
+
+    def gather_gradient(self, d_tokens: torch.Tensor) -> torch.Tensor:
+        """The gradient of ``scatter``'s input from that of its output."""
+        d_types = d_tokens.new_zeros(len(self.chars), d_tokens.shape[2])
+        return d_types.index_add_(0, self.inverse, d_tokens[self.mask])
 
 
 def _sum(a, b):
