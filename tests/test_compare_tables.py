@@ -1,0 +1,35 @@
+"""Old and new report tables side by side (benchmarks.compare_tables)."""
+import pytest
+
+from benchmarks.compare_tables import CompareError, compare, write
+
+import pandas as pd
+
+
+def _write(d, name, text):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"{name}.csv").write_text(text)
+
+
+def test_cells_side_by_side_with_the_change_and_what_is_missing(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    header = 'task,"baseline (ours, dev)","ELMo (ours, dev)",paper baseline / ELMo (test)\n'
+    _write(old, "table1", header + "ner,66.89 ± 1.76 (n=3),74.95 ± 0.48 (n=3),90.15 / 92.22\n"
+                                   "sst,38.27 ± 0.59 (n=3),40.45 ± 0.82 (n=3),51.4 / 54.7\n")
+    _write(new, "table1", header + "ner,66.89 ± 1.76 (n=3),76.22 ± 0.64 (n=3),90.15 / 92.22\n")
+    _write(old, "table7", "task,dev perplexity before → after (ours),paper\nnli,1118.5 → 76.7,x\n")
+    _write(new, "table7", "task,dev perplexity before → after (ours),paper\nnli,474.0 → 67.1,x\n")
+    _write(new, "table2", "")
+    text = write(old, new, tmp_path / "out" / "compare.md").read_text()
+    assert "| ner " in text and "66.89 ± 1.76 (n=3) (same)" in text
+    assert "74.95 ± 0.48 (n=3) → 76.22 ± 0.64 (n=3) (+1.27)" in text
+    assert "40.45 ± 0.82 (n=3) → —" in text  # a row the new table lacks stays visible
+    assert "old 1118.5 → 76.7; new 474.0 → 67.1" in text
+    assert "90.15 / 92.22" not in text  # only our own columns
+    assert f"{old / 'table2.csv'} missing" in text and f"{new / 'table2.csv'} has no rows" in text
+    assert f"{old / 'probes.csv'} missing" in text
+
+
+def test_a_table_without_its_key_column_is_an_error():
+    with pytest.raises(CompareError, match="the old table has no column 'task'"):
+        compare(pd.DataFrame({"x": ["a"]}), pd.DataFrame({"task": ["a"], "v (ours)": ["1"]}), ["task"], "table1")
