@@ -208,7 +208,7 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
              "benchmarks.pretrain_speed": ["--configs", "small", "--steps", "1", "--rounds", "1", "--corpus", str(env["text"])],
              "benchmarks.cache_sweep": ["--configs", "2", "--epochs", "1", "--sentences", "20", "--model", str(env["bilm"])],
              "benchmarks.report": ["--out", str(tmp_path / "report")],
-             "tasks.run_records": [], "elmo_core.embed": [],
+             "tasks.run_records": [], "elmo_core.embed": [], "benchmarks.compare_tables": [],
              "bert_core.bert_pretrain": ["--max-steps", "2", "--vocab-size", "200", "--hidden", "16", "--layers", "1",
                                          "--heads", "2", "--intermediate", "32", "--max-length", "32", "--batch-size", "4",
                                          "--warmup-steps", "1", "--no-progress"]}
