@@ -5,9 +5,9 @@
   the same words), instead of once per direction; the types are found by numpy. With two or
   more threads, each half of the types runs on its own thread, forward and backward (the
   CNN's many small operations gain little from a second thread inside each).
-* Each LSTM layer is one autograd function with its backward pass through time written out
-  (``fused_lstm``): no per-step autograd records, and the weight gradients as two large
-  products over all steps.
+* Each LSTM layer (input product and step loop) is one autograd function with its backward pass
+  through time written out (``fused_lstm``): no per-step autograd records, the weight gradients
+  as large products over all steps, its buffers kept from one update to the next.
 * The adaptive softmax (head and tail clusters) computes its loss and its gradients in one pass
   over chunks of rows (``softmax_head``), so the logits never leave the cache; the LSTMs'
   gradients then start from the gradient of their top output (``grad_outputs``).
