@@ -88,7 +88,8 @@ def write(old_dir: Path, new_dir: Path, out: Path) -> Path:
             continue
         old, new = (pd.read_csv(p, dtype=str, keep_default_na=False) for p in paths)
         key = KEYS.get(name, [new.columns[0]])
-        parts.append(f"\n## {title}\n\n{compare(old, new, key, name).to_markdown(index=False)}\n")
+        table = compare(old, new, key, f"{name} ({paths[0]}, {paths[1]})")
+        parts.append(f"\n## {title}\n\n{table.to_markdown(index=False)}\n")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(parts))
     return out

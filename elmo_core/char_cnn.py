@@ -61,7 +61,8 @@ class CharCNN(nn.Module):
         spans = widths[order][size - 1::size].tolist() + [int(widths.max())]
         if grad:
             # autograd: join the sorted chunks, then put the tokens back in their order
-            pooled = torch.cat([self._pool_chunk_all_filters(x.index_select(0, rows), span)
+            filters = self._all_filters()
+            pooled = torch.cat([self._pool_chunk_all_filters(x.index_select(0, rows), span, filters)
                                 for rows, span in zip(chunks, spans)])
             return pooled.index_select(0, torch.argsort(order))
         pooled = torch.empty(N, sum(conv.out_channels for conv in self.convs), device=x.device, dtype=x.dtype)
@@ -83,29 +84,42 @@ class CharCNN(nn.Module):
             pooled.append(self.activation(out))
         return torch.cat(pooled, dim=1)
 
-    def _pool_chunk_all_filters(self, x: torch.Tensor, width: int) -> torch.Tensor:
+    def _all_filters(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """For ``_pool_chunk_all_filters``, made once per forward pass: every filter's weights
+        zero-padded to the widest and stacked ``(n_filters, char_dim, widest)``, the biases, each
+        filter's width, and each filter's value on the padding-only window."""
+        filter_widths = [conv.kernel_size[0] for conv in self.convs]
+        widest = max(filter_widths)
+        weight = torch.cat([nn.functional.pad(conv.weight, (0, widest - w)) for conv, w in zip(self.convs, filter_widths)])
+        bias = torch.cat([conv.bias for conv in self.convs])
+        per_filter = torch.tensor(sum(([w] * conv.out_channels for conv, w in zip(self.convs, filter_widths)), []),
+                                  device=weight.device)
+        pad = self.char_embed.weight[PAD_CHAR + 1].view(-1, 1).expand(-1, widest)
+        padding_window = torch.addmv(bias, weight.reshape(weight.shape[0], -1), pad.reshape(-1))
+        return weight, bias, per_filter, padding_window
+
+    def _pool_chunk_all_filters(self, x: torch.Tensor, width: int, filters) -> torch.Tensor:
         """``_pool_chunk`` for training: every filter in one window product, the narrower ones
         zero-padded to the widest (``WindowConvMax``), instead of one product, one max and one
         autograd record per filter. The same windows per filter: those starting at or before
         the last non-padding id (``width``) that fit in the token (a start too late for a
-        filter is masked out), and the padding-only window where the token has one."""
+        filter is masked out), and the padding-only window where the token has one.
+        ``filters``: ``_all_filters()``."""
+        weight, bias, per_filter, padding_window = filters
         N, C, L = x.shape
-        filter_widths = [conv.kernel_size[0] for conv in self.convs]
-        widest, width = max(filter_widths), max(width, 1)
-        pad = self.char_embed.weight[PAD_CHAR + 1].view(1, -1, 1)
+        widest, width = weight.shape[2], max(width, 1)
         reach = width - 1 + widest
-        x = torch.cat([x, pad.expand(N, -1, reach - L)], 2) if reach > L else x[:, :, :reach]
-        weight = torch.cat([nn.functional.pad(conv.weight, (0, widest - w)) for conv, w in zip(self.convs, filter_widths)])
-        bias = torch.cat([conv.bias for conv in self.convs])
-        per_filter = torch.tensor(sum(([w] * conv.out_channels for conv, w in zip(self.convs, filter_widths)), []),
-                                  device=x.device)
+        if reach > L:
+            pad = self.char_embed.weight[PAD_CHAR + 1].view(1, -1, 1)
+            x = torch.cat([x, pad.expand(N, -1, reach - L)], 2)
+        else:
+            x = x[:, :, :reach]
         late = torch.arange(width, device=x.device).unsqueeze(1) > L - per_filter  # (starts, filters)
         mask = torch.zeros(late.shape, dtype=x.dtype, device=x.device).masked_fill_(late, float("-inf")) \
             if bool(late.any()) else None
         out = WindowConvMax.apply(x, weight, bias, mask)
         has_padding_window = width + per_filter - 1 < L
         if bool(has_padding_window.any()):
-            padding_window = torch.addmv(bias, weight.reshape(weight.shape[0], -1), pad.expand(-1, -1, widest).reshape(-1))
             out = torch.maximum(out, padding_window.masked_fill(~has_padding_window, float("-inf")))
         return self.activation(out)
 
