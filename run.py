@@ -70,7 +70,7 @@ def main(cfg: DictConfig) -> None:
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         modes[cfg.mode](cfg, out_dir)
     except SuiteError as e:  # configuration, data and weights errors: one line, exit status 2
-        remove_if_unused(out_dir)
+        remove_if_unused(out_dir, Path(cfg.runs_root))
         if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the full traceback, on request
             raise
         print(f"error: {e}", file=sys.stderr)
@@ -90,8 +90,9 @@ def set_threads(cfg: DictConfig) -> None:
     print(f"torch threads: {threads} (threads={cfg.threads})", flush=True)
 
 
-def remove_if_unused(out_dir: Path) -> None:
-    """A run that stopped before writing anything leaves no directory behind (Hydra's empty log aside)."""
+def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
+    """A run that stopped before writing anything leaves no directory behind (Hydra's empty log
+    aside), nor the task's directory and the runs root when they are left empty."""
     try:
         entries = list(out_dir.iterdir())
         if all(p.name in ("run.log", "resolved_config.yaml") and p.is_file() and (p.name != "run.log" or not p.stat().st_size)
@@ -99,8 +100,11 @@ def remove_if_unused(out_dir: Path) -> None:
             for p in entries:
                 p.unlink()
             out_dir.rmdir()
-            if not any(out_dir.parent.iterdir()):  # the task's directory, if this run made it
-                out_dir.parent.rmdir()
+            parent, root = out_dir.parent, (runs_root or out_dir.parent).resolve()
+            while parent.resolve() != root.parent and root in (parent.resolve(), *parent.resolve().parents) \
+                    and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
     except OSError:
         pass
 

@@ -35,6 +35,19 @@ from elmo_core.errors import ConfigError, DataError
 from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
 
 FORMAT = "elmo-suite/activations/2"  # 2: keyed by the encoder's cache_identity
+NPY_HEADER_BYTES = 128  # numpy's .npy header for these arrays (format 1.0, padded to 64 bytes)
+
+
+def size_text(n_bytes: float) -> str:
+    """Bytes as GB, MB or kB with three significant digits."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.3g} {unit}"
+    return f"{int(n_bytes)} bytes"
+
+
+class CacheBudgetError(ConfigError):
+    """A cache that would not fit the disk or ``elmo.cache_max_gb``: raised before anything is written."""
 
 
 class Encoder(Protocol):
@@ -127,6 +140,49 @@ class ActivationCache:
         text = hashlib.sha256("\n".join(" ".join(s) for s in sentences).encode("utf-8")).hexdigest()
         ident = json.dumps([FORMAT, *self.encoder.cache_identity(), text, self.dtype])
         return hashlib.sha256(ident.encode()).hexdigest()[:32]
+
+    def planned_bytes(self, sentences: list[list[str]]) -> int:
+        """The bytes an entry for ``sentences`` takes on disk: every token's (L+1, D) layers in the
+        cache's dtype, the sentence offsets and their two .npy headers (meta.json aside)."""
+        L1, D = self.encoder.layer_shape()
+        tokens = sum(len(s) for s in sentences)
+        return (2 * NPY_HEADER_BYTES + tokens * L1 * D * np.dtype(self.dtype).itemsize
+                + 8 * (len(sentences) + 1))
+
+    def has(self, sentences: list[list[str]]) -> bool:
+        """Whether an entry for ``sentences`` is on disk (verified only when opened)."""
+        return (self.root / self.key(sentences) / "meta.json").is_file()
+
+    def check_budget(self, named: dict[str, list[list[str]]], max_gb: float | None) -> int:
+        """Stop before writing anything when the entries still missing for ``named`` (split name ->
+        sentences) would exceed ``max_gb`` (``elmo.cache_max_gb``; None: no limit) or the free disk
+        space under the cache root; returns the bytes the missing entries will take."""
+        missing, keys = {}, set()
+        for name, s in named.items():  # two splits with the same text share one entry
+            if not self.has(s) and self.key(s) not in keys:
+                missing[name] = s
+                keys.add(self.key(s))
+        need = sum(self.planned_bytes(s) for s in missing.values())
+        if not need:
+            return 0
+        existing = self.root
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        free = shutil.disk_usage(existing).free
+        limit = None
+        if max_gb is not None and need > max_gb * 1e9:
+            limit = f"elmo.cache_max_gb={max_gb:g}"
+        elif need > free:
+            limit = f"the {size_text(free)} free under {existing}"
+        if limit:
+            L1, D = self.encoder.layer_shape()
+            tokens = sum(len(sentence) for s in missing.values() for sentence in s)
+            raise CacheBudgetError(
+                f"the activation cache for {', '.join(missing)} would take {size_text(need)} ({tokens:,} tokens x "
+                f"{L1} layers x {D} x {np.dtype(self.dtype).itemsize} bytes), more than {limit}; nothing was written. "
+                f"Run the encoder on each batch instead with elmo.cache=false"
+                + (" (or halve the cache with elmo.cache_dtype=float16)" if self.dtype == "float32" else ""))
+        return need
 
     def get(self, sentences: list[list[str]], name: str = "data") -> CachedLayers:
         directory = self.root / self.key(sentences)

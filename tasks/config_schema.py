@@ -64,6 +64,7 @@ RULES = {
     "elmo.warmup_batches": integer(0),
     "elmo.cache": boolean,
     "elmo.cache_dtype": one_of("float32", "float16"),
+    "elmo.cache_max_gb": number(0, low_open=True),
     "elmo.batch_size": integer(1),
     "elmo.finetune": boolean,
     "elmo.finetune_epochs": integer(1),

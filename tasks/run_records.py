@@ -33,7 +33,7 @@ from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
 VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
 PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir"),
              "encoder": ("model",)}
-NEUTRAL = {"elmo": ("allow_extra_weights",)}  # a run either loads or stops; the result is the same
+NEUTRAL = {"elmo": ("allow_extra_weights", "cache_max_gb")}  # a run either goes ahead or stops; the result is the same
 RECORD_NAMES = ("results.json", "finetune.json")
 
 

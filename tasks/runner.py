@@ -127,10 +127,15 @@ def training_splits(cfg: DictConfig, task) -> dict:
 
 
 def with_layers(cfg: DictConfig, task, splits: dict, source) -> dict[str, TaskSplit]:
-    """Each split with the layer source of its sentences (none when ELMo is not used)."""
-    use = elmo_position(cfg) != "none"
-    return {name: TaskSplit(name, ds, source.layer_source(cfg, task.sentences(ds), f"{task.name}/{name}")
-                            if use else None)
+    """Each split with the layer source of its sentences (none when ELMo is not used). With the
+    cache on, the entries still missing are sized first: a run whose cache would not fit
+    (``elmo.cache_max_gb``, the free disk) stops before it writes any (``check_budget``)."""
+    if elmo_position(cfg) == "none":
+        return {name: TaskSplit(name, ds) for name, ds in splits.items()}
+    sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
+    if cfg.elmo.cache:
+        source.cache(cfg).check_budget(sentences, cfg.elmo.get("cache_max_gb"))
+    return {name: TaskSplit(name, ds, source.layer_source(cfg, sentences[f"{task.name}/{name}"], f"{task.name}/{name}"))
             for name, ds in splits.items()}
 
 
