@@ -109,5 +109,18 @@ def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
         pass
 
 
+def check_command_line() -> None:
+    """Unknown keys and group options stop here, in one line with exit status 2, before Hydra
+    creates anything (``tasks.override_check``)."""
+    from elmo_core.errors import ConfigError
+    from tasks.override_check import check_overrides
+    try:
+        check_overrides(sys.argv[1:])
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 if __name__ == "__main__":
+    check_command_line()
     main()

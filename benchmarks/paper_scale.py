@@ -1,0 +1,303 @@
+"""What ``profile=paper`` costs at the paper's full scale (Peters et al. 2018 §4 and appendix A), measured
+on this machine and projected to the paper's datasets.
+
+    python -m benchmarks.paper_scale [--options F --weights F] [--tasks ner,sst,srl,qa,nli,coref]
+                                     [--sample-tokens 3000] [--updates 4] [--threads 1] [--out results/paper_scale.md]
+
+With no ``--options/--weights`` it builds a biLM of the original size (2 x 4096 cells, 512
+projection, 2,048 character filters, 2 highway layers) with random weights, writes it in the original
+format and loads it back through the suite's own loader; with them, it uses those files (the official
+ones, for instance). Speed does not depend on the weights' values.
+
+For each task, on a sample of the task's local data composed at ``profile=paper`` (``source=local``),
+it measures:
+
+* the biLM's tokens/s while filling a real activation cache of the sample (``ActivationCache.get``),
+  and the cache's bytes per token in float32 and float16, from the files written; the size the run
+  would plan (``ActivationCache.planned_bytes``) is compared with the bytes written;
+* seconds per training update of the task model at the paper's settings (the paper's head sizes,
+  optimizer and batch size), with ELMo at the paper's position read from that cache, and without
+  ELMo: the mean of ``--updates`` updates after one warm-up update, on the sample's batches;
+* the process's peak resident memory while doing so.
+
+It then projects, for the paper's full training sets (sizes in ``FULL_DATA`` with their sources):
+the cache size on disk (each distinct text once, as the runs store it), the biLM hours to fill it,
+and the hours per epoch and to the paper's epoch count (``trainer.max_epochs``: an upper bound,
+early stopping may end sooner) on this CPU. Dev evaluation is not included. A projection multiplies
+rates measured on the local stand-in data (SICK for SNLI, Universal PropBank for CoNLL-2012 SRL,
+LitBank for OntoNotes coreference) by published counts; the table says which numbers are measured.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from hydra import compose, initialize_config_dir
+
+from benchmarks import SHARED
+from benchmarks.bilm_speed import PAPER_OPTIONS, peak_rss_mb, reset_peak_rss
+from elmo_core import BiLM, save_bilm
+from elmo_core.options import parse_options
+from tasks import runner
+from tasks.activation_cache import ActivationCache, size_text
+from tasks.base import TaskSplit
+from tasks.trainer import make_optimizer
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+TASKS = ("ner", "sst", "srl", "qa", "nli", "coref")
+STAND_IN = {"nli": ["data.format=sick"]}
+
+# The paper's training sets. "local": our copy under shared/data is the full training set, so its
+# distinct texts are counted exactly. Otherwise: published counts (source given) and, where a count
+# of tokens is not published, the mean lengths measured on the local stand-in data.
+FULL_DATA = {
+    "ner": {"name": "CoNLL-2003 train", "local": True},
+    "sst": {"name": "SST-5 train, phrases of >= 4 tokens", "local": True},
+    "qa": {"name": "SQuAD v1.1 train", "examples": 87_599, "texts": {"context": 18_896, "question": 87_599},
+           "source": "87,599 questions (train-v1.1.json, as the Hugging Face card rajpurkar/squad lists); "
+                     "18,896 paragraphs in that file; token lengths of contexts and questions measured locally"},
+    "nli": {"name": "SNLI 1.0 train", "examples": 550_152, "texts": {"premise": 550_152 // 3, "hypothesis": 550_152},
+            "lengths": {"premise": 14.1, "hypothesis": 8.3},
+            "source": "550,152 pairs and mean lengths 14.1 / 8.3 tokens (Bowman et al. 2015, Tables 1-2); each "
+                      "premise was given one hypothesis per label, so about a third of the pairs have a distinct "
+                      "premise (an assumption); every hypothesis taken as distinct"},
+    "srl": {"name": "CoNLL-2012 (OntoNotes 5.0) train, SRL", "texts": {"sentence": 75_187},
+            "source": "75,187 training sentences (CoNLL-2012 English train, as commonly cited; not verified here); "
+                      "tokens and predicates per sentence measured on the local stand-in (Universal PropBank EWT)"},
+    "coref": {"name": "CoNLL-2012 (OntoNotes 5.0) train, coreference", "examples": 2_802,
+              "texts": {"sentence": 75_187},
+              "source": "2,802 training documents (e.g. MEIRa's ontonotes.yaml); 75,187 sentences as for SRL "
+                        "(not verified here), at the SRL stand-in's tokens per sentence; speed per update measured "
+                        "on LitBank documents (about 2,000 tokens each, longer than OntoNotes' average)"},
+}
+
+
+def SENTENCE_LENGTHS() -> list[list[str]]:
+    """The sentences of the local SRL training file (Universal PropBank, English Web Treebank): the
+    stand-in for CoNLL-2012's sentence lengths, for SRL and coreference alike."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["task=srl", "source=local"])
+    task = runner.make_task(cfg)
+    return task.sentences(runner.training_splits(cfg, task)["train"])
+
+
+def paper_bilm(directory: Path) -> tuple[Path, Path]:
+    """A biLM of the original size with random weights, in the original format."""
+    torch.manual_seed(0)
+    bilm = BiLM(parse_options(PAPER_OPTIONS))
+    with torch.no_grad():
+        for p in bilm.parameters():
+            p.normal_(0, 0.02)
+    save_bilm(bilm, directory / "options.json", directory / "weights.hdf5")
+    return directory / "options.json", directory / "weights.hdf5"
+
+
+def compose_paper(task: str, options: Path, weights: Path, cache_dir: Path, threads: int, position: str):
+    overrides = [f"task={task}", "profile=paper", "source=local", f"elmo.options={options}",
+                 f"elmo.weights={weights}", f"elmo.cache_dir={cache_dir}", f"threads={threads}",
+                 f"elmo.position={position}", *STAND_IN.get(task, [])]
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("config", overrides=overrides)
+
+
+def sample_size(task, full, batch_size: int, tokens: int) -> int:
+    """The first examples whose texts reach ``tokens`` tokens, and at least one full batch."""
+    lengths = [len(s) for s in task.sentences(full)]
+    if len(lengths) == len(full):  # one text per example
+        k = int(np.searchsorted(np.cumsum(lengths), tokens)) + 1
+    else:  # shared texts (QA contexts, NLI sentences, SRL and coreference rows): grow until enough
+        k = 1
+        while k < len(full) and sum(map(len, task.sentences(task.prepare(full.select(range(k)), "train")))) < tokens:
+            k = min(len(full), k * 2)
+    first = task.batches(full.select(range(min(len(full), 4 * batch_size))), batch_size, shuffle=False)[0]
+    return min(len(full), max(k, len(first)))
+
+
+def examples_per_update(task, full, batch_size: int) -> float:
+    """Training examples per update as the task batches them (QA also caps padded tokens; coreference
+    takes one document per update)."""
+    return len(full) / len(task.batches(full, batch_size, shuffle=False))
+
+
+def seconds_per_update(task, cfg, source, train, updates: int) -> float:
+    """Mean wall time of ``updates`` training updates (after one warm-up update), as the trainer does them."""
+    runner.set_seed(cfg.seed)
+    features = runner.build_features(cfg, source)
+    model = task.build_model(features)
+    optimizer = make_optimizer(model, cfg.trainer)
+    params = [p for p in model.parameters() if p.requires_grad]
+    batches = task.batches(train.examples, cfg.trainer.batch_size, shuffle=True, rng=random.Random(0))
+    batches = (batches * (updates + 1))[: updates + 1]
+    model.train()
+    times = []
+    for idx in batches:
+        start = time.perf_counter()
+        loss = model.loss(task.make_batch(train, idx)) + model.features.regularizer(cfg.elmo.l2)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.trainer.grad_clip:
+            torch.nn.utils.clip_grad_norm_(params, cfg.trainer.grad_clip)
+        optimizer.step()
+        times.append(time.perf_counter() - start)
+    return float(np.mean(times[1:]))
+
+
+def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tokens: int, updates: int,
+            threads: int) -> dict:
+    cfg = compose_paper(task_name, options, weights, work / "cache", threads, "paper")
+    source = runner.layer_source_for(cfg)
+    task = runner.make_task(cfg)
+    full = runner.training_splits(cfg, task)["train"]
+    task.build_vocab(full)  # the full vocabulary: the embedding matrices have their real size
+    part = task.prepare(full.select(range(sample_size(task, full, int(cfg.trainer.batch_size), sample_tokens))), "train")
+    sentences = task.sentences(part)
+    tokens = sum(map(len, sentences))
+    reset_peak_rss()
+    out = {"task": task_name, "examples_local": len(full), "sample_examples": len(part), "sample_texts": len(sentences),
+           "sample_tokens": tokens, "batch_size": int(cfg.trainer.batch_size), "max_epochs": int(cfg.trainer.max_epochs),
+           "position": runner.elmo_position(cfg),
+           "examples_per_update": examples_per_update(task, full, int(cfg.trainer.batch_size))}
+    sizes = {}
+    encoder = source.encoder(cfg)
+    encoder.model()  # loaded before the clock starts: the rate is the biLM's, not the file reader's
+    for dtype in ("float32", "float16"):
+        cache = ActivationCache(cfg.elmo.cache_dir, encoder, dtype=dtype)
+        planned = cache.planned_bytes(sentences)
+        start = time.perf_counter()
+        entry = cache.get(sentences, f"{task_name}/sample")
+        seconds = time.perf_counter() - start
+        written = sum((entry.directory / f).stat().st_size for f in ("layers.npy", "offsets.npy"))
+        sizes[dtype] = {"planned": planned, "written": written, "seconds": seconds}
+    out["bilm_tokens_per_s"] = tokens / min(s["seconds"] for s in sizes.values())
+    out["cache_bytes_per_token"] = {d: s["written"] / tokens for d, s in sizes.items()}
+    out["cache_planned_over_written"] = {d: s["planned"] / s["written"] for d, s in sizes.items()}
+    train = TaskSplit("train", part, source.layer_source(cfg, sentences, f"{task_name}/sample"))
+    out["s_per_update_elmo"] = seconds_per_update(task, cfg, source, train, updates)
+    base_cfg = compose_paper(task_name, options, weights, work / "cache", threads, "none")
+    out["s_per_update_baseline"] = seconds_per_update(task, base_cfg, source, TaskSplit("train", part), updates)
+    out["peak_rss_mb"] = peak_rss_mb()
+    out["full"] = full_scale(task_name, task, full, part)
+    return out
+
+
+def full_scale(task_name: str, task, full, part) -> dict:
+    """Distinct texts, their tokens and training examples of the paper's full training set."""
+    spec = FULL_DATA[task_name]
+    if spec.get("local"):
+        sentences = task.sentences(full)
+        return {"name": spec["name"], "examples": len(full), "texts": len(sentences),
+                "tokens": sum(map(len, sentences)), "source": "counted on the local copy (the full training set)"}
+    lengths = dict(spec.get("lengths", {}))
+    if task_name == "qa":
+        contexts = {row: len(t) for row, t in zip(part["context_row"], part["context_tokens"])}
+        lengths.setdefault("context", float(np.mean(list(contexts.values()))))
+        lengths.setdefault("question", float(np.mean([len(q) for q in part["question_tokens"]])))
+    if "sentence" in spec["texts"]:
+        lengths["sentence"] = float(np.mean([len(s) for s in SENTENCE_LENGTHS()]))
+    tokens = sum(n * lengths[kind] for kind, n in spec["texts"].items())
+    examples = spec.get("examples")
+    if examples is None:  # SRL: one example per predicate, at the local rate per sentence
+        examples = round(spec["texts"]["sentence"] * len(full) / len(task.sentences(full)))
+    return {"name": spec["name"], "examples": int(examples), "texts": int(sum(spec["texts"].values())),
+            "tokens": int(tokens), "source": spec["source"], "lengths": lengths}
+
+
+def projection(m: dict) -> dict:
+    f = m["full"]
+    updates = int(np.ceil(f["examples"] / m["examples_per_update"]))
+    return {"cache_gb": {d: f["tokens"] * b / 1e9 for d, b in m["cache_bytes_per_token"].items()},
+            "bilm_hours": f["tokens"] / m["bilm_tokens_per_s"] / 3600, "updates_per_epoch": updates,
+            "epoch_hours_elmo": updates * m["s_per_update_elmo"] / 3600,
+            "epoch_hours_baseline": updates * m["s_per_update_baseline"] / 3600,
+            "paper_hours_elmo": updates * m["s_per_update_elmo"] * m["max_epochs"] / 3600,
+            "paper_hours_baseline": updates * m["s_per_update_baseline"] * m["max_epochs"] / 3600}
+
+
+def report(results: list[dict], args, bilm: str, started: str) -> str:
+    lines = ["# The paper profile at the paper's scale: measured rates and projections", "",
+             f"Command: `python -m benchmarks.paper_scale {' '.join(args.argv)}`".rstrip(), "",
+             f"Hardware: {platform.machine()}, {platform.processor() or 'cpu'}, {args.threads} torch thread(s) "
+             f"(of {__import__('os').cpu_count()} CPUs), torch {torch.__version__}. "
+             f"Date: {started}. biLM: {bilm}.", "",
+             "## Measured on a sample of each task's local data (`profile=paper`, `source=local`)", "",
+             "| task | sample (examples / texts / tokens) | biLM tokens/s | cache bytes/token f32 / f16 | planned / written "
+             "| s/update ELMo | s/update baseline | examples/update | peak RSS MB |", "|---|---|---|---|---|---|---|---|---|"]
+    for m in results:
+        b, r = m["cache_bytes_per_token"], m["cache_planned_over_written"]
+        lines.append(f"| {m['task']} | {m['sample_examples']} / {m['sample_texts']} / {m['sample_tokens']} "
+                     f"| {m['bilm_tokens_per_s']:.0f} | {b['float32']:.0f} / {b['float16']:.0f} "
+                     f"| {r['float32']:.4f} / {r['float16']:.4f} | {m['s_per_update_elmo']:.3f} "
+                     f"| {m['s_per_update_baseline']:.3f} | {m['examples_per_update']:.1f} | {m['peak_rss_mb']:.0f} |")
+    lines += ["", "## Projected to the paper's full training sets (this CPU, same thread count)", "",
+              "| task | training set | examples | distinct texts | tokens | cache f32 / f16 | biLM hours "
+              "| updates/epoch | hours/epoch ELMo / baseline | epochs | hours to the paper's epochs ELMo / baseline |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m in results:
+        f, p = m["full"], projection(m)
+        lines.append(f"| {m['task']} | {f['name']} | {f['examples']:,} | {f['texts']:,} | {f['tokens']:,} "
+                     f"| {size_text(p['cache_gb']['float32'] * 1e9)} / {size_text(p['cache_gb']['float16'] * 1e9)} "
+                     f"| {p['bilm_hours']:.2f} | {p['updates_per_epoch']:,} "
+                     f"| {p['epoch_hours_elmo']:.2f} / {p['epoch_hours_baseline']:.2f} | {m['max_epochs']} "
+                     f"| {p['paper_hours_elmo']:.0f} / {p['paper_hours_baseline']:.0f} |")
+    lines += ["", "Where the full-set numbers come from:", ""]
+    lines += [f"- {m['task']}: {m['full']['source']}"
+              + (f" (mean tokens per text used: {', '.join(f'{k} {v:.1f}' for k, v in m['full']['lengths'].items())})"
+                 if m["full"].get("lengths") else "") for m in results]
+    lines += ["", "Reading the table: *planned / written* is the size a run estimates before building its cache "
+              "(`ActivationCache.planned_bytes`, the check behind `elmo.cache_max_gb`) over the bytes actually "
+              "written for the sample. Hours per epoch are training updates only (no dev evaluation); hours to the "
+              "paper's epochs multiply by `trainer.max_epochs` of `profile=paper`, an upper bound when early stopping "
+              "ends a run sooner. The biLM hours are one pass over the distinct texts, shared by every run on the "
+              "same data (the cache). Speeds are for the stand-in data's lengths; the paper's data may differ.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--options", type=Path, help="biLM options.json (default: a random biLM of the original size)")
+    ap.add_argument("--weights", type=Path, help="biLM weights.hdf5 (with --options)")
+    ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks")
+    ap.add_argument("--sample-tokens", type=int, default=3000,
+                    help="the sample: a task's first training examples whose texts reach this many tokens "
+                         "(and at least one full batch)")
+    ap.add_argument("--updates", type=int, default=4, help="timed training updates per arm (after one warm-up)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the paper runs here use 1 each)")
+    ap.add_argument("--out", type=Path, default=Path("results/paper_scale.md"), help="the Markdown report")
+    args = ap.parse_args(argv)
+    args.argv = list(argv) if argv is not None else __import__("sys").argv[1:]
+    if bool(args.options) != bool(args.weights):
+        ap.error("give both --options and --weights, or neither")
+    torch.set_num_threads(args.threads)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="paper_scale_") as tmp:
+        work = Path(tmp)
+        if args.options:
+            options, weights, bilm = args.options, args.weights, f"{args.options} + {args.weights}"
+        else:
+            options, weights = paper_bilm(work)
+            bilm = "original size (2 x 4096 cells, 512 projection, 2,048 filters), random weights written in the original format"
+        for name in args.tasks.split(","):
+            print(f"== {name}", flush=True)
+            m = measure(name, options, weights, work, args.sample_tokens, args.updates, args.threads)
+            print(json.dumps({**m, "projection": projection(m)}, default=float), flush=True)
+            results.append(m)
+    text = report(results, args, bilm, started)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    (args.out.with_suffix(".json")).write_text(json.dumps(
+        {"date": started, "argv": args.argv, "threads": args.threads, "shared": str(SHARED),
+         "results": [{**m, "projection": projection(m)} for m in results]}, indent=1, default=float) + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Every command-line override names something that exists, checked before Hydra starts a run.
+
+Hydra accepts ``+key=value`` for any key, so a misspelt setting (``+elmo.positon=both``) would be
+added to the configuration and trained on silently with the default in force, and it reports an
+unknown key or group option as several lines with exit code 1. ``check_overrides`` instead stops the
+command with one ``ConfigError`` line that names the key (or option) and the nearest valid one:
+
+* a config group's option (``task=nre``, ``+ablation=inptu``) must be a file ``conf/<group>/<option>.yaml``;
+* every other key (with or without ``+``, ``++`` or ``~``) must be a key of the configuration those
+  groups compose (for a sweep over tasks, of each task's configuration).
+
+``hydra.*`` and ``hydra/...`` overrides are Hydra's own and are left to it.
+"""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from elmo_core.errors import ConfigError
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+
+
+def config_groups(conf: Path = CONF) -> dict[str, list[str]]:
+    """Group name -> its options (the YAML files of ``conf/<group>/``)."""
+    return {d.name: sorted(p.stem for p in d.glob("*.yaml")) for d in sorted(conf.iterdir()) if d.is_dir()}
+
+
+def dotted_keys(node, prefix: str = "") -> set[str]:
+    """Every key of a configuration, dotted (``elmo.position``), intermediate nodes included."""
+    keys = set()
+    if isinstance(node, DictConfig):
+        for k in node.keys():
+            path = f"{prefix}{k}"
+            keys.add(path)
+            child = node._get_node(k)
+            if isinstance(child, (DictConfig, ListConfig)) and not child._is_missing() and not child._is_none():
+                keys |= dotted_keys(child, f"{path}.") if isinstance(child, DictConfig) else set()
+    return keys
+
+
+def nearest(word: str, candidates) -> str:
+    match = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {match[0]}?)" if match else ""
+
+
+def parse(args: list[str]):
+    """The overrides among command-line arguments (flags such as ``-m`` or ``--cfg job`` are skipped)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+    texts = [a for a in args if ("=" in a and not a.startswith("-")) or a.startswith("~")]
+    try:
+        return OverridesParser.create().parse_overrides(texts)
+    except OverrideParseException as e:
+        raise ConfigError(f"cannot read the overrides: {str(e).splitlines()[0]}") from None
+
+
+def values(override) -> list[str]:
+    if override.is_sweep_override():
+        return [str(v) for v in override.sweep_string_iterator()]
+    value = override.value()
+    return [] if value is None else [str(value)]
+
+
+def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "config") -> None:
+    """Raise ``ConfigError`` (one line) for the first override whose key or group option does not exist."""
+    groups = config_groups(conf)
+    group_overrides, key_overrides = [], []
+    for o in parse(args):
+        key = o.key_or_group
+        if key == "hydra" or key.startswith(("hydra.", "hydra/")):
+            continue
+        if key in groups:
+            for option in values(o):
+                if option not in groups[key]:
+                    raise ConfigError(f"{key}={option}: no such {key}{nearest(option, groups[key])}; "
+                                      f"choices: {', '.join(groups[key])}")
+            group_overrides.append(o)
+        else:
+            key_overrides.append(o)
+    if not key_overrides:
+        return
+    from hydra import compose, initialize_config_dir
+    task_override = next((o for o in group_overrides if o.key_or_group == "task"), None)
+    fixed = [first_choice(o) for o in group_overrides if o is not task_override]
+    tasks = values(task_override) if task_override is not None else [None]
+    for task in tasks:
+        chosen = fixed + ([f"{'+' if task_override.is_add() else ''}task={task}"] if task else [])
+        with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+            cfg = compose(config_name, overrides=chosen)
+        known = dotted_keys(cfg)
+        for o in key_overrides:
+            if o.key_or_group not in known:
+                where = f" for task={task}" if task and len(tasks) > 1 else ""
+                raise ConfigError(f"unknown key {o.key_or_group!r}{where}{nearest(o.key_or_group, known)}; nothing was run "
+                                  f"(python run.py --cfg job lists every key)")
+
+
+def first_choice(o) -> str:
+    """A group override with the first of its sweep values (the keys do not depend on which)."""
+    prefix = "+" if o.is_add() else ("++" if o.is_force_add() else "")
+    return f"{prefix}{o.key_or_group}={values(o)[0]}" if values(o) else o.input_line

@@ -1,0 +1,50 @@
+"""Every key and group option on the command line exists (tasks.override_check): a typo stops the
+command in one line with exit status 2, naming the nearest valid key, and writes nothing."""
+import subprocess
+import sys
+
+import pytest
+
+from elmo_core.errors import ConfigError
+from tasks.override_check import check_overrides
+
+from conftest import REPO
+
+
+@pytest.mark.parametrize("args,message", [
+    (["elmo.positon=both"], "unknown key 'elmo.positon' (did you mean elmo.position?)"),
+    (["+elmo.positon=both"], "unknown key 'elmo.positon' (did you mean elmo.position?)"),
+    (["++trainer.max_epoch=2"], "unknown key 'trainer.max_epoch' (did you mean trainer.max_epochs?)"),
+    (["~elmo.dropuot"], "unknown key 'elmo.dropuot' (did you mean elmo.dropout?)"),
+    (["task=nre"], "task=nre: no such task (did you mean ner?)"),
+    (["+ablation=inptu"], "ablation=inptu: no such ablation (did you mean input?)"),
+    (["-m", "task=ner,sst", "task.model.char_width=5", "task.model.predicate_dim=9"],
+     "unknown key 'task.model.predicate_dim' for task=ner"),  # an SRL key: exists for SRL only
+])
+def test_unknown_keys_and_options_are_refused(args, message):
+    with pytest.raises(ConfigError) as e:
+        check_overrides(args)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("args", [
+    ["-m", "+sweep=table1", "profile=paper", "source=local", "task=ner,sst", "+ablation=elmo,baseline", "seed=0,1"],
+    ["task=srl", "task.model.layers=2", "hydra.launcher.n_jobs=2", "hydra/launcher=joblib"],
+    ["task=nli", "data.format=sick", "encoder=transformer", "encoder.pooling=mean", "elmo.cache_max_gb=5"],
+    ["--cfg", "job", "mode=evaluate", "checkpoint=/x", "data.test_path=/y"],
+])
+def test_valid_command_lines_pass(args):
+    check_overrides(args)
+
+
+@pytest.mark.parametrize("override", ["elmo.positon=both", "+elmo.positon=both", "task=nre"])
+def test_run_py_refuses_in_one_line_and_leaves_no_directory(override, tmp_path):
+    runs = tmp_path / "runs"
+    done = subprocess.run([sys.executable, str(REPO / "run.py"), "task=ner" if override != "task=nre" else "seed=0",
+                           override, "source=local", f"runs_root={runs}"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
+    assert override.lstrip("+").split("=")[0 if override != "task=nre" else 1] in lines[0]
+    assert not runs.exists() and not (tmp_path / "outputs").exists() and not (tmp_path / "multirun").exists()
