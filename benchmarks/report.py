@@ -27,6 +27,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from . import paper_numbers as paper  # noqa: E402
+from .cell_rules import describe, differences  # noqa: E402
 from .encoders_report import NOTES as ENCODER_NOTES, encoder_label, encoders_table, probes_by_encoder  # noqa: E402
 
 
@@ -78,12 +79,19 @@ def bilm_of(r: dict) -> str | None:
     return None if r.get("elmo_position") == "none" else (r.get("bilm") or {}).get("sha256")
 
 
-def records(roots: list[Path], name: str, select: Selection | None = None):
-    """``(path, record)`` for every ``name`` file below ``roots`` that ``select`` admits."""
+def records(roots: list[Path], name: str, select: Selection | None = None, extras: dict | None = None):
+    """``(path, record)`` for every ``name`` file below ``roots`` that ``select`` admits. With
+    ``extras`` given, only records that may join a table cell (``cell_rules``); the others go into
+    ``extras`` (path -> (record, differing keys))."""
     for root in roots:
         for path in sorted(Path(root).glob(f"**/{name}")):
             r = json.loads(path.read_text())
             if select is None or select.admits(r):
+                if extras is not None and name == "results.json":
+                    diff = differences(r)
+                    if diff:
+                        extras[str(path)] = (r, diff)
+                        continue
                 yield path, r
 
 
@@ -132,10 +140,11 @@ def choose(roots: list[Path], profile: str | None, bilm: str | None) -> Selectio
     return Selection(profile, next(iter(bilms), None))
 
 
-def probes_table(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def probes_table(roots: list[Path], select: Selection | None = None,
+                 extras: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
     rows = []
-    for _, r in records(roots, "results.json", select):
+    for _, r in records(roots, "results.json", select, extras):
         if r.get("task") in paper.PROBES:
             for layer, acc in r["dev"]["accuracy_per_layer"].items():
                 rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash"),
@@ -172,9 +181,9 @@ def finetune_perplexities(info: dict | None) -> str | None:
     return f"{info['dev_perplexity_before']:.1f} → {info['dev_perplexity_after']:.1f}" if info else None
 
 
-def load_runs(roots: list[Path], select: Selection | None = None) -> pd.DataFrame:
+def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
     rows, seen = [], set()
-    found = sorted(records(roots, "results.json", select), key=lambda pr: str(pr[1].get("date", "")))
+    found = sorted(records(roots, "results.json", select, extras), key=lambda pr: str(pr[1].get("date", "")))
     for path, r in found:  # the earliest record of a configuration counts; later reruns of it do not
         if r.get("task") in paper.PROBES:
             continue  # reported by probes_table
@@ -271,10 +280,14 @@ def provenance_fields(r: dict) -> dict:
                         f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
 
 
-def rebuild_command(out: Path) -> str:
-    """The command that rebuilds a table directory from the records kept beside it."""
+def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = "") -> str:
+    """The command that rebuilds a table directory: from the records it was made from (``runs``;
+    default: those kept beside it, ``<out>/runs``), with the same selection ``options``."""
     extra = "" if out == Path("results") else f" --out {out}"
-    return f"python -m benchmarks.report --runs {out / 'runs'}{extra}"
+    return f"python -m benchmarks.report --runs {' '.join(map(str, runs or [out / 'runs']))}{extra}{options}"
+
+
+REBUILD: dict[Path, str] = {}  # out directory -> its rebuild command, set by main() for the footers
 
 
 def provenance(sources: pd.DataFrame | None, out: Path = Path("results")) -> str:
@@ -290,7 +303,7 @@ def provenance(sources: pd.DataFrame | None, out: Path = Path("results")) -> str
              "do not depend on it.",
              "Commands (Hydra multiruns; each record's `run_dir` names its own overrides):", ""]
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
-    lines += ["", f"Rebuilt from the records with `{rebuild_command(out)}`."]
+    lines += ["", f"Rebuilt from the records with `{REBUILD.get(out) or rebuild_command(out)}`."]
     return "\n".join(lines) + "\n"
 
 
@@ -326,7 +339,7 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, out
     table, sources = encoders_table(runs)
     if table.empty:
         return
-    rows = [r for _, r in records(roots, "results.json", select) if r.get("task") in paper.PROBES]
+    rows = [r for _, r in records(roots, "results.json", select, {}) if r.get("task") in paper.PROBES]
     probes = pd.DataFrame([{"probe": r["task"], "layer": layer, "accuracy": acc, "encoder": encoder_label(r)}
                            for r in rows for layer, acc in r["dev"]["accuracy_per_layer"].items()])
     by_layer = probes_by_encoder(probes) if not probes.empty else pd.DataFrame()
@@ -410,6 +423,38 @@ def collect(src: Path, root: Path, dest_root: Path) -> Path:
     return dest
 
 
+def refuse_other_tables(out: Path, select: Selection) -> None:
+    """Tables are only ever rewritten for the profile and biLM whose records are kept beside them
+    (``<out>/runs``): another biLM's or profile's tables need their own ``--out``."""
+    kept = [r for _, r in records([out / "runs"], "results.json")] if (out / "runs").is_dir() else []
+    other = [r for r in kept if not select.admits(r)]
+    if other:
+        shipped = shipped_bilms()
+        found = sorted({f"profile {r.get('profile')}, biLM {bilm_name(bilm_of(r), shipped) if bilm_of(r) else '-'}"
+                        for r in other})
+        raise SystemExit(f"error: {out} holds the tables of other runs ({'; '.join(found)}: {out / 'runs'}); "
+                         f"write these with another --out")
+
+
+def write_extras(extras: dict, out: Path) -> None:
+    """``extras.md``: records left out of every cell because their configuration is not what their
+    profile prescribes (``cell_rules``), each with the keys that differ."""
+    path = out / "extras.md"
+    if not extras:
+        path.unlink(missing_ok=True)
+        return
+    lines = ["# Runs not in any table cell", "",
+             "Their configuration differs from what their profile, task and ablation prescribe (`benchmarks/cell_rules.py`), "
+             "so they are listed here and never averaged into a cell.", "",
+             "| task | ablation | seed | dev | differs in | record |", "|---|---|---|---|---|---|"]
+    for path_, (r, diff) in sorted(extras.items()):
+        value = (r.get("dev") or {}).get(r.get("metric")) if r.get("metric") else None
+        lines.append(f"| {r.get('task')} | {r.get('ablation') or '-'} | {r['config'].get('seed')} "
+                     f"| {f'{value:.2f}' if isinstance(value, (int, float)) else '-'} | {describe(diff)} | `{path_}` |")
+    path.write_text("\n".join(lines) + "\n")
+    print(f"{len(extras)} run(s) whose configuration differs from their profile's are listed apart in {path}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", nargs="+", type=Path, default=[Path("outputs/runs"), Path("results/runs")],
@@ -422,16 +467,22 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
                     "when the records come from more than one")
     args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
     roots = [r for r in args.runs if r.exists()]
     select = choose(roots, args.profile, args.bilm)
-    runs, (probes, probe_sources) = load_runs(roots, select), probes_table(roots, select)
+    refuse_other_tables(args.out, select)
+    args.out.mkdir(parents=True, exist_ok=True)
+    options = (f" --profile {args.profile}" if args.profile else "") + (f" --bilm {args.bilm}" if args.bilm else "")
+    REBUILD[args.out] = rebuild_command(args.out, None if args.collect else args.runs, options)
+    extras: dict = {}
+    runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
+    write_extras(extras, args.out)
     write_encoders(runs, roots, select, args.out)
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
     if df.empty and probes.empty:
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
     if args.collect:
-        for src in sorted(str(p) for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select)):
+        for src in sorted(str(p) for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select)
+                          if str(p) not in extras):  # the records behind the tables, not the extras
             collect(Path(src), next(r for r in args.runs if Path(src).is_relative_to(r)), args.out / "runs")
     tuned, tuned_sources = table7(roots, select)
     if not tuned.empty:

@@ -181,7 +181,7 @@ def _with_bilm(path, sha):
     path.write_text(json.dumps(r))
 
 
-def test_runs_of_different_biLMs_are_never_averaged_together_and_collect_keeps_both(tmp_path):
+def test_runs_of_different_biLMs_are_never_averaged_or_collected_together(tmp_path):
     old, new = tmp_path / "old", tmp_path / "new"
     for root, sha, value in ((old, "a" * 64, 70.0), (new, "b" * 64, 75.0)):
         _record(root, "ner", "baseline", 0, 60.0)
@@ -195,7 +195,11 @@ def test_runs_of_different_biLMs_are_never_averaged_together_and_collect_keeps_b
     t1 = (tmp_path / "out" / "table1.md").read_text()
     assert "75.00 (n=1)" in t1 and "70.00" not in t1 and "60.00 (n=1)" in t1  # the baseline goes with either
     assert "biLM: bbbbbbbbbbbb" in t1
-    report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--collect"])  # the old biLM's records join them
+    with pytest.raises(SystemExit, match="holds the tables of other runs"):  # never over the new biLM's tables
+        report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--collect"])
+    from benchmarks.report import collect  # records of two identities in one place: both kept
+    for path in sorted(old.glob("**/results.json")):
+        collect(path, old, tmp_path / "out" / "runs")
     collected = sorted(p.parent.name for p in (tmp_path / "out" / "runs" / "ner").glob("*/results.json"))
     assert len(collected) == 3 and sum("@" in name for name in collected) == 1  # both ELMo records kept
     with pytest.raises(SystemExit, match="matches 0 biLMs"):
@@ -259,3 +263,40 @@ def test_figure1_never_mixes_the_equal_updates_rule_with_older_small_fraction_ru
     monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", lambda self, x, y, **kw: spy(x, y, **kw))
     report.sample_efficiency_figure(report.load_runs([runs]), tmp_path / "f.png")
     assert plotted["baseline"] == [60.0, 80.0]  # the 40.0 runs of the older rule are left out
+
+
+def test_a_debug_run_beside_committed_records_never_changes_a_cell(tmp_path):
+    """Issue #26's repro: a one-epoch run of a committed configuration is listed in extras.md and the
+    committed tables (CSV and the Markdown table, footer aside) are unchanged."""
+    from conftest import REPO
+    committed = REPO / "results" / "small"
+    source = next(p for p in sorted((committed / "runs" / "sst").glob("*/results.json"))
+                  if json.loads(p.read_text()).get("ablation") == "elmo")
+    debug = json.loads(source.read_text())
+    debug["config"]["trainer"]["max_epochs"] = 1
+    debug.update(config_hash="debug-one-epoch", date="2026-11-23T09:00:00+00:00", dev={"accuracy": 29.43})
+    planted = tmp_path / "planted" / "sst" / "+profile:quick+source:local+trainer.max_epochs:1"
+    planted.mkdir(parents=True)
+    (planted / "results.json").write_text(json.dumps(debug))
+    out = tmp_path / "out"
+    report.main(["--runs", str(committed / "runs"), str(tmp_path / "planted"), "--out", str(out)])
+    for name in ("table1", "table2", "table3"):
+        assert (out / f"{name}.csv").read_bytes() == (committed / f"{name}.csv").read_bytes()
+        ours, theirs = ((d / f"{name}.md").read_text().split("Rebuilt from")[0] for d in (out, committed))
+        assert ours == theirs
+    extras = (out / "extras.md").read_text()
+    assert "trainer.max_epochs=1 (prescribed 12)" in extras and "29.43" in extras
+    assert f"--runs {committed / 'runs'} {tmp_path / 'planted'} --out {out}`" in (out / "table1.md").read_text()
+
+
+def test_tables_of_another_biLM_are_never_rewritten_in_place(tmp_path):
+    old, new = tmp_path / "out" / "runs", tmp_path / "new"
+    for root, sha in ((old, "a" * 64), (new, "b" * 64)):
+        _record(root, "ner", "elmo", 0, 70.0)
+        for path in root.glob("**/results.json"):
+            _with_bilm(path, sha)
+    with pytest.raises(SystemExit, match=r"holds the tables of other runs \(profile quick, biLM aaaaaaaaaaaa"):
+        report.main(["--runs", str(new), "--out", str(tmp_path / "out"), "--collect"])
+    assert not (tmp_path / "out" / "table1.md").exists()
+    report.main(["--runs", str(new), "--out", str(tmp_path / "elsewhere")])
+    assert f"--runs {new} --out {tmp_path / 'elsewhere'}`" in (tmp_path / "elsewhere" / "table1.md").read_text()

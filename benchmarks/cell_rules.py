@@ -1,0 +1,78 @@
+"""Which run records may share a table cell (Peters et al. 2018, Tables 1-3 and Figure 1 report one
+configuration per cell, over seeds).
+
+A cell is (profile, biLM, task, setting), and the report averages its records over seeds. A record
+belongs in a cell only when its configuration is exactly what its profile, task, data source and
+ablation prescribe, as ``conf/`` composes them now: any other override (``trainer.max_epochs=1`` in a
+debugging run, a learning rate being tried, another ELMo dropout) makes it an *extra*, listed apart
+in ``extras.md`` with the keys that differ, never averaged in. Keys that the report itself separates
+are allowed to vary: the seed, the training fraction of Figure 1 (``data.fraction``,
+``trainer.equal_updates``), and the biLM variants of ``variants.md`` (state policy, fine-tuning).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from tasks.run_records import comparable
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+VARYING = ("seed", "data.fraction", "trainer.equal_updates", "elmo.state", "elmo.warmup_batches", "elmo.finetune",
+           "elmo.finetune_epochs")
+
+
+def flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out.update(flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def choices_of(r: dict) -> tuple[str, ...]:
+    """The Hydra choices a record was made with: task, profile, data source, ablation, encoder kind."""
+    config = r["config"]
+    data = config.get("data") or {}
+    local = bool(data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test")))
+    out = [f"task={config['task']['name']}", f"source={'local' if local else 'hf'}"]
+    if r.get("profile"):
+        out.append(f"profile={r['profile']}")
+    if r.get("ablation"):
+        out.append(f"+ablation={r['ablation']}")
+    if (config.get("encoder") or {}).get("kind", "bilm") != "bilm":
+        out.append(f"encoder={config['encoder']['kind']}")
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def prescribed(choices: tuple[str, ...]) -> dict:
+    """The flattened, comparable configuration these choices compose to today."""
+    from hydra import compose, initialize_config_dir
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=list(choices))
+    return flat(comparable(OmegaConf.to_container(cfg, resolve=True), {}))
+
+
+def differences(r: dict) -> dict[str, tuple]:
+    """``key -> (what the run used, what its profile prescribes)`` for every key that sets it apart;
+    empty when the record may join its cell. A record without a composed configuration (no
+    ``config.task.name``: not written by ``run.py``, e.g. the report tests' hand-made records) has
+    nothing to compare and is not checked."""
+    if "name" not in ((r.get("config") or {}).get("task") or {}):
+        return {}
+    try:
+        wanted = prescribed(choices_of(r))
+    except Exception as e:  # a task, profile or ablation that no longer exists
+        return {"(configuration)": (" ".join(choices_of(r)), f"does not compose now: {type(e).__name__}")}
+    ran = flat(comparable(r["config"], {}))
+    keys = sorted(k for k in set(ran) | set(wanted)
+                  if not k.startswith("identity") and k not in VARYING and ran.get(k) != wanted.get(k))
+    return {k: (ran.get(k), wanted.get(k)) for k in keys}
+
+
+def describe(diff: dict[str, tuple]) -> str:
+    return ", ".join(f"{k}={ran!r} (prescribed {want!r})" for k, (ran, want) in diff.items())
