@@ -2,11 +2,19 @@
 (Peters et al. 2018, Table 1: "average F1"): MUC (Vilain et al. 1995), B³ (Bagga & Baldwin 1998)
 and CEAFφ4 (entity-based CEAF, Luo 2005), and their average F1 (the CoNLL score).
 
-As the reference scorer computes them (Pradhan et al. 2014): clusters are taken as given (a
-singleton counts for B³ and CEAF, never for MUC); a response mention that is not in the key
-counts against precision; numerators and denominators are summed over all documents before
-dividing (micro average); a ratio with a zero denominator is 0. CEAFφ4's one-to-one alignment of
-key and response clusters is optimal (``scipy.optimize.linear_sum_assignment``).
+As the reference scorer computes them (Pradhan et al. 2014; ``scorer.pl`` v8.01): clusters are
+taken as given (a singleton counts for B³ and CEAF, never for MUC); a response mention that is not
+in the key counts against precision; a response mention of the key that appears again, in the same
+or a later cluster, counts only where it first appears (the scorer drops the repeats, and then any
+cluster left empty); numerators and denominators are summed over all documents before dividing
+(micro average); a ratio with a zero denominator is 0. CEAFφ4's one-to-one alignment of key and
+response clusters is optimal (``scipy.optimize.linear_sum_assignment``). The one rule that differs:
+a mention *outside* the key repeated in the response counts once here, while the scorer keeps its
+repeats (it refuses files with more than 10 repeats anyway).
+
+``score_files(key, response)`` scores two CoNLL-2012 files as ``scorer.pl all key response``
+does (documents matched by name, clusters in the order of their first mark):
+``python -m tasks.coref.metric KEY RESPONSE``.
 
 A cluster is a collection of mentions; a mention is any hashable (here ``(start, end)``).
 """
@@ -59,11 +67,31 @@ def ceafe_counts(key: list[frozenset], response: list[frozenset]) -> tuple[float
     return float(similarity[rows, cols].sum()), len(key), len(response)
 
 
+def without_repeats(key: list[frozenset], response: Iterable[Cluster]) -> list[list]:
+    """The response as the scorer keeps it: a mention of the key counts only in the first cluster
+    (in the given order) where it appears; clusters left empty are dropped."""
+    in_key = set().union(*key) if key else set()
+    placed, out = set(), []
+    for cluster in response:
+        kept = []
+        for m in cluster:
+            m = tuple(m) if isinstance(m, list) else m
+            if m in placed:
+                continue
+            if m in in_key:
+                placed.add(m)
+            kept.append(m)
+        if kept:
+            out.append(kept)
+    return out
+
+
 def coref_scores(key_documents: Iterable[Iterable[Cluster]], response_documents: Iterable[Iterable[Cluster]]) -> dict:
     """P/R/F1 (in %) of MUC, B³ and CEAFφ4 over all documents, and ``conll_f1`` (their average F1)."""
     sums = {name: np.zeros(4) for name in METRICS}  # recall num, recall den, precision num, precision den
     for key_doc, response_doc in zip(key_documents, response_documents, strict=True):
-        key, response = _as_sets(key_doc), _as_sets(response_doc)
+        key = _as_sets(key_doc)
+        response = _as_sets(without_repeats(key, response_doc))
         sums["muc"] += (*muc_counts(key, response), *muc_counts(response, key))
         sums["b_cubed"] += (*b_cubed_counts(key, response), *b_cubed_counts(response, key))
         similarity, n_key, n_response = ceafe_counts(key, response)
@@ -74,3 +102,36 @@ def coref_scores(key_documents: Iterable[Iterable[Cluster]], response_documents:
         out[name] = {"precision": 100 * p, "recall": 100 * r, "f1": 100 * _f1(p, r)}
     out["conll_f1"] = sum(out[name]["f1"] for name in METRICS) / len(METRICS)
     return out
+
+
+def score_files(key_path, response_path) -> dict:
+    """``coref_scores`` of two CoNLL-2012 files: documents matched by name (a key document missing
+    from the response scores as an empty response), response clusters in file order."""
+    from elmo_core.errors import DataError
+    from .reader import read_conll2012_coref
+    key, _ = read_conll2012_coref(key_path)
+    response, _ = read_conll2012_coref(response_path)
+    by_name = {d["doc_key"]: d["clusters_in_file_order"] for d in response}
+    unknown = sorted(set(by_name) - set(key["doc_key"]))
+    if unknown:
+        raise DataError(f"{response_path}: document {unknown[0]!r} is not in the key {key_path}")
+    return coref_scores(key["clusters"], [by_name.get(name, []) for name in key["doc_key"]])
+
+
+def main(argv=None) -> None:
+    import argparse
+    import json
+    from elmo_core.errors import SuiteError
+    ap = argparse.ArgumentParser(description="MUC, B3, CEAF-e and the CoNLL F1 of a response file against a key "
+                                 "file (CoNLL-2012 layout), as the reference scorer computes them.")
+    ap.add_argument("key")
+    ap.add_argument("response")
+    args = ap.parse_args(argv)
+    try:
+        print(json.dumps(score_files(args.key, args.response), indent=2))
+    except SuiteError as e:
+        raise SystemExit(f"error: {e}") from None
+
+
+if __name__ == "__main__":
+    main()

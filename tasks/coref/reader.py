@@ -1,12 +1,15 @@
 """Coreference data in the CoNLL-2012 layout (Peters et al. 2018 §4 "Coreference resolution"):
 OntoNotes ``*gold_conll`` files as they are, and LitBank's tab-separated copy.
 
-A file holds documents between ``#begin document (<id>); part <n>`` and ``#end document``; one
-token per line (whitespace-separated columns: document id, part, token index, token, ...; the
-coreference column last), a blank line between sentences. The coreference column is ``-`` or
-``_`` for none, else ``|``-joined parts: ``(12`` opens a mention of cluster 12, ``12)`` closes the
-most recent open mention of cluster 12, ``(12)`` is a one-token mention. Mentions may nest and
-overlap; clusters are per document (per ``#begin document ... part``).
+A file holds documents between ``#begin document (<id>); part <n>`` (the part may be missing)
+and ``#end document``; one token per line (whitespace-separated columns: document id, part, token
+index, token, ...; the coreference column last; a minimal line has only the document id and the
+coreference column), a blank line between sentences. The coreference column is ``-`` or ``_`` for
+none, else marks, ``|``-joined or stacked (``(1(3``): ``(12`` opens a mention of cluster 12,
+``12)`` closes the most recent open mention of cluster 12, ``(12)`` is a one-token mention. As the
+reference scorer (``scorer.pl``) reads a line: its one-token mentions first, then its openings,
+then its closings. Mentions may nest and overlap; clusters are per document (per ``#begin
+document ... part``).
 
 Each document becomes one example: ``doc_key`` (``<id>_<part>``), ``sentences`` (token lists),
 ``clusters`` (per cluster, its mentions as ``[start, end]`` document token offsets, end
@@ -23,27 +26,29 @@ import datasets
 from elmo_core.errors import DataError
 from ..text_files import text_lines
 
-_BEGIN = re.compile(r"#begin document \((.*)\);\s*part\s+(\S+)")
-_PART = re.compile(r"^(\()?(\d+)(\))?$")
+_BEGIN = re.compile(r"#begin document \((.*)\);?\s*(?:part\s+(\S+))?\s*$")
+_MARKS = (("single", re.compile(r"\((\d+)\)")), ("open", re.compile(r"\((\d+)")), ("close", re.compile(r"(\d+)\)")))
 
 
 def parse_coref_column(value: str, where: str) -> list[tuple[str, int]]:
-    """``(3|(12)|7)`` -> [("open", 3), ("single", 12), ("close", 7)]."""
+    """``3)|(12)|(7`` or ``(1(3`` -> its marks in the reference scorer's order: one-token mentions,
+    then openings, then closings (``[("single", 12), ("open", 7), ("close", 3)]``)."""
     if value in ("-", "_"):
         return []
-    out = []
-    for part in value.split("|"):
-        m = _PART.match(part)
-        if not m or not (m.group(1) or m.group(3)):
-            raise DataError(f"{where}: malformed coreference part {part!r} in {value!r}")
-        kind = "single" if m.group(1) and m.group(3) else "open" if m.group(1) else "close"
-        out.append((kind, int(m.group(2))))
+    out, rest = [], value
+    for kind, pattern in _MARKS:
+        out += [(kind, int(n)) for n in pattern.findall(rest)]
+        rest = pattern.sub("|", rest)
+    if rest.strip("|"):
+        raise DataError(f"{where}: malformed coreference column {value!r} (left over: {rest.strip('|')!r})")
     return out
 
 
 class _Document:
-    def __init__(self, key: str, where: str):
-        self.key, self.where = key, where
+    def __init__(self, doc_id: str, part: str | None, where: str):
+        self.doc_id, self.part, self.where = doc_id, part, where
+        self.key = f"{doc_id}_{part}" if part is not None else doc_id
+        self.order: list[int] = []  # cluster ids in order of their first mark (the scorer's entity order)
         self.sentences: list[list[str]] = [[]]
         self.columns: list[list[str]] = []
         self.open: dict[int, list[tuple[int, str]]] = {}  # cluster -> stack of (start, where)
@@ -51,9 +56,11 @@ class _Document:
 
     def add_token(self, cols: list[str], where: str) -> None:
         position = len(self.columns)
-        self.sentences[-1].append(cols[3])
+        self.sentences[-1].append(cols[3] if len(cols) >= 5 else "-")  # a minimal line has no token
         self.columns.append(cols[:-1])
         for kind, cluster in parse_coref_column(cols[-1], where):
+            if cluster not in self.order:
+                self.order.append(cluster)
             if kind == "single":
                 self.clusters.setdefault(cluster, []).append([position, position])
             elif kind == "open":
@@ -77,7 +84,9 @@ class _Document:
         if not sentences:
             raise DataError(f"{self.where}: document {self.key} has no tokens")
         clusters = [sorted(mentions) for _, mentions in sorted(self.clusters.items())]
-        return {"doc_key": self.key, "sentences": sentences, "clusters": clusters, "columns": self.columns}
+        in_order = [self.clusters[c] for c in self.order if c in self.clusters]  # mentions as completed
+        return {"doc_key": self.key, "doc_id": self.doc_id, "part": self.part, "sentences": sentences,
+                "clusters": clusters, "clusters_in_file_order": in_order, "columns": self.columns}
 
 
 def read_conll2012_coref(path: str | Path) -> tuple[datasets.Dataset, dict]:
@@ -93,7 +102,7 @@ def read_conll2012_coref(path: str | Path) -> tuple[datasets.Dataset, dict]:
             m = _BEGIN.match(text)
             if not m:
                 raise DataError(f"{where}: expected '#begin document (<id>); part <n>'")
-            doc = _Document(f"{m.group(1)}_{m.group(2)}", where)
+            doc = _Document(m.group(1), m.group(2), where)
         elif text.startswith("#end document"):
             if doc is None:
                 raise DataError(f"{where}: '#end document' without '#begin document'")
@@ -108,9 +117,8 @@ def read_conll2012_coref(path: str | Path) -> tuple[datasets.Dataset, dict]:
             if doc is None:
                 raise DataError(f"{where}: a token line outside '#begin document' ... '#end document'")
             cols = text.split()
-            if len(cols) < 5:
-                raise DataError(f"{where}: expected at least 5 columns (document, part, index, token, ..., "
-                                f"coreference), got {len(cols)}")
+            if len(cols) < 2:
+                raise DataError(f"{where}: expected at least 2 columns (document, ..., coreference), got {len(cols)}")
             doc.add_token(cols, where)
     if doc is not None:
         raise DataError(f"{path}: document {doc.key} has no '#end document'")
@@ -137,8 +145,8 @@ def write_conll2012_coref(path: str | Path, documents, predicted_clusters: list[
                     else:
                         marks.setdefault(start, []).append(f"({cluster_id}")
                         marks.setdefault(end, []).append(f"{cluster_id})")
-            doc_id, part = doc["doc_key"].rsplit("_", 1)
-            f.write(f"#begin document ({doc_id}); part {part}\n")
+            doc_id, part = (doc["doc_id"], doc["part"]) if doc.get("doc_id") else doc["doc_key"].rsplit("_", 1)
+            f.write(f"#begin document ({doc_id}); part {part}\n" if part is not None else f"#begin document ({doc_id});\n")
             position = 0
             for sentence in doc["sentences"]:
                 for _ in sentence:
