@@ -192,7 +192,9 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
             continue
         seen.add(key)
         mix = r.get("mixing_weights", {})
+        test = r.get("test") or {}
         rows.append({"task": r["task"], "metric": r["metric"], "value": r["dev"][r["metric"]],
+                     "test_value": test.get(r["metric"], np.nan),
                      "seed": r["config"]["seed"], "setting": setting_of(r),
                      "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
                      "equal_updates": bool((r["config"].get("trainer") or {}).get("equal_updates", False)),
@@ -205,10 +207,11 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
     return df
 
 
-def summarize(df: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
-    """Mean, std and n of the dev metric per (task, setting); missing cells stay missing."""
+def summarize(df: pd.DataFrame, settings: list[str], column: str = "value") -> pd.DataFrame:
+    """Mean, std and n of the dev metric (``column="test_value"``: the test metric of the same
+    runs, each scored once with its dev-selected model) per (task, setting); missing cells stay missing."""
     sub = df[df.setting.isin(settings) & df.full]
-    g = sub.groupby(["task", "setting"])["value"]
+    g = sub.dropna(subset=[column]).groupby(["task", "setting"])[column]
     return pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1), "n": g.count()}).reset_index()
 
 
@@ -238,8 +241,9 @@ def gains(base: float | None, elmo: float | None) -> tuple[str, str]:
     return f"{elmo - base:+.2f}", f"{100 * (elmo - base) / (100 - base):.1f}%"
 
 
-def table1(df: pd.DataFrame) -> pd.DataFrame:
+def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
     stats = summarize(df, ["baseline", "elmo"])
+    test_stats = summarize(df, ["baseline", "elmo"], "test_value") if test else None
     rows = []
     for task, info in paper.TASKS.items():
         if task not in set(df.task):
@@ -250,15 +254,19 @@ def table1(df: pd.DataFrame) -> pd.DataFrame:
         p_abs, p_rel = gains(pb, pe)
         rows.append({"task": f"{task} ({info['metric']}; paper: {info['paper_dataset']})",
                      "baseline (ours, dev)": cell(stats, task, "baseline"),
-                     "ELMo (ours, dev)": cell(stats, task, "elmo"), "increase abs / rel (ours)": f"{abs_gain} / {rel}",
+                     "ELMo (ours, dev)": cell(stats, task, "elmo"),
+                     **({"baseline (ours, test)": cell(test_stats, task, "baseline"),
+                         "ELMo (ours, test)": cell(test_stats, task, "elmo")} if test else {}),
+                     "increase abs / rel (ours)": f"{abs_gain} / {rel}",
                      "paper baseline / ELMo (test)": f"{pb} / {pe}",
                      "increase abs / rel (paper)": f"{p_abs} / {p_rel}"})
     return pd.DataFrame(rows)
 
 
-def ablation_table(df: pd.DataFrame, published: dict, settings: list[str]) -> pd.DataFrame:
+def ablation_table(df: pd.DataFrame, published: dict, settings: list[str], test: bool = False) -> pd.DataFrame:
     """The paper's tasks first, then any other task with runs in these settings (paper: —)."""
     stats = summarize(df, settings)
+    test_stats = summarize(df, settings, "test_value") if test else None
     rows = []
     with_runs = set(stats[stats.setting != "baseline"].task)
     for task in [*published, *(t for t in paper.TASKS if t not in published)]:
@@ -267,6 +275,8 @@ def ablation_table(df: pd.DataFrame, published: dict, settings: list[str]) -> pd
         row = {"task": task}
         for s in settings:
             row[f"{s} (ours)"] = cell(stats, task, s)
+            if test:
+                row[f"{s} (ours, test)"] = cell(test_stats, task, s)
             row[f"{s} (paper)"] = published.get(task, {}).get(s, "—")
         rows.append(row)
     return pd.DataFrame(rows)
@@ -464,6 +474,8 @@ def main(argv=None) -> None:
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
     ap.add_argument("--bilm", help="report the runs made with this biLM: a shipped one's name (small, small-v1) "
                     "or a SHA-256 prefix; required when the records come from more than one")
+    ap.add_argument("--split", choices=("dev", "test"), default="dev",
+                    help="test: add each run's test metric (scored once, with the model selected on dev) beside dev")
     ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
                     "when the records come from more than one")
     args = ap.parse_args(argv)
@@ -471,7 +483,8 @@ def main(argv=None) -> None:
     select = choose(roots, args.profile, args.bilm)
     refuse_other_tables(args.out, select)
     args.out.mkdir(parents=True, exist_ok=True)
-    options = (f" --profile {args.profile}" if args.profile else "") + (f" --bilm {args.bilm}" if args.bilm else "")
+    options = (f" --profile {args.profile}" if args.profile else "") + (f" --bilm {args.bilm}" if args.bilm else "") \
+        + (" --split test" if args.split == "test" else "")
     REBUILD[args.out] = rebuild_command(args.out, None if args.collect else args.runs, options)
     extras: dict = {}
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
@@ -499,12 +512,13 @@ def main(argv=None) -> None:
         print(f"probe runs only -> {args.out}/probes.md")
         return
     used = lambda settings: df[df.setting.isin(settings) & df.full]  # noqa: E731
-    write_table(table1(df), args.out, "table1", "Table 1: baseline vs ELMo (dev; paper: test)",
+    test = args.split == "test"
+    write_table(table1(df, test), args.out, "table1", "Table 1: baseline vs ELMo (dev; paper: test)",
                 used(["baseline", "elmo"]))
     table2_settings = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
-    write_table(ablation_table(df, paper.TABLE2, table2_settings), args.out, "table2", "Table 2: layer weighting (dev)",
+    write_table(ablation_table(df, paper.TABLE2, table2_settings, test), args.out, "table2", "Table 2: layer weighting (dev)",
                 used(table2_settings))
-    write_table(ablation_table(df, paper.TABLE3, ["input", "both", "output"]), args.out, "table3",
+    write_table(ablation_table(df, paper.TABLE3, ["input", "both", "output"], test), args.out, "table3",
                 "Table 3: where ELMo goes (dev)", used(["input", "both", "output"]))
     variant_rows = df[df.setting.str.contains("+", regex=False)]
     if not variant_rows.empty:

@@ -300,3 +300,21 @@ def test_tables_of_another_biLM_are_never_rewritten_in_place(tmp_path):
     assert not (tmp_path / "out" / "table1.md").exists()
     report.main(["--runs", str(new), "--out", str(tmp_path / "elsewhere")])
     assert f"--runs {new} --out {tmp_path / 'elsewhere'}`" in (tmp_path / "elsewhere" / "table1.md").read_text()
+
+
+def test_split_test_adds_the_test_metric_beside_dev(tmp_path):
+    """A run with a test file scores it once; --split test shows it beside dev (selection stays on dev)."""
+    for seed, (dev, test) in enumerate(((70.0, 68.0), (72.0, 69.0))):
+        _record(tmp_path / "runs", "ner", "elmo", seed, dev)
+    _record(tmp_path / "runs", "ner", "baseline", 0, 60.0)
+    for path in (tmp_path / "runs").glob("ner/elmo-*/results.json"):
+        r = json.loads(path.read_text())
+        r["test"] = {"f1": r["dev"]["f1"] - 2 - r["config"]["seed"]}  # 68, 69
+        path.write_text(json.dumps(r))
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--split", "test"])
+    t1 = (tmp_path / "out" / "table1.md").read_text()
+    assert "ELMo (ours, test)" in t1 and "68.50 ± 0.71 (n=2)" in t1 and "71.00 ± 1.41 (n=2)" in t1
+    assert "— (n=0)" in t1  # the baseline has no test metric
+    assert "--split test`" in t1
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "dev_only")])
+    assert "(ours, test)" not in (tmp_path / "dev_only" / "table1.md").read_text()
