@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean clean-cache
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,5 +26,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks.bilm_speed
 
-clean:
+# the activation cache (.cache/activations, GBs at full scale) and fine-tuned biLMs; rebuilt on demand
+clean-cache:
+	rm -rf .cache/activations .cache/finetuned
+
+clean: clean-cache
 	rm -rf $(VENV) outputs multirun .pytest_cache

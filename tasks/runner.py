@@ -180,6 +180,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     identity = run_identity(cfg, resolved, source)
     out_dir, previous = prepare_run_dir(cfg, out_dir, resolved, identity)
     if previous is not None:
+        announce(previous, out_dir / "results.json")
         return previous
     results_path = out_dir / "results.json"
     if cfg.task.name in PROBES:
@@ -211,9 +212,20 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
                        "bilm_sha256": source.sha256},  # the encoder's digest (biLM weights or Transformer files)
                       out_dir / "best.pt")  # complete or absent, like the record written after it
     write_json_atomic(results_path, results)
-    print(f"dev {task.metric}: {result['dev'][task.metric]:.2f}  ->  {results_path}", flush=True)
-    print(f"score a file with it: python run.py mode=evaluate checkpoint={out_dir} data.test_path=FILE", flush=True)
+    announce(results, results_path)
     return results
+
+
+def announce(record: dict, results_path: Path) -> None:
+    """The run's dev metric and the command that scores a file with its model (also when a
+    finished configuration is skipped: the model is in the directory that trained it)."""
+    metric = record.get("metric")
+    if not metric or metric not in (record.get("dev") or {}):
+        return
+    print(f"dev {metric}: {record['dev'][metric]:.2f}  ->  {results_path}", flush=True)
+    trained_in = Path(record.get("reused_from") or record.get("run_dir") or results_path.parent)
+    if (trained_in / "best.pt").is_file():
+        print(f"score a file with it: python run.py mode=evaluate checkpoint={trained_in} data.test_path=FILE", flush=True)
 
 
 def finetune(cfg: DictConfig, out_dir: Path) -> dict:

@@ -1,13 +1,26 @@
 """Shared test helpers. Real data lives in ../shared (beside the repository); override with
 ELMO_SHARED. Missing shared data fails under CI and skips (with the reason) elsewhere."""
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
-import pytest
-import torch
+# Hugging Face caches go to a directory of this test session, removed at its end: tests leave
+# nothing in ~/.cache/huggingface (set before anything imports datasets or transformers).
+_HF_HOME = tempfile.mkdtemp(prefix="elmo-tests-hf-")
+os.environ["HF_HOME"] = _HF_HOME
+os.environ["HF_DATASETS_CACHE"] = os.path.join(_HF_HOME, "datasets")
 
-from elmo_core.bilm import BiLM
-from elmo_core.options import parse_options
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from elmo_core.bilm import BiLM  # noqa: E402
+from elmo_core.options import parse_options  # noqa: E402
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_HF_HOME, ignore_errors=True)
+
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ELMO_SHARED", REPO.parent / "shared"))
