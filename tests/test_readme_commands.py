@@ -25,6 +25,7 @@ DOCS = [REPO / "README.md", REPO / "results" / "README.md"]
 NOT_RUN = {  # (start of the command) -> why the test does not run it
     "make test": "the test suite itself (CI runs it)",
     "torchrun": "a template ('...'): several processes of the pretrain command, which is run below",
+    "perl srl-eval.pl": "the official CoNLL-2005 scorer, not shipped here; tests/test_srl_scorer_cases.py holds its counts",
 }
 TINY = {  # task -> data files and sizes substituted for the shared data and the profile's model sizes
     "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll"],
@@ -208,6 +209,9 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
              "benchmarks.pretrain_speed": ["--configs", "small", "--steps", "1", "--rounds", "1", "--corpus", str(env["text"])],
              "benchmarks.cache_sweep": ["--configs", "2", "--epochs", "1", "--sentences", "20", "--model", str(env["bilm"])],
              "benchmarks.report": ["--out", str(tmp_path / "report")],
+             "benchmarks.paper_scale": ["--options", str(env["bilm"] / "options.json"), "--weights",
+                                        str(env["bilm"] / "weights.hdf5"), "--tasks", "ner,nli", "--sample-tokens", "40",
+                                        "--updates", "1", "--out", str(tmp_path / "paper_scale.md")],
              "tasks.run_records": [], "elmo_core.embed": [], "benchmarks.compare_tables": [],
              "bert_core.bert_pretrain": ["--max-steps", "2", "--vocab-size", "200", "--hidden", "16", "--layers", "1",
                                          "--heads", "2", "--intermediate", "32", "--max-length", "32", "--batch-size", "4",

@@ -124,8 +124,8 @@ def main(argv=None) -> None:
     from elmo_core.errors import SuiteError
     ap = argparse.ArgumentParser(description="MUC, B3, CEAF-e and the CoNLL F1 of a response file against a key "
                                  "file (CoNLL-2012 layout), as the reference scorer computes them.")
-    ap.add_argument("key")
-    ap.add_argument("response")
+    ap.add_argument("key", help="the gold file (CoNLL-2012 layout, coreference in the last column)")
+    ap.add_argument("response", help="the system's file, same layout; documents matched to the key's by name")
     args = ap.parse_args(argv)
     try:
         print(json.dumps(score_files(args.key, args.response), indent=2))
