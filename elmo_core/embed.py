@@ -127,13 +127,17 @@ def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, batc
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m elmo_core.embed", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--options", required=True, help="options.json of the biLM")
-    ap.add_argument("--weights", required=True, help="weights.hdf5 of the biLM")
+    ap.add_argument("--model", type=Path,
+                    help="a biLM directory with options.json and weights.hdf5 (default: the embedded biLM)")
+    ap.add_argument("--options", help="options.json of the biLM (with --weights, instead of --model)")
+    ap.add_argument("--weights", help="weights.hdf5 of the biLM (with --options)")
     ap.add_argument("--allow-extra-weights", action="store_true",
                     help="ignore datasets in the weights file that the options do not use (default: an error)")
     ap.add_argument("--input", required=True, help="text file, one tokenized sentence per line")
     ap.add_argument("--output", required=True, help="output HDF5 file")
-    ap.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
+    ap.add_argument("--batch-size", type=int, default=64,
+                    help="LSTM rows per batch: sentences, grouped by length, are laid end to end in this many rows "
+                         "(default 64)")
     ap.add_argument("--stateful", action="store_true", help="carry LSTM states across batches (original)")
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument("--no-progress", action="store_true",
@@ -141,6 +145,12 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.batch_size < 1:
         ap.error("--batch-size must be positive")
+    if bool(args.options) != bool(args.weights) or (args.options and args.model):
+        ap.error("give --model DIR, or both --options and --weights, or none of them (the embedded biLM)")
+    if not args.options:
+        from .pretrained import model_dir
+        directory = args.model or model_dir("small")
+        args.options, args.weights = directory / "options.json", directory / "weights.hdf5"
     try:
         bilm = load_bilm(args.options, args.weights, stateful=args.stateful, device=args.device,
                          allow_extra=args.allow_extra_weights)

@@ -59,3 +59,18 @@ def test_interrupt_leaves_no_partial_file(model, tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         main(args + ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.hdf5")])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "o.json", "w.hdf5"]
+
+
+def test_no_biLM_arguments_embeds_with_the_embedded_biLM(tmp_path):
+    """``--input F --output O`` alone uses the embedded biLM; ``--model DIR`` names another."""
+    import h5py
+    from elmo_core.embed import main
+    from elmo_core.pretrained import model_dir
+    (tmp_path / "in.txt").write_text("The cat sat .\nA dog\n")
+    main(["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "a.hdf5"), "--no-progress"])
+    main(["--model", str(model_dir("small")), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "b.hdf5"),
+          "--no-progress"])
+    with h5py.File(tmp_path / "a.hdf5") as a, h5py.File(tmp_path / "b.hdf5") as b:
+        assert a["0"].shape == b["0"].shape and a["0"].shape[1] == 4 and (a["0"][()] == b["0"][()]).all()
+    with pytest.raises(SystemExit):
+        main(["--options", "x.json", "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "c.hdf5")])
