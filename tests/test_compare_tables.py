@@ -33,3 +33,13 @@ def test_cells_side_by_side_with_the_change_and_what_is_missing(tmp_path):
 def test_a_table_without_its_key_column_is_an_error():
     with pytest.raises(CompareError, match="the old table has no column 'task'"):
         compare(pd.DataFrame({"x": ["a"]}), pd.DataFrame({"task": ["a"], "v (ours)": ["1"]}), ["task"], "table1")
+
+
+def test_two_profiles_of_one_biLM_are_titled_as_such(tmp_path):
+    quick, paper = tmp_path / "quick", tmp_path / "paper"
+    header = 'task,"baseline (ours, dev)","ELMo (ours, dev)"\n'
+    _write(quick, "table1", header + "nli,75.02 ± 2.83 (n=3),71.31 ± 0.53 (n=3)\n")
+    _write(paper, "table1", header + "nli,— (n=0),71.52 (n=1)\n")
+    text = write(quick, paper, tmp_path / "c.md", profiles=True).read_text()
+    assert text.startswith("# Quick and paper profile side by side") and "--profiles`" in text
+    assert "71.31 ± 0.53 (n=3) → 71.52 (n=1) (+0.21)" in text
