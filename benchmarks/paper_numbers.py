@@ -11,6 +11,11 @@ TASKS = {
     "coref": {"metric": "conll_f1", "paper_dataset": "Coref (CoNLL-2012; LitBank here)"},
 }
 
+OUR_DATA = {  # the data each task is run on here, as figures and tables name it
+    "qa": "SQuAD v1.1", "nli": "SICK", "srl": "SRL (Universal PropBank)", "ner": "CoNLL-2003 NER",
+    "sst": "SST-5", "coref": "Coref (LitBank)",
+}
+
 TABLE1 = {  # test: (baseline, ELMo + baseline)
     "qa": (81.1, 85.8), "nli": (88.0, 88.7), "srl": (81.4, 84.6), "ner": (90.15, 92.22), "sst": (51.4, 54.7),
     "coref": (67.2, 70.4),

@@ -257,9 +257,9 @@ def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
                      "ELMo (ours, dev)": cell(stats, task, "elmo"),
                      **({"baseline (ours, test)": cell(test_stats, task, "baseline"),
                          "ELMo (ours, test)": cell(test_stats, task, "elmo")} if test else {}),
-                     "increase abs / rel (ours)": f"{abs_gain} / {rel}",
+                     "increase: absolute / relative error reduction (ours)": f"{abs_gain} / {rel}",
                      "paper baseline / ELMo (test)": f"{pb} / {pe}",
-                     "increase abs / rel (paper)": f"{p_abs} / {p_rel}"})
+                     "increase: absolute / relative error reduction (paper)": f"{p_abs} / {p_rel}"})
     return pd.DataFrame(rows)
 
 
@@ -359,10 +359,24 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, out
                 sources, notes)
 
 
+def figure_caption(runs: pd.DataFrame) -> str:
+    """What a figure shows, for its own caption: the biLM(s) and the profile(s) of its runs."""
+    shipped = shipped_bilms()
+    bilms = sorted(set(runs.bilm_sha256.dropna())) if "bilm_sha256" in runs else []
+    profiles = sorted(set(runs.profile.dropna())) if "profile" in runs else []
+    return (f"biLM: {', '.join(bilm_name(b, shipped) for b in bilms) or '-'}; "
+            f"{', '.join(profiles) or '-'} profile; dev sets")
+
+
 def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
-    """Figure 2: mean softmax-normalized layer weights per task, input and output mixes."""
+    """Figure 2: mean softmax-normalized layer weights per task, input and output mixes. The colour
+    scale spans the weights the runs actually learned; as in the paper, a cell whose weight (as
+    printed, two decimals) is below 1/3 is hatched and one above 2/3 dotted."""
     elmo = df[(df.setting == "elmo") & df.full]
-    fig, axes = plt.subplots(1, 2, figsize=(8, 0.6 * max(3, elmo.task.nunique()) + 1.5))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.6 * max(3, elmo.task.nunique()) + 1.9), gridspec_kw={"wspace": 0.9})
+    values = [v for col in ("s_input", "s_output") for row in elmo[col].dropna() for v in row]
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    low, high = (low - 0.01, high + 0.01) if high - low < 0.02 else (low, high)
     im = None
     for ax, col, title in zip(axes, ("s_input", "s_output"), ("Input layer", "Output layer")):
         ax.set_title(title)
@@ -374,22 +388,27 @@ def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
             continue
         grid = np.array([np.mean(np.array(elmo[(elmo.task == t) & elmo[col].notna()][col].tolist()), axis=0)
                          for t in tasks])
-        im = ax.imshow(grid, vmin=0, vmax=1, cmap="Blues", aspect="auto")
+        im = ax.imshow(grid, vmin=low, vmax=high, cmap="Blues", aspect="auto")
         ax.set_xticks(range(grid.shape[1]), ["tokens"] + [f"LSTM {k}" for k in range(1, grid.shape[1])])
-        ax.set_yticks(range(len(tasks)), tasks)
+        n = [len(elmo[(elmo.task == t) & elmo[col].notna()]) for t in tasks]
+        ax.set_yticks(range(len(tasks)), [f"{paper.OUR_DATA.get(t, t)} (n={k})" for t, k in zip(tasks, n)])
         for (i, j), v in np.ndenumerate(grid):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v > 0.5 else "black")
-            if v < 1 / 3 or v > 2 / 3:  # the paper's marks: hatched below 1/3, dotted above 2/3
+            shown = round(float(v), 2)  # marks follow the printed value: two cells labelled alike look alike
+            ax.text(j, i, f"{shown:.2f}", ha="center", va="center", fontsize=8,
+                    color="white" if v > (low + high) / 2 else "black")
+            if shown < round(1 / 3, 2) or shown > round(2 / 3, 2):
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=0,
-                                           hatch="///" if v < 1 / 3 else "..", edgecolor="gray"))
+                                           hatch="///" if shown < 0.33 else "..", edgecolor="gray"))
     if im is not None:
-        fig.colorbar(im, ax=axes, shrink=0.8, label="softmax weight s_j (hatched < 1/3, dotted > 2/3)")
+        fig.colorbar(im, ax=axes, shrink=0.8, label="softmax weight s_j, mean over n seeds\n(hatched < 1/3, dotted > 2/3)")
+    fig.suptitle(f"Learned layer weights (Figure 2) — {figure_caption(elmo)}", fontsize=9)
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
 
 
 def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
-    """Figure 1: dev metric against training-set fraction, baseline vs ELMo."""
+    """Figure 1: dev metric against training-set fraction, baseline vs ELMo: the mean over seeds
+    (n per point in the legend), error bars one sample standard deviation."""
     sub = df[df.setting.isin(["baseline", "elmo"])]
     if "equal_updates" in sub:  # a task with equal-updates runs at small fractions shows only those there
         small = sub[sub.fraction < 1]
@@ -401,18 +420,23 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
         for setting, style in (("baseline", "o--"), ("elmo", "s-")):
             g = sub[(sub.task == task) & (sub.setting == setting)].groupby("fraction")["value"]
             if len(g):
-                m, s = g.mean(), g.std(ddof=1).fillna(0)
-                ax.errorbar(m.index * 100, m.values, yerr=s.values, fmt=style, capsize=3, label=setting)
+                m, s, n = g.mean(), g.std(ddof=1).fillna(0), g.count()
+                seeds = f"n={n.min()}" if n.min() == n.max() else f"n={n.min()}-{n.max()}"
+                ax.errorbar(m.index * 100, m.values, yerr=s.values, fmt=style, capsize=3,
+                            label=f"{'ELMo' if setting == 'elmo' else 'baseline'} ({seeds})")
         ax.set_xscale("log")
         fractions = sorted(sub[sub.task == task].fraction.unique())
         ax.set_xticks([100 * f for f in fractions], [f"{100 * f:g}%" for f in fractions])
         ax.minorticks_off()
         ax.set_xlabel("training data")
         ax.set_ylabel(f"dev {paper.TASKS[task]['metric']}")
-        ax.set_title(task)
-        ax.legend()
+        ax.set_title(paper.OUR_DATA.get(task, task))
+        ax.legend(fontsize=8)
     if not tasks:
         axes[0][0].text(0.5, 0.5, "no sample-efficiency runs", ha="center", va="center")
+    else:
+        fig.suptitle(f"Sample efficiency (Figure 1) — {figure_caption(sub[sub.task.isin(tasks)])}; "
+                     "mean over seeds, error bars ± 1 sample std", fontsize=9, y=1.02)
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
 

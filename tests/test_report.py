@@ -262,7 +262,7 @@ def test_figure1_never_mixes_the_equal_updates_rule_with_older_small_fraction_ru
     import matplotlib.axes
     monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", lambda self, x, y, **kw: spy(x, y, **kw))
     report.sample_efficiency_figure(report.load_runs([runs]), tmp_path / "f.png")
-    assert plotted["baseline"] == [60.0, 80.0]  # the 40.0 runs of the older rule are left out
+    assert plotted["baseline (n=2)"] == [60.0, 80.0]  # the 40.0 runs of the older rule are left out
 
 
 def test_a_debug_run_beside_committed_records_never_changes_a_cell(tmp_path):
@@ -318,3 +318,22 @@ def test_split_test_adds_the_test_metric_beside_dev(tmp_path):
     assert "--split test`" in t1
     report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "dev_only")])
     assert "(ours, test)" not in (tmp_path / "dev_only" / "table1.md").read_text()
+
+
+def test_figures_name_the_data_the_seeds_and_mark_cells_by_their_printed_value(tmp_path, monkeypatch):
+    import matplotlib.axes
+    import matplotlib.figure
+    runs = tmp_path / "runs"
+    for seed in range(2):  # weights 0.3329 and 0.3336 both print as 0.33: neither is hatched; 0.22 is
+        _record(runs, "nli", "elmo", seed, 70.0, s_in=(0.3329, 0.3336, 0.3335), position="both")
+        _record(runs, "srl", "elmo", seed, 70.0, s_in=(0.22, 0.43, 0.35))
+    patches, titles, ticks = [], [], []
+    monkeypatch.setattr(matplotlib.axes.Axes, "add_patch", lambda self, p: patches.append(p))
+    monkeypatch.setattr(matplotlib.figure.Figure, "suptitle", lambda self, t, **kw: titles.append(t))
+    real = matplotlib.axes.Axes.set_yticks
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_yticks",
+                        lambda self, t, labels=None, **kw: (ticks.extend(labels or []), real(self, t, labels, **kw)))
+    report.layer_weights_figure(report.load_runs([runs]), tmp_path / "w.png")
+    assert len(patches) == 1  # only SRL's 0.22
+    assert "SICK (n=2)" in ticks and "SRL (Universal PropBank) (n=2)" in ticks
+    assert "quick profile" in titles[0] and "biLM:" in titles[0]
