@@ -95,7 +95,8 @@ def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
     aside), nor the task's directory and the runs root when they are left empty."""
     try:
         entries = list(out_dir.iterdir())
-        if all(p.name in ("run.log", "resolved_config.yaml") and p.is_file() and (p.name != "run.log" or not p.stat().st_size)
+        if all(p.name in ("run.log", "resolved_config.yaml", "running.pid") and p.is_file()
+               and (p.name != "run.log" or not p.stat().st_size)
                for p in entries):
             for p in entries:
                 p.unlink()

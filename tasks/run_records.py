@@ -28,7 +28,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
+from elmo_core.atomic_files import process_alive, remove_dead_leftovers, temporary_path
 
 VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
 PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir"),
@@ -176,6 +176,42 @@ def run_dir_name(overrides: str, limit: int = 120) -> str:
         return overrides
     head = overrides.encode("utf-8")[: limit - 12].decode("utf-8", "ignore").rstrip("+")
     return f"{head}+{hashlib.sha256(overrides.encode('utf-8')).hexdigest()[:10]}"
+
+
+RUNNING = "running.pid"  # in a run directory while its run is going: "<host> <pid>"
+STARTED_ONLY = {"resolved_config.yaml", RUNNING, "run.log"}
+
+
+def mark_running(out_dir: Path) -> None:
+    (out_dir / RUNNING).write_text(f"{platform.node()} {os.getpid()}\n")
+
+
+def mark_finished(out_dir: Path) -> None:
+    (out_dir / RUNNING).unlink(missing_ok=True)
+
+
+def remove_dead_runs(runs_root: Path) -> list[Path]:
+    """Run directories below ``runs_root`` left by a run killed before it wrote anything (only its
+    configuration and its ``running.pid``, whose process on this host is gone) are removed, with a
+    task directory left empty; a run still going, or one on another host, is left alone."""
+    removed = []
+    for marker in sorted(Path(runs_root).glob(f"*/*/{RUNNING}")) if Path(runs_root).is_dir() else []:
+        d = marker.parent
+        try:
+            host, pid = marker.read_text().split()
+            if host != platform.node() or process_alive(int(pid)) or int(pid) == os.getpid():
+                continue
+            if {p.name for p in d.iterdir()} - STARTED_ONLY:
+                continue  # it wrote something: kept for the user to look at
+            for p in d.iterdir():
+                p.unlink()
+            d.rmdir()
+            removed.append(d)
+            if not any(d.parent.iterdir()):
+                d.parent.rmdir()
+        except (OSError, ValueError):
+            continue
+    return removed
 
 
 def write_json_atomic(path: Path, data: dict) -> None:

@@ -32,8 +32,8 @@ from .nli.task import NliTask
 from .probes.pos import run_pos_probe
 from .probes.wsd import run_wsd_probe
 from .qa.task import QaTask
-from .run_records import (content_sha256, finished_run, hydra_choice, make_identity, record_dir, run_digest,
-                          run_metadata, write_json_atomic)
+from .run_records import (content_sha256, finished_run, hydra_choice, make_identity, mark_finished, mark_running,
+                          record_dir, remove_dead_runs, run_digest, run_metadata, write_json_atomic)
 from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import fit, predict, set_seed
@@ -150,6 +150,7 @@ def run_probe(cfg: DictConfig, out_dir: Path, source, resolved: dict, identity: 
                                     run_metadata(cfg, out_dir, source.identity(), resolved, identity))
     results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position="probe")
     write_json_atomic(out_dir / "results.json", results)
+    mark_finished(out_dir)
     print(json.dumps({"task": cfg.task.name, **results["dev"]}, indent=2))
     return results
 
@@ -159,6 +160,8 @@ def prepare_run_dir(cfg: DictConfig, launch_dir: Path, resolved: dict, identity:
     root is reused (copied here under this launch's name); otherwise the directory this run writes
     into, never one holding another identity's record (``record_dir``)."""
     digest = run_digest(resolved, identity)
+    for gone in remove_dead_runs(Path(cfg.runs_root)):
+        print(f"removed {gone}: its run was stopped before it wrote anything", file=sys.stderr, flush=True)
     previous = finished_run(launch_dir, Path(cfg.runs_root), digest, name)
     out_dir = record_dir(launch_dir, digest, name)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -170,6 +173,7 @@ def prepare_run_dir(cfg: DictConfig, launch_dir: Path, resolved: dict, identity:
             write_json_atomic(out_dir / name, previous)
         return out_dir, previous
     (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
+    mark_running(out_dir)
     return out_dir, None
 
 
@@ -212,6 +216,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
                        "bilm_sha256": source.sha256},  # the encoder's digest (biLM weights or Transformer files)
                       out_dir / "best.pt")  # complete or absent, like the record written after it
     write_json_atomic(results_path, results)
+    mark_finished(out_dir)
     announce(results, results_path)
     return results
 
@@ -247,6 +252,7 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     tuned = source.finetuned(cfg, task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     report = {**meta, "task": task.name, "train_examples": len(splits["train"]), "bilm_finetune": tuned.finetune_report}
     write_json_atomic(out_dir / "finetune.json", report)
+    mark_finished(out_dir)
     print(json.dumps(report, indent=2), flush=True)
     return report
 

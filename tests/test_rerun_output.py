@@ -18,6 +18,7 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
     out.mkdir()
     first = runner.train(cfg, out)
     fresh = capsys.readouterr().out
+    assert not (out / "running.pid").exists()  # a finished run drops its marker
     again = runner.train(cfg, out)
     skipped = capsys.readouterr().out
     assert again["dev"] == first["dev"] and "skipping" in skipped

@@ -1,0 +1,43 @@
+"""A run killed before it wrote its record leaves nothing behind: the next launch removes its
+directory (only its configuration and ``running.pid`` of a process that is gone)."""
+import platform
+import subprocess
+import sys
+
+from tasks.run_records import RUNNING, mark_finished, mark_running, remove_dead_runs
+
+
+def _started(root, name, pid, extra=()):
+    d = root / "ner" / name
+    d.mkdir(parents=True)
+    (d / "resolved_config.yaml").write_text("seed: 0\n")
+    (d / RUNNING).write_text(f"{platform.node()} {pid}\n")
+    for f in extra:
+        (d / f).write_text("x")
+    return d
+
+
+def test_only_dead_runs_that_wrote_nothing_are_removed(tmp_path):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        killed = _started(tmp_path, "killed", dead_pid)
+        going = _started(tmp_path, "going", alive.pid)
+        wrote = _started(tmp_path, "wrote", dead_pid, ["dev_predictions.conll"])
+        other_host = _started(tmp_path, "elsewhere", dead_pid)
+        (other_host / RUNNING).write_text(f"another-host {dead_pid}\n")
+        assert remove_dead_runs(tmp_path) == [killed]
+        assert not killed.exists() and going.exists() and wrote.exists() and other_host.exists()
+    finally:
+        alive.kill()
+    alone = _started(tmp_path / "b", "killed", dead_pid)
+    remove_dead_runs(tmp_path / "b")
+    assert not alone.parent.exists()  # the task directory it left empty goes too
+
+
+def test_a_finished_run_drops_its_marker(tmp_path):
+    mark_running(tmp_path)
+    assert (tmp_path / RUNNING).read_text().split()[0] == platform.node()
+    mark_finished(tmp_path)
+    assert not (tmp_path / RUNNING).exists()
