@@ -1,5 +1,5 @@
-"""The README is executable: every command in the code blocks of README.md and results/README.md
-runs on tiny data (fixtures, a tiny biLM, one epoch, a temporary runs root), with only data paths
+"""The README is executable: every command in the code blocks of README.md, docs/*.md and
+results/README.md runs on tiny data (fixtures, a tiny biLM, one epoch, a temporary runs root), with only data paths
 and sizes substituted. A Hydra sweep (``-m``) has every one of its jobs composed and validated and
 its first job run. Commands that cannot run here are listed in ``NOT_RUN`` with the reason; a new
 command that matches no rule fails the test."""
@@ -21,7 +21,7 @@ from tasks.config_schema import validate
 from conftest import FIXTURES, REPO, random_bilm, shared_path
 from test_word_layers import tiny_bert
 
-DOCS = [REPO / "README.md", REPO / "results" / "README.md"]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "results" / "README.md"]
 NOT_RUN = {  # (start of the command) -> why the test does not run it
     "make test": "the test suite itself (CI runs it)",
     "torchrun": "a template ('...'): several processes of the pretrain command, which is run below",
@@ -197,6 +197,7 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
     module, args = argv[2], _optional(argv[3:])
     sub = {"O": str(env["bilm"] / "options.json"), "W": str(env["bilm"] / "weights.hdf5"),
            "key.conll": str(FIXTURES / "coref_tiny.conll"), "response.conll": str(FIXTURES / "coref_tiny.conll"),
+           "outputs/runs": str(env["root"] / "runs"),  # the runs the documented run.py commands made
            "sentences.txt": str(env["text"]), "task_train.txt": str(env["text"]), "task_dev.txt": str(env["text"])}
     args = [sub.get(a, a) for a in args]
     for flag in ("--train", "--heldout", "--corpus"):  # the shared corpus -> a tiny text
@@ -227,3 +228,14 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
     if module == "elmo_core.neighbors" and "--word" in args:
         args[args.index("--word") + 1] = "the"
     run([sys.executable, "-m", module, *args, *extra[module]], where, timeout=900)
+
+
+def test_every_python_snippet_runs(tmp_path):
+    """The documents' Python blocks run as written (the embedded biLM, no placeholders)."""
+    snippets = [(doc, block.group(1)) for doc in DOCS
+                for block in re.finditer(r"```python\n(.*?)```", doc.read_text(), re.S)]
+    assert snippets, "no Python snippet found"
+    for doc, code in snippets:
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                              env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+        assert done.returncode == 0, f"{doc.relative_to(REPO)}:\n{code}\n{done.stderr[-2000:]}"
