@@ -13,12 +13,11 @@ are rebuilt from the records alone.
 * ``record_dir``: two identities never share a directory: when the launch directory already holds
   another identity's record, this run's record goes to ``<dir>@<digest>`` beside it.
 * Records written before identities existed are read through ``legacy_identity`` (their stored
-  biLM hash, the data files their configuration names) and rewritten by
-  ``python -m tasks.run_records migrate DIR...``.
+  biLM hash, the data files their configuration names) and rewritten by ``migrate``
+  (``python -m tasks.record_migration DIR...``).
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import hashlib
 import json
@@ -267,23 +266,3 @@ def migrate(roots: list[Path], finetuned_base=None) -> tuple[int, int]:
             write_json_atomic(path, record)
             done += 1
     return done, current
-
-
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description="Run records: give records written before run identities existed "
-                                 "their identity (biLM and data hashes, task version).")
-    sub = ap.add_subparsers(dest="command", required=True)
-    m = sub.add_parser("migrate", help="rewrite records in place with their identity")
-    m.add_argument("roots", nargs="+", type=Path, help="directories searched for results.json / finetune.json")
-    args = ap.parse_args(argv)
-    from elmo_core.errors import SuiteError
-    try:
-        from .runner import finetuned_base_sha256
-        done, current = migrate(args.roots, finetuned_base_sha256)
-    except SuiteError as e:
-        raise SystemExit(f"error: {e}") from None
-    print(f"{done} records migrated, {current} already had their identity")
-
-
-if __name__ == "__main__":
-    main()

@@ -107,7 +107,7 @@ def test_committed_records_carry_their_identity():
     assert records
     for path in records:
         r = json.loads(path.read_text())
-        assert "identity" in r, f"{path}: not migrated (python -m tasks.run_records migrate results/runs)"
+        assert "identity" in r, f"{path}: not migrated (python -m tasks.record_migration results/runs)"
         assert r["config_hash"] == run_records.run_digest(r["config"], r["identity"]), path
         if r.get("elmo_position", "input") == "none":
             assert r["identity"]["bilm_sha256"] is None and "encoder_sha256" not in r["identity"], path
@@ -137,6 +137,6 @@ def test_dead_processes_leftovers_are_removed(tmp_path):
 
 
 def test_migrate_command_reports_counts(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "tasks.run_records", "migrate", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "tasks.record_migration", str(tmp_path)],
                           capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0 and "0 records migrated" in done.stdout
