@@ -16,6 +16,8 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from tasks.run_settings import effective_position
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # (task, setting, paper value, config key, source); "elmo_position" is resolved like the runner does
@@ -104,7 +106,7 @@ def value_of(cfg, key):
     if isinstance(key, tuple):
         return [value_of(cfg, k) for k in key]
     if key == "elmo_position":
-        return cfg.task.elmo_position if cfg.elmo.position == "paper" else cfg.elmo.position
+        return effective_position(cfg)
     v = OmegaConf.select(cfg, key)
     return OmegaConf.to_container(v) if OmegaConf.is_config(v) else v
 

@@ -47,6 +47,7 @@ from benchmarks.bilm_speed import PAPER_OPTIONS, peak_rss_mb, reset_peak_rss
 from elmo_core import BiLM, save_bilm
 from elmo_core.options import parse_options
 from tasks import runner
+from tasks.run_settings import effective_position
 from tasks.activation_cache import ActivationCache, size_text
 from tasks.base import TaskSplit
 from tasks.trainer import make_optimizer
@@ -163,7 +164,7 @@ def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tok
     reset_peak_rss()
     out = {"task": task_name, "examples_local": len(full), "sample_examples": len(part), "sample_texts": len(sentences),
            "sample_tokens": tokens, "batch_size": int(cfg.trainer.batch_size), "max_epochs": int(cfg.trainer.max_epochs),
-           "position": runner.elmo_position(cfg),
+           "position": effective_position(cfg),
            "examples_per_update": examples_per_update(task, full, int(cfg.trainer.batch_size))}
     sizes = {}
     encoder = source.encoder(cfg)

@@ -28,6 +28,7 @@ import pandas as pd  # noqa: E402
 
 from . import paper_numbers as paper  # noqa: E402
 from .cell_rules import describe, differences  # noqa: E402
+from tasks.run_settings import effective_position  # noqa: E402
 from .encoders_report import NOTES as ENCODER_NOTES, encoder_label, encoders_table, probes_by_encoder  # noqa: E402
 
 
@@ -55,7 +56,7 @@ def base_setting_of(r: dict) -> str:
     elmo = r["config"]["elmo"]
     if r.get("elmo_position") == "none":
         return "baseline"
-    if elmo["position"] in ("paper", r["config"]["task"].get("elmo_position")) and elmo["mix"] == "all":
+    if effective_position(r["config"]) == r["config"]["task"].get("elmo_position") and elmo["mix"] == "all":
         return "elmo"
     return f"{r.get('elmo_position')}/{elmo['mix']}/l2={elmo['l2']}"
 

@@ -29,10 +29,8 @@ from pathlib import Path
 
 from elmo_core.atomic_files import process_alive, remove_dead_leftovers, temporary_path
 
-VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")  # do not change a run's result
-PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir"),
-             "encoder": ("model",)}
-NEUTRAL = {"elmo": ("allow_extra_weights", "cache_max_gb")}  # a run either goes ahead or stops; the result is the same
+from .run_settings import NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder
+
 RECORD_NAMES = ("results.json", "finetune.json")
 
 
@@ -43,10 +41,7 @@ def comparable(resolved: dict, identity: dict) -> dict:
     ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)
     and the run reads contextual layers (a baseline is the same run whichever encoder is named)."""
     out = {k: v for k, v in resolved.items() if k not in VOLATILE}
-    elmo_cfg, task_cfg = out.get("elmo") or {}, out.get("task") or {}
-    position = task_cfg.get("elmo_position") if elmo_cfg.get("position") == "paper" else elmo_cfg.get("position")
-    uses_encoder = position != "none" or str(task_cfg.get("name", "")).startswith("probe_")
-    if (out.get("encoder") or {}).get("kind", "bilm") == "bilm" or not uses_encoder:
+    if (out.get("encoder") or {}).get("kind", "bilm") == "bilm" or not uses_encoder(out):
         out.pop("encoder", None)  # the biLM (as before the key existed), or no contextual layers at all
     data = out.get("data")
     if isinstance(data, dict) and (data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test"))):
@@ -54,9 +49,8 @@ def comparable(resolved: dict, identity: dict) -> dict:
     for group, keys in [*PATH_KEYS.items(), *NEUTRAL.items()]:
         if isinstance(out.get(group), dict):
             out[group] = {k: v for k, v in out[group].items() if k not in keys}
-    elmo, task = out.get("elmo") or {}, out.get("task") or {}
-    if elmo.get("position") == "paper" and task.get("elmo_position"):
-        out["elmo"] = {**elmo, "position": task["elmo_position"]}
+    if (out.get("elmo") or {}).get("position") == "paper" and effective_position(out):
+        out["elmo"] = {**out["elmo"], "position": effective_position(out)}
     trainer, data = out.get("trainer") or {}, out.get("data") or {}
     if "equal_updates" in trainer and (not trainer["equal_updates"] or float(data.get("fraction", 1.0)) >= 1):
         out["trainer"] = {k: v for k, v in trainer.items() if k != "equal_updates"}

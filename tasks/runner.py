@@ -32,6 +32,7 @@ from .nli.task import NliTask
 from .probes.pos import run_pos_probe
 from .probes.wsd import run_wsd_probe
 from .qa.task import QaTask
+from .run_settings import effective_position, evaluate_overrides, uses_encoder
 from .run_records import (content_sha256, finished_run, hydra_choice, make_identity, mark_finished, mark_running,
                           record_dir, remove_dead_runs, run_digest, run_metadata, write_json_atomic)
 from .srl.task import SrlTask
@@ -50,11 +51,6 @@ def make_task(cfg: DictConfig):
     return TASKS[cfg.task.name](cfg.task)
 
 
-def elmo_position(cfg: DictConfig) -> str:
-    """``elmo.position``, with ``paper`` meaning the task's own setting in the paper."""
-    return cfg.task.elmo_position if cfg.elmo.position == "paper" else cfg.elmo.position
-
-
 def layer_source_for(cfg: DictConfig) -> BiLMSource | TransformerSource:
     """Where the run's contextual layers come from: ``encoder.kind`` (configurations saved before
     the key existed mean the biLM)."""
@@ -70,7 +66,7 @@ def run_identity(cfg: DictConfig, resolved: dict, source: BiLMSource | Transform
     """What the configuration's paths point at (biLM weights or Transformer files, data files) and
     the task code's version: with the configuration, a run's identity (``run_records``). Runs
     without ELMo do not depend on the encoder."""
-    uses = cfg.task.name in PROBES or cfg.mode == "finetune" or elmo_position(cfg) != "none"
+    uses = uses_encoder(cfg)
     if source.kind == "transformer":
         return make_identity(resolved, None, task_version(cfg.task.name), source.sha256 if uses else None)
     return make_identity(resolved, source.sha256 if uses else None, task_version(cfg.task.name))
@@ -102,7 +98,7 @@ def task_version(name: str) -> int:
 
 def build_features(cfg: DictConfig, source) -> ElmoFeatures:
     num_layers, dim = source.layer_shape()
-    return ElmoFeatures(elmo_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm)
+    return ElmoFeatures(effective_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm)
 
 
 def subsample(ds, fraction: float):
@@ -130,7 +126,7 @@ def with_layers(cfg: DictConfig, task, splits: dict, source) -> dict[str, TaskSp
     """Each split with the layer source of its sentences (none when ELMo is not used). With the
     cache on, the entries still missing are sized first: a run whose cache would not fit
     (``elmo.cache_max_gb``, the free disk) stops before it writes any (``check_budget``)."""
-    if elmo_position(cfg) == "none":
+    if not uses_encoder(cfg):
         return {name: TaskSplit(name, ds) for name, ds in splits.items()}
     sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
     if cfg.elmo.cache:
@@ -195,7 +191,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     task.build_vocab(splits["train"])
-    if cfg.elmo.finetune and elmo_position(cfg) != "none":
+    if cfg.elmo.finetune and effective_position(cfg) != "none":
         source = source.finetuned(cfg, task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     data = with_layers(cfg, task, splits, source)
     set_seed(cfg.seed)
@@ -207,7 +203,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     results = {
         **run_metadata(cfg, out_dir, source.identity(), resolved, identity),
         "task": task.name, "metric": task.metric, "dev": result["dev"], "test": result.get("test"),
-        "elmo_position": elmo_position(cfg), "train_examples": len(splits["train"]),
+        "elmo_position": effective_position(cfg), "train_examples": len(splits["train"]),
         "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
         "train_seconds": result["train_seconds"], "data_stats": task.data_stats, "data_warnings": task.data_warnings(),
         "prediction_files": prediction_files, "bilm_finetune": source.finetune_report,
@@ -294,8 +290,7 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
         raise WeightsError(f"{path}: unreadable checkpoint ({type(e).__name__}: {e})") from None
     saved = OmegaConf.create(ckpt["config"])
     saved.device = cfg.device
-    overrides = command_line_overrides(cfg, ("data.", "elmo.options", "elmo.weights", "elmo.cache_dir",
-                                             "elmo.allow_extra_weights", "encoder.model"))
+    overrides = command_line_overrides(cfg, evaluate_overrides())
     for key, value in overrides.items():
         OmegaConf.update(saved, key, value, force_add=True)
     source = layer_source_for(saved)

@@ -9,6 +9,7 @@ from hydra import compose, initialize_config_dir
 
 from elmo_core.errors import ConfigError
 from tasks import runner
+from tasks.run_settings import effective_position
 from tasks.activation_cache import ActivationCache
 from tasks.bilm_source import BiLMLayers
 from tasks.layers import ElmoFeatures
@@ -49,11 +50,11 @@ def test_source_local_points_every_task_at_its_shared_data(task):
 
 def test_profiles_set_the_papers_task_values():
     ner = _cfg(["task=ner", "profile=paper"])
-    assert list(ner.task.model.hidden) == [200, 100] and ner.elmo.l2 == 0.1 and runner.elmo_position(ner) == "input"
+    assert list(ner.task.model.hidden) == [200, 100] and ner.elmo.l2 == 0.1 and effective_position(ner) == "input"
     sst = _cfg(["task=sst", "profile=paper"])
-    assert sst.trainer.lr == 0.0001 and runner.elmo_position(sst) == "both" and sst.task.phrases_min_tokens == 4
+    assert sst.trainer.lr == 0.0001 and effective_position(sst) == "both" and sst.task.phrases_min_tokens == 4
     # the command line still wins over the profile
-    assert runner.elmo_position(_cfg(["task=ner", "profile=paper", "elmo.position=both"])) == "both"
+    assert effective_position(_cfg(["task=ner", "profile=paper", "elmo.position=both"])) == "both"
 
 
 @pytest.mark.parametrize("sweep", ["table1", "table2", "table3", "sample_efficiency"])
@@ -66,7 +67,7 @@ def test_sweep_configs_compose(sweep):
     for task in params["task"].split(","):
         for ablation in params["+ablation"].split(","):
             c = _cfg([f"task={task}", f"+ablation={ablation}"])
-            assert runner.elmo_position(c) in ("none", "input", "output", "both")
+            assert effective_position(c) in ("none", "input", "output", "both")
 
 
 def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):

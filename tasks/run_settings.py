@@ -1,0 +1,54 @@
+"""Settings every part of the suite must read the same way, each decided here once (Peters et al. 2018
+§3.3: where ELMo goes; §3.4: the frozen encoder a run reads):
+
+* ``effective_position``: ``elmo.position``, with ``paper`` meaning the task's own placement
+  (``task.elmo_position``: NER/SRL/coref ``input``, SST/SQuAD/NLI ``both``; ``probe`` for probes);
+* ``uses_encoder``: whether a run reads contextual layers at all (ELMo somewhere, a probe, or
+  ``mode=finetune``); a run that does not is the same run whatever biLM or encoder is named;
+* the keys that do not change a run's result: ``VOLATILE`` (how and where it runs), ``PATH_KEYS``
+  (where its files are: their content is in the identity instead) and ``NEUTRAL`` (a run either goes
+  ahead or stops). They are left out of a run's identity (``run_records``) and, with ``task``, out
+  of its directory name (``run_dir_excludes``, Hydra's ``override_dirname.exclude_keys``), and they
+  are what ``mode=evaluate`` takes from the command line over a checkpoint's settings.
+
+Configurations may be ``DictConfig`` or plain dicts (a record's stored ``config``).
+"""
+from __future__ import annotations
+
+VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")
+PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir"),
+             "encoder": ("model",)}
+NEUTRAL = {"elmo": ("allow_extra_weights", "cache_max_gb")}
+
+
+def _get(node, key: str, default=None):
+    return node.get(key, default) if node is not None else default
+
+
+def effective_position(config) -> str | None:
+    """Where ELMo goes in this run: ``none | input | output | both | probe``."""
+    elmo, task = _get(config, "elmo") or {}, _get(config, "task") or {}
+    position = _get(elmo, "position")
+    return _get(task, "elmo_position") if position == "paper" else position
+
+
+def uses_encoder(config) -> bool:
+    """Whether the run reads contextual layers (ELMo at some position, a probe, or biLM fine-tuning)."""
+    name = str(_get(_get(config, "task") or {}, "name", ""))
+    return name.startswith("probe_") or _get(config, "mode") == "finetune" or effective_position(config) != "none"
+
+
+def keys_of(groups: dict) -> list[str]:
+    return [f"{group}.{key}" for group, keys in groups.items() for key in keys]
+
+
+def run_dir_excludes() -> list[str]:
+    """Overrides that do not name a run directory: the task (the directory above it) and every key
+    that does not change the result."""
+    return ["task", *[k for k in VOLATILE if k != "demo"], *keys_of(PATH_KEYS), *keys_of(NEUTRAL)]
+
+
+def evaluate_overrides() -> tuple[str, ...]:
+    """What ``mode=evaluate`` takes from its command line over the checkpoint's own settings: the
+    data (a test file and how to read it) and where the encoder's files and cache are."""
+    return ("data.", *[k for k in keys_of(PATH_KEYS) + keys_of(NEUTRAL) if not k.startswith("data.")])
