@@ -1,0 +1,73 @@
+"""Is a float16 activation cache harmless? The same runs with the biLM's layers cached in float32 and in
+float16 (``elmo.cache_dtype``; Peters et al. 2018 §3.3: the frozen biLM's layers are computed once),
+seed by seed, beside the seed-to-seed spread.
+
+    python -m benchmarks.cache_dtype_check --float32 results/small/runs --float16 results/small/float16/runs \
+        [--out results/small/float16/cache_dtype.md]
+
+Pairs the records of ``--float16`` (runs with ``elmo.cache_dtype=float16``) with the records of
+``--float32`` that have the same task, ablation, profile, seed and biLM and the default dtype, and
+writes per task: the dev metric of each seed in both dtypes, mean ± std of each, and the difference of
+the means against the float32 seeds' standard deviation.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def records(root: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(root.glob("**/results.json"))]
+
+
+def key(r: dict) -> tuple:
+    return (r["task"], r.get("ablation"), r.get("profile"), r["config"]["seed"], (r.get("identity") or {}).get("bilm_sha256"))
+
+
+def table(float32: list[dict], float16: list[dict]) -> tuple[str, list[str]]:
+    plain = {key(r): r for r in float32 if r["config"]["elmo"].get("cache_dtype", "float32") == "float32"
+             and r["config"]["data"].get("fraction", 1.0) == 1.0}
+    by_task: dict[str, list[tuple[float, float]]] = {}
+    for r in float16:
+        if r["config"]["elmo"].get("cache_dtype") != "float16" or key(r) not in plain:
+            continue
+        metric = r["metric"]
+        by_task.setdefault(f"{r['task']} ({metric})", []).append((plain[key(r)]["dev"][metric], r["dev"][metric]))
+    lines = ["| task | seeds | float32, per seed | float16, per seed | float32 mean ± std | float16 mean ± std "
+             "| difference of the means | in float32 std |", "|---|---|---|---|---|---|---|---|"]
+    commands = sorted({r.get("command", "?") for r in float16})
+    for task, pairs in sorted(by_task.items()):
+        a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+        std = a.std(ddof=1) if len(a) > 1 else float("nan")
+        lines.append(f"| {task} | {len(pairs)} | {' / '.join(f'{v:.2f}' for v in a)} | {' / '.join(f'{v:.2f}' for v in b)} "
+                     f"| {a.mean():.2f} ± {std:.2f} | {b.mean():.2f} ± {b.std(ddof=1) if len(b) > 1 else float('nan'):.2f} "
+                     f"| {b.mean() - a.mean():+.2f} | {(b.mean() - a.mean()) / std:+.2f} |")
+    return "\n".join(lines), commands
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--float32", type=Path, required=True, help="records of the default (float32) runs")
+    ap.add_argument("--float16", type=Path, required=True, help="records of the same runs with elmo.cache_dtype=float16")
+    ap.add_argument("--out", type=Path, help="Markdown file to write (default: print only)")
+    args = ap.parse_args(argv)
+    text, commands = table(records(args.float32), records(args.float16))
+    f16 = records(args.float16)
+    dates = sorted(r.get("date", "?") for r in f16)
+    hardware = sorted({json.dumps(r.get("hardware"), sort_keys=True) for r in f16})
+    report = ("# float16 against float32 activation cache (dev)\n\n" + text + "\n\nfloat16 runs: "
+              + "; ".join(f"`{c}`" for c in commands) + f", {dates[0] if dates else '?'} to {dates[-1] if dates else '?'}, "
+              f"hardware {', '.join(hardware)}. float32 runs: the committed records of `{args.float32}` "
+              "(their commands in that directory's tables). Made by `python -m benchmarks.cache_dtype_check "
+              f"--float32 {args.float32} --float16 {args.float16}" + (f" --out {args.out}" if args.out else "") + "`.\n")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(report)
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
