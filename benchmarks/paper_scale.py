@@ -222,10 +222,21 @@ def projection(m: dict) -> dict:
             "paper_hours_baseline": updates * m["s_per_update_baseline"] * m["max_epochs"] / 3600}
 
 
+def cpu_model() -> str:
+    """The processor's name (``/proc/cpuinfo``), so that the rates say what machine made them."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
 def report(results: list[dict], args, bilm: str, started: str) -> str:
     lines = ["# The paper profile at the paper's scale: measured rates and projections", "",
              f"Command: `python -m benchmarks.paper_scale {' '.join(args.argv)}`".rstrip(), "",
-             f"Hardware: {platform.machine()}, {platform.processor() or 'cpu'}, {args.threads} torch thread(s) "
+             f"Hardware: {platform.machine()}, {cpu_model()}, {args.threads} torch thread(s) "
              f"(of {__import__('os').cpu_count()} CPUs), torch {torch.__version__}. "
              f"Date: {started}. biLM: {bilm}.", "",
              "## Measured on a sample of each task's local data (`profile=paper`, `source=local`)", "",
