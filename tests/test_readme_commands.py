@@ -24,6 +24,7 @@ from test_word_layers import tiny_bert
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "results" / "README.md"]
 NOT_RUN = {  # (start of the command) -> why the test does not run it
     "make test": "the test suite itself (CI runs it)",
+    "pip install torch": "installs from PyTorch's own index over the network (the machines here have the wheel locally)",
     "torchrun": "a template ('...'): several processes of the pretrain command, which is run below",
     "perl srl-eval.pl": "the official CoNLL-2005 scorer, not shipped here; tests/test_srl_scorer_cases.py holds its counts",
 }
