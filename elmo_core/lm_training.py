@@ -97,7 +97,7 @@ class Perplexity:
 @torch.no_grad()
 def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool = True,
                         device: str | torch.device = "cpu", progress: bool = False,
-                        warmup_batches: int = 0) -> Perplexity:
+                        warmup_batches: int = 0, desc: str = "perplexity") -> Perplexity:
     """Held-out perplexity of both directions over every token of ``stream`` (one epoch, in order).
 
     ``stateful``: states carried across batches per row, as the biLM was trained;
@@ -119,7 +119,7 @@ def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool =
                                                    lengths, state[d * L:(d + 1) * L])[1]
                          for d, (c, t) in enumerate(((batch.forward_chars, batch.forward_targets),
                                                      (batch.backward_chars, batch.backward_targets)))), [])
-    for batch in progress_bar(stream.batches(0), desc="perplexity", unit="batch", disable=not progress):
+    for batch in progress_bar(stream.batches(0), desc=desc, unit="batch", disable=not progress):
         if not stateful:
             state = model.bilm.zero_state(stream.batch_size, device)
         lengths = torch.from_numpy(batch.lengths).to(device)
@@ -146,13 +146,13 @@ def heldout_report(model: LanguageModel, vocab, heldout: str | list[str], batch_
     (``lm_data.heldout_sources``). Each source is read as a stream of its own."""
     files = expand_files(heldout)
     stream = LMStream(files, vocab, batch_size, unroll_steps, shuffle=False)
-    report = {"stateful": evaluate_perplexity(model, stream, True, device, progress).as_dict()}
+    report = {"stateful": evaluate_perplexity(model, stream, True, device, progress, desc="stateful").as_dict()}
     if stateless:
-        report["stateless"] = evaluate_perplexity(model, stream, False, device, progress).as_dict()
+        report["stateless"] = evaluate_perplexity(model, stream, False, device, progress, desc="stateless").as_dict()
     sources = heldout_sources(files[0]) if len(files) == 1 else None
     if sources:
         report["by_source_stateful"] = {
             name: evaluate_perplexity(model, SentenceStream(sentences, vocab, batch_size, unroll_steps),
-                                      True, device).as_dict()
+                                      True, device, progress, desc=f"source {name}").as_dict()
             for name, sentences in sources.items()}
     return report

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import torch
@@ -39,6 +40,7 @@ def main(argv=None) -> None:
                     help="cpu or cuda (default: cuda when available)")
     args = ap.parse_args(argv)
     try:
+        print(f"loading {args.model} ...", file=sys.stderr, flush=True)
         lm, vocab, meta = load_language_model(args.model)
         if meta["softmax"] != "loaded":
             raise CheckpointError(f"{args.model}: no trained softmax, perplexity is undefined")
