@@ -315,7 +315,8 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     report = {"checkpoint": str(path), "test_path": str(test_path), "test_sha256": content_sha256(test_path),
               "task": task.name, "metric": task.metric, "metrics": metrics, "data_stats": task.data_stats,
               "data_warnings": task.data_warnings(), "prediction_file": str(written),
-              "data_format": saved.data.get("format"), "overrides": {k: str(v) for k, v in overrides.items()},
+              "data_format": saved.data.get("format") or next(iter(task.readers), None),  # the reader used
+              "overrides": {k: str(v) for k, v in overrides.items()},
               "bilm": source.identity(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     write_json_atomic(out / "eval_results.json", report)
     print(json.dumps(report, indent=2))

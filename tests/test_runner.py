@@ -174,6 +174,7 @@ def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     ev = _cfg(["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
     report = runner.evaluate(ev, out)
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
+    assert report["data_format"] == next(iter(runner.make_task(cfg).readers))  # the reader used, never null
 
 
 def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
