@@ -299,6 +299,7 @@ def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = ""
 
 
 REBUILD: dict[Path, str] = {}  # out directory -> its rebuild command, set by main() for the footers
+WRITTEN: list[str] = []  # the tables and figures this report wrote (for its last line)
 
 
 def provenance(sources: pd.DataFrame | None, out: Path = Path("results")) -> str:
@@ -343,6 +344,7 @@ def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: 
     (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)")
                                     + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources, out))
     (out / f"{name}.tex").write_text(frame.to_latex(index=False) if len(frame) else "% no runs\n")
+    WRITTEN.append(f"{name}.md")
 
 
 def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, out: Path) -> None:
@@ -504,6 +506,7 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
                     "when the records come from more than one")
     args = ap.parse_args(argv)
+    WRITTEN.clear()
     roots = [r for r in args.runs if r.exists()]
     select = choose(roots, args.profile, args.bilm)
     refuse_other_tables(args.out, select)
@@ -534,7 +537,7 @@ def main(argv=None) -> None:
         write_table(probes, args.out, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer", probe_sources,
                     "The data differ from the paper's:\n" + notes)
     if df.empty:
-        print(f"probe runs only -> {args.out}/probes.md")
+        print(f"{len(probe_sources)} probe records -> {args.out}: {', '.join(WRITTEN)}")
         return
     used = lambda settings: df[df.setting.isin(settings) & df.full]  # noqa: E731
     test = args.split == "test"
@@ -554,7 +557,10 @@ def main(argv=None) -> None:
                     pd.concat([variant_rows, base]))
     layer_weights_figure(df, args.out / "layer_weights.png")
     sample_efficiency_figure(df, args.out / "sample_efficiency.png")
-    print(f"{len(df)} runs -> {args.out}/table1.md, table2.md, table3.md, layer_weights.png, sample_efficiency.png")
+    WRITTEN.extend(["layer_weights.png", "sample_efficiency.png"])
+    n_probe, n_tuned = len(probe_sources), len(tuned_sources)
+    print(f"{len(df)} task runs (distinct configurations; {len(runs) - len(df)} with a Transformer), {n_probe} probe "
+          f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(WRITTEN)}")
 
 
 if __name__ == "__main__":
