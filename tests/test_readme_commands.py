@@ -215,7 +215,7 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
              "benchmarks.paper_scale": ["--options", str(env["bilm"] / "options.json"), "--weights",
                                         str(env["bilm"] / "weights.hdf5"), "--tasks", "ner,nli", "--sample-tokens", "40",
                                         "--updates", "1", "--out", str(tmp_path / "paper_scale.md")],
-             "tasks.record_migration": [], "benchmarks.cache_dtype_check": [], "elmo_core.embed": [], "benchmarks.compare_tables": [], "tasks.coref.metric": [],
+             "tasks.record_migration": [], "benchmarks.cache_dtype_check": [], "benchmarks.setting_sweep": [], "elmo_core.embed": [], "benchmarks.compare_tables": [], "tasks.coref.metric": [],
              "bert_core.bert_pretrain": ["--max-steps", "2", "--vocab-size", "200", "--hidden", "16", "--layers", "1",
                                          "--heads", "2", "--intermediate", "32", "--max-length", "32", "--batch-size", "4",
                                          "--warmup-steps", "1", "--no-progress"]}
