@@ -57,8 +57,9 @@ def prescribed(choices: tuple[str, ...]) -> dict:
     return flat(comparable(OmegaConf.to_container(cfg, resolve=True), {}))
 
 
-def differences(r: dict) -> dict[str, tuple]:
-    """``key -> (what the run used, what its profile prescribes)`` for every key that sets it apart;
+def differences(r: dict, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
+    """``key -> (what the run used, what its profile prescribes)`` for every key that sets it apart
+    (but ``accepted`` keys, or keys below an accepted prefix such as ``task.model``);
     empty when the record may join its cell. A record without a composed configuration (no
     ``config.task.name``: not written by ``run.py``, e.g. the report tests' hand-made records) has
     nothing to compare and is not checked."""
@@ -70,7 +71,8 @@ def differences(r: dict) -> dict[str, tuple]:
         return {"(configuration)": (" ".join(choices_of(r)), f"does not compose now: {type(e).__name__}")}
     ran = flat(comparable(r["config"], {}))
     keys = sorted(k for k in set(ran) | set(wanted)
-                  if not k.startswith("identity") and k not in VARYING and ran.get(k) != wanted.get(k))
+                  if not k.startswith("identity") and k not in VARYING and ran.get(k) != wanted.get(k)
+                  and not any(k == a or k.startswith(f"{a}.") for a in accepted))
     return {k: (ran.get(k), wanted.get(k)) for k in keys}
 
 

@@ -80,6 +80,9 @@ def bilm_of(r: dict) -> str | None:
     return None if r.get("elmo_position") == "none" else (r.get("bilm") or {}).get("sha256")
 
 
+ACCEPTED: tuple[str, ...] = ()  # keys that may differ from the profile's prescription (--accept)
+
+
 def records(roots: list[Path], name: str, select: Selection | None = None, extras: dict | None = None):
     """``(path, record)`` for every ``name`` file below ``roots`` that ``select`` admits. With
     ``extras`` given, only records that may join a table cell (``cell_rules``); the others go into
@@ -89,7 +92,7 @@ def records(roots: list[Path], name: str, select: Selection | None = None, extra
             r = json.loads(path.read_text())
             if select is None or select.admits(r):
                 if extras is not None and name == "results.json":
-                    diff = differences(r)
+                    diff = differences(r, ACCEPTED)
                     if diff:
                         extras[str(path)] = (r, diff)
                         continue
@@ -340,6 +343,8 @@ def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: 
     profiles = sorted(set(sources.profile.dropna())) if sources is not None and "profile" in sources else []
     if profiles:
         title += f" — {', '.join(profiles)} profile"
+    if ACCEPTED:
+        title += f" (runs may differ from it in: {', '.join(ACCEPTED)})"
     frame.to_csv(out / f"{name}.csv", index=False)
     (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)")
                                     + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources, out))
@@ -501,18 +506,23 @@ def main(argv=None) -> None:
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
     ap.add_argument("--bilm", help="report the runs made with this biLM: a shipped one's name (small, small-v1) "
                     "or a SHA-256 prefix; required when the records come from more than one")
+    ap.add_argument("--accept", nargs="+", default=[], metavar="KEY",
+                    help="keys (or prefixes, e.g. task.model) that may differ from what the profile prescribes, for "
+                         "runs made that way on purpose; the tables' footers name them")
     ap.add_argument("--split", choices=("dev", "test"), default="dev",
                     help="test: add each run's test metric (scored once, with the model selected on dev) beside dev")
     ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
                     "when the records come from more than one")
     args = ap.parse_args(argv)
+    global ACCEPTED
+    ACCEPTED = tuple(args.accept)
     WRITTEN.clear()
     roots = [r for r in args.runs if r.exists()]
     select = choose(roots, args.profile, args.bilm)
     refuse_other_tables(args.out, select)
     args.out.mkdir(parents=True, exist_ok=True)
     options = (f" --profile {args.profile}" if args.profile else "") + (f" --bilm {args.bilm}" if args.bilm else "") \
-        + (" --split test" if args.split == "test" else "")
+        + (" --split test" if args.split == "test" else "") + "".join(f" --accept {k}" for k in args.accept)
     REBUILD[args.out] = rebuild_command(args.out, None if args.collect else args.runs, options)
     extras: dict = {}
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
@@ -520,6 +530,10 @@ def main(argv=None) -> None:
     write_encoders(runs, roots, select, args.out)
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
     if df.empty and probes.empty:
+        if extras:
+            raise SystemExit(f"error: every record below {', '.join(map(str, args.runs))} differs from what its profile "
+                             f"prescribes ({len(extras)} listed in {args.out / 'extras.md'}); --accept KEY tables runs "
+                             "made with such a key on purpose")
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
     if args.collect:
         for src in sorted(str(p) for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select)

@@ -337,3 +337,18 @@ def test_figures_name_the_data_the_seeds_and_mark_cells_by_their_printed_value(t
     assert len(patches) == 1  # only SRL's 0.22
     assert "SICK (n=2)" in ticks and "SRL (Universal PropBank) (n=2)" in ticks
     assert "quick profile" in titles[0] and "biLM:" in titles[0]
+
+
+def test_accepted_keys_let_deliberate_variations_into_the_tables(tmp_path):
+    from conftest import REPO
+    source = next(p for p in sorted((REPO / "results" / "small" / "runs" / "ner").glob("*/results.json"))
+                  if json.loads(p.read_text()).get("ablation") == "elmo" and "transformer" not in p.parent.name)
+    r = json.loads(source.read_text())
+    r["config"]["trainer"]["max_epochs"] = 1
+    (tmp_path / "runs" / "ner" / "x").mkdir(parents=True)
+    (tmp_path / "runs" / "ner" / "x" / "results.json").write_text(json.dumps(r))
+    with pytest.raises(SystemExit, match="every record below .* differs from what its profile prescribes"):
+        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "a")])
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "b"), "--accept", "trainer.max_epochs"])
+    t1 = (tmp_path / "b" / "table1.md").read_text()
+    assert "(runs may differ from it in: trainer.max_epochs)" in t1 and "--accept trainer.max_epochs`" in t1
