@@ -6,7 +6,7 @@
 
 Takes every record below ``--runs`` whose configuration differs from what its profile, task and
 ablation prescribe in ``--key`` at most (``cell_rules.differences``), groups them by profile, task,
-ablation and the key's value, and writes mean ± std over seeds, the seeds' values, and for
+ablation, encoder (biLM or Transformer) and the key's value, and writes mean ± std over seeds, the seeds' values, and for
 classification tasks with per-class accuracy (SICK) the lowest class accuracy of any seed, so a
 collapsed class shows.
 """
@@ -31,19 +31,20 @@ def rows(roots: list[Path], key: str, ablations: set[str] | None = None) -> dict
             if ablations and r.get("ablation") not in ablations:
                 continue
             value = flat(r["config"]).get(key)
-            groups.setdefault((r.get("profile"), r["task"], r.get("ablation"), value), []).append(r)
+            encoder = (r["config"].get("encoder") or {}).get("kind", "bilm") if r.get("elmo_position") != "none" else "-"
+            groups.setdefault((r.get("profile"), r["task"], r.get("ablation"), encoder, value), []).append(r)
     return groups
 
 
 def table(groups: dict, key: str) -> str:
-    lines = [f"| profile | task | ablation | {key} | n | dev mean ± std | per seed | lowest class accuracy |",
-             "|---|---|---|---|---|---|---|---|"]
-    for (profile, task, ablation, value), records in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    lines = [f"| profile | task | ablation | encoder | {key} | n | dev mean ± std | per seed | lowest class accuracy |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (profile, task, ablation, encoder, value), records in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         by_seed = {r["config"]["seed"]: r for r in records}  # one record per seed (the same run may be listed twice)
         values = np.array([by_seed[s]["dev"][by_seed[s]["metric"]] for s in sorted(by_seed)])
         classes = [min(r["dev"]["per_class_accuracy"].values()) for r in by_seed.values() if "per_class_accuracy" in r["dev"]]
         spread = f" ± {values.std(ddof=1):.2f}" if len(values) > 1 else ""
-        lines.append(f"| {profile} | {task} | {ablation} | {value} | {len(values)} | {values.mean():.2f}{spread} "
+        lines.append(f"| {profile} | {task} | {ablation} | {encoder} | {value} | {len(values)} | {values.mean():.2f}{spread} "
                      f"| {' / '.join(f'{v:.2f}' for v in values)} | {f'{min(classes):.1f}' if classes else '-'} |")
     return "\n".join(lines)
 
