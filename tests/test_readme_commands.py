@@ -41,6 +41,7 @@ TINY = {  # task -> data files and sizes substituted for the shared data and the
     "probe_wsd": ["data.words=[wsd_tiny_hard,wsd_tiny_line]"],
 }
 MODEL_SIZES = ["task.model.word_dim=8", "task.model.char_filters=4"]
+REPORTS = itertools.count()  # each documented report writes its own directory (it never writes over another's)
 TINY_KEYS = ["data.train_file", "data.dev_file", "data.format", "data.words", "task.model", "task.max_training_sentences",
              "trainer.max_epochs", "elmo.finetune_epochs"]  # what the tiny runs change: the report tables them anyway
 
@@ -213,7 +214,7 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
              "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1"],
              "benchmarks.pretrain_speed": ["--configs", "small", "--steps", "1", "--rounds", "1", "--corpus", str(env["text"])],
              "benchmarks.cache_sweep": ["--configs", "2", "--epochs", "1", "--sentences", "20", "--model", str(env["bilm"])],
-             "benchmarks.report": ["--out", str(tmp_path / "report"), "--accept", *TINY_KEYS],
+             "benchmarks.report": ["--out", str(tmp_path / f"report{next(REPORTS)}"), "--accept", *TINY_KEYS],
              "benchmarks.paper_scale": ["--options", str(env["bilm"] / "options.json"), "--weights",
                                         str(env["bilm"] / "weights.hdf5"), "--tasks", "ner,nli", "--sample-tokens", "40",
                                         "--updates", "1", "--out", str(tmp_path / "paper_scale.md")],
