@@ -320,6 +320,13 @@ def test_split_test_adds_the_test_metric_beside_dev(tmp_path):
     assert "(ours, test)" not in (tmp_path / "dev_only" / "table1.md").read_text()
 
 
+def test_split_test_without_any_test_metric_says_so_and_shows_dev_only(tmp_path, capsys):
+    _record(tmp_path / "runs", "ner", "elmo", 0, 70.0)
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--split", "test"])
+    assert "no record has a test metric" in capsys.readouterr().out
+    assert "(ours, test)" not in (tmp_path / "out" / "table1.md").read_text()
+
+
 def test_figures_name_the_data_the_seeds_and_mark_cells_by_their_printed_value(tmp_path, monkeypatch):
     import matplotlib.axes
     import matplotlib.figure
