@@ -64,7 +64,8 @@ def main(cfg: DictConfig) -> None:
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo}
     try:
-        validate(cfg)
+        if cfg.mode in ("evaluate", "demo"):  # train and finetune validate in their RunPlan
+            validate(cfg)
         set_threads(cfg)
         if cfg.mode == "demo":  # train and finetune write theirs into the run directory they choose
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))

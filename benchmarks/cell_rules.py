@@ -16,6 +16,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from tasks.run_record import Record
 from tasks.run_records import comparable
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -33,21 +34,6 @@ def flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-def choices_of(r: dict) -> tuple[str, ...]:
-    """The Hydra choices a record was made with: task, profile, data source, ablation, encoder kind."""
-    config = r["config"]
-    data = config.get("data") or {}
-    local = bool(data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test")))
-    out = [f"task={config['task']['name']}", f"source={'local' if local else 'hf'}"]
-    if r.get("profile"):
-        out.append(f"profile={r['profile']}")
-    if r.get("ablation"):
-        out.append(f"+ablation={r['ablation']}")
-    if (config.get("encoder") or {}).get("kind", "bilm") != "bilm":
-        out.append(f"encoder={config['encoder']['kind']}")
-    return tuple(out)
-
-
 @lru_cache(maxsize=None)
 def prescribed(choices: tuple[str, ...]) -> dict:
     """The flattened, comparable configuration these choices compose to today."""
@@ -57,19 +43,19 @@ def prescribed(choices: tuple[str, ...]) -> dict:
     return flat(comparable(OmegaConf.to_container(cfg, resolve=True), {}))
 
 
-def differences(r: dict, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
+def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
     """``key -> (what the run used, what its profile prescribes)`` for every key that sets it apart
     (but ``accepted`` keys, or keys below an accepted prefix such as ``task.model``);
     empty when the record may join its cell. A record without a composed configuration (no
     ``config.task.name``: not written by ``run.py``, e.g. the report tests' hand-made records) has
     nothing to compare and is not checked."""
-    if "name" not in ((r.get("config") or {}).get("task") or {}):
+    if "name" not in (r.config.get("task") or {}):
         return {}
     try:
-        wanted = prescribed(choices_of(r))
+        wanted = prescribed(r.choices)
     except Exception as e:  # a task, profile or ablation that no longer exists
-        return {"(configuration)": (" ".join(choices_of(r)), f"does not compose now: {type(e).__name__}")}
-    ran = flat(comparable(r["config"], {}))
+        return {"(configuration)": (" ".join(r.choices), f"does not compose now: {type(e).__name__}")}
+    ran = flat(comparable(r.config, {}))
     keys = sorted(k for k in set(ran) | set(wanted)
                   if not k.startswith("identity") and k not in VARYING and ran.get(k) != wanted.get(k)
                   and not any(k == a or k.startswith(f"{a}.") for a in accepted))

@@ -16,17 +16,6 @@ from . import paper_numbers as paper
 ENCODER_TASKS = ("ner", "sst", "srl", "nli", "qa", "coref")
 
 
-def encoder_label(r: dict) -> str | None:
-    """A Transformer record's model, as '<directory or hub name> (<SHA-256 prefix>)'; None for the biLM."""
-    sha = (r.get("identity") or {}).get("encoder_sha256")
-    if not sha:
-        return None
-    model = str((r.get("bilm") or {}).get("model", "?")).rstrip("/")
-    name = "embedded small BERT" if model.endswith("bert_core/pretrained/small") else Path(model).name or model
-    pooling = (r.get("config") or {}).get("encoder", {}).get("pooling", "first")
-    return f"{name} ({sha[:12]}, {pooling} piece)" if pooling == "first" else f"{name} ({sha[:12]}, {pooling} of pieces)"
-
-
 def _cell(values: pd.Series) -> str:
     if len(values) == 0:
         return "— (n=0)"

@@ -47,6 +47,7 @@ from benchmarks.bilm_speed import PAPER_OPTIONS, peak_rss_mb, reset_peak_rss
 from elmo_core import BiLM, save_bilm
 from elmo_core.options import parse_options
 from tasks import runner
+from tasks.run_plan import layer_source_for
 from tasks.run_settings import effective_position
 from tasks.activation_cache import ActivationCache, size_text
 from tasks.base import TaskSplit
@@ -154,7 +155,7 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
 def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tokens: int, updates: int,
             threads: int) -> dict:
     cfg = compose_paper(task_name, options, weights, work / "cache", threads, "paper")
-    source = runner.layer_source_for(cfg)
+    source = layer_source_for(cfg)
     task = runner.make_task(cfg)
     full = runner.training_splits(cfg, task)["train"]
     task.build_vocab(full)  # the full vocabulary: the embedding matrices have their real size

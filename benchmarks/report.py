@@ -14,7 +14,6 @@ Our numbers are dev-set numbers on the data of this suite (see results/README.md
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,37 +27,8 @@ import pandas as pd  # noqa: E402
 
 from . import paper_numbers as paper  # noqa: E402
 from .cell_rules import describe, differences  # noqa: E402
-from tasks.run_settings import effective_position  # noqa: E402
-from .encoders_report import NOTES as ENCODER_NOTES, encoder_label, encoders_table, probes_by_encoder  # noqa: E402
-
-
-def variant_of(r: dict) -> str:
-    """What sets a run apart from its ablation's plain form: a biLM state policy other than
-    stateless, or a fine-tuned biLM (§3.4). Such runs are reported in ``variants.md``, not averaged
-    into Tables 1-3."""
-    elmo = r["config"]["elmo"]
-    parts = [f"state={elmo['state']}"] if elmo.get("state", "stateless") != "stateless" else []
-    return ",".join(parts + (["finetuned biLM"] if elmo.get("finetune") else []))
-
-
-def setting_of(r: dict) -> str:
-    """The ablation a run belongs to (its Hydra choice, else derived from its ELMo settings), with
-    its variant, if any, after a '+' (a Transformer's layers instead of the biLM's are one)."""
-    variant = variant_of(r) if r.get("elmo_position") != "none" else ""
-    if r.get("elmo_position") != "none" and encoder_label(r):
-        variant = ",".join(v for v in (variant, "encoder=transformer") if v)
-    return base_setting_of(r) + (f"+{variant}" if variant else "")
-
-
-def base_setting_of(r: dict) -> str:
-    if r.get("ablation"):
-        return r["ablation"]
-    elmo = r["config"]["elmo"]
-    if r.get("elmo_position") == "none":
-        return "baseline"
-    if effective_position(r["config"]) == r["config"]["task"].get("elmo_position") and elmo["mix"] == "all":
-        return "elmo"
-    return f"{r.get('elmo_position')}/{elmo['mix']}/l2={elmo['l2']}"
+from tasks.run_record import Record  # noqa: E402
+from .encoders_report import NOTES as ENCODER_NOTES, encoders_table, probes_by_encoder  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -68,28 +38,21 @@ class Selection:
     profile: str | None = None
     bilm: str | None = None
 
-    def admits(self, r: dict) -> bool:
-        return ((self.profile is None or r.get("profile") == self.profile)
-                and (self.bilm is None or bilm_of(r) in (None, self.bilm)))
-
-
-def bilm_of(r: dict) -> str | None:
-    """The biLM a record depends on (the base biLM of a fine-tuned one); None for runs without ELMo."""
-    if "identity" in r:
-        return r["identity"]["bilm_sha256"]
-    return None if r.get("elmo_position") == "none" else (r.get("bilm") or {}).get("sha256")
+    def admits(self, r: Record) -> bool:
+        return ((self.profile is None or r.profile == self.profile)
+                and (self.bilm is None or r.bilm_sha256 in (None, self.bilm)))
 
 
 ACCEPTED: tuple[str, ...] = ()  # keys that may differ from the profile's prescription (--accept)
 
 
 def records(roots: list[Path], name: str, select: Selection | None = None, extras: dict | None = None):
-    """``(path, record)`` for every ``name`` file below ``roots`` that ``select`` admits. With
+    """``(path, Record)`` for every ``name`` file below ``roots`` that ``select`` admits. With
     ``extras`` given, only records that may join a table cell (``cell_rules``); the others go into
     ``extras`` (path -> (record, differing keys))."""
     for root in roots:
         for path in sorted(Path(root).glob(f"**/{name}")):
-            r = json.loads(path.read_text())
+            r = Record.read(path)
             if select is None or select.admits(r):
                 if extras is not None and name == "results.json":
                     diff = differences(r, ACCEPTED)
@@ -123,7 +86,7 @@ def choose(roots: list[Path], profile: str | None, bilm: str | None) -> Selectio
     different biLMs are never averaged into the same cell: with several present and none
     requested, this is an error."""
     found = [r for name in ("results.json", "finetune.json") for _, r in records(roots, name)]
-    profiles = _counted(str(r.get("profile", "(none recorded)")) for r in found)
+    profiles = _counted(str(r.profile or "(none recorded)") for r in found)
     listed = ", ".join(f"{k} ({v} records)" for k, v in sorted(profiles.items())) or "no records"
     if profile is not None and profile not in profiles:
         raise SystemExit(f"error: no runs with profile {profile!r}; found: {listed}")
@@ -131,7 +94,7 @@ def choose(roots: list[Path], profile: str | None, bilm: str | None) -> Selectio
         raise SystemExit(f"error: the runs come from several profiles: {listed}. Their numbers are not "
                          f"comparable; pass --profile NAME to report one of them.")
     shipped = shipped_bilms()
-    bilms = _counted(bilm_of(r) for r in found if (profile is None or r.get("profile") == profile) and bilm_of(r))
+    bilms = _counted(r.bilm_sha256 for r in found if (profile is None or r.profile == profile) and r.bilm_sha256)
     listed = ", ".join(f"{bilm_name(k, shipped)} ({v} records)" for k, v in sorted(bilms.items())) or "none"
     if bilm is not None:
         wanted = [sha for sha, name in shipped.items() if name == bilm] or [k for k in bilms if k.startswith(bilm)]
@@ -149,10 +112,10 @@ def probes_table(roots: list[Path], select: Selection | None = None,
     """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
     rows = []
     for _, r in records(roots, "results.json", select, extras):
-        if r.get("task") in paper.PROBES:
-            for layer, acc in r["dev"]["accuracy_per_layer"].items():
-                rows.append({"probe": r["task"], "layer": layer, "accuracy": acc, "key": r.get("config_hash"),
-                             "encoder": encoder_label(r), **provenance_fields(r)})
+        if r.task in paper.PROBES:
+            for layer, acc in r.dev["accuracy_per_layer"].items():
+                rows.append({"probe": r.task, "layer": layer, "accuracy": acc, "key": r.config_hash,
+                             "encoder": r.encoder, **provenance_fields(r)})
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
@@ -169,10 +132,10 @@ def table7(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataF
     """Table 7's biLM half: dev perplexity before -> after fine-tuning on the task text (``mode=finetune``)."""
     rows = []
     for _, r in records(roots, "finetune.json", select):
-        ft = r["bilm_finetune"]
-        rows.append({"task": r["task"], "biLM tokens of fine-tuning": ft["tokens"],
+        ft = r.bilm_finetune
+        rows.append({"task": r.task, "biLM tokens of fine-tuning": ft["tokens"],
                      "dev perplexity before → after (ours)": finetune_perplexities(ft),
-                     "paper (Table 7)": paper.TABLE7.get(r["task"], "—"), "key": ft["dir"], **provenance_fields(r)})
+                     "paper (Table 7)": paper.TABLE7.get(r.task, "—"), "key": ft["dir"], **provenance_fields(r)})
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates("key")
@@ -187,23 +150,21 @@ def finetune_perplexities(info: dict | None) -> str | None:
 
 def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
     rows, seen = [], set()
-    found = sorted(records(roots, "results.json", select, extras), key=lambda pr: str(pr[1].get("date", "")))
+    found = sorted(records(roots, "results.json", select, extras), key=lambda pr: str(pr[1].date))
     for path, r in found:  # the earliest record of a configuration counts; later reruns of it do not
-        if r.get("task") in paper.PROBES:
+        if r.task in paper.PROBES:
             continue  # reported by probes_table
-        key = (r.get("config_hash") or str(path), setting_of(r))  # one run may serve several settings
+        key = (r.config_hash or str(path), r.setting)  # one run may serve several settings
         if key in seen:
             continue
         seen.add(key)
-        mix = r.get("mixing_weights", {})
-        test = r.get("test") or {}
-        rows.append({"task": r["task"], "metric": r["metric"], "value": r["dev"][r["metric"]],
-                     "test_value": test.get(r["metric"], np.nan),
-                     "seed": r["config"]["seed"], "setting": setting_of(r),
-                     "fraction": r["config"]["data"].get("fraction", 1.0), "path": str(path),
-                     "equal_updates": bool((r["config"].get("trainer") or {}).get("equal_updates", False)),
+        mix = r.mixing_weights or {}
+        rows.append({"task": r.task, "metric": r.metric, "value": r.value,
+                     "test_value": np.nan if r.test_value is None else r.test_value,
+                     "seed": r.seed, "setting": r.setting, "fraction": r.fraction, "path": str(path),
+                     "equal_updates": r.equal_updates,
                      "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
-                     "finetune_ppl": finetune_perplexities(r.get("bilm_finetune")), "encoder": encoder_label(r),
+                     "finetune_ppl": finetune_perplexities(r.bilm_finetune), "encoder": r.encoder,
                      **provenance_fields(r)})
     df = pd.DataFrame(rows)
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
@@ -286,10 +247,9 @@ def ablation_table(df: pd.DataFrame, published: dict, settings: list[str], test:
     return pd.DataFrame(rows)
 
 
-def provenance_fields(r: dict) -> dict:
-    hw = r.get("hardware") or {}
-    return {"command": r.get("command", "?"), "date": r.get("date", "?"), "profile": r.get("profile"),
-            "bilm_sha256": bilm_of(r),
+def provenance_fields(r: Record) -> dict:
+    hw = r.hardware or {}
+    return {"command": r.command, "date": r.date, "profile": r.profile, "bilm_sha256": r.bilm_sha256,
             "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
                         f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
 
@@ -357,9 +317,9 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, out
     table, sources = encoders_table(runs)
     if table.empty:
         return
-    rows = [r for _, r in records(roots, "results.json", select, {}) if r.get("task") in paper.PROBES]
-    probes = pd.DataFrame([{"probe": r["task"], "layer": layer, "accuracy": acc, "encoder": encoder_label(r)}
-                           for r in rows for layer, acc in r["dev"]["accuracy_per_layer"].items()])
+    rows = [r for _, r in records(roots, "results.json", select, {}) if r.task in paper.PROBES]
+    probes = pd.DataFrame([{"probe": r.task, "layer": layer, "accuracy": acc, "encoder": r.encoder}
+                           for r in rows for layer, acc in r.dev["accuracy_per_layer"].items()])
     by_layer = probes_by_encoder(probes) if not probes.empty else pd.DataFrame()
     notes = ENCODER_NOTES + ("\n\n## Probes per layer (POS accuracy, WSD 1-NN accuracy)\n\n" + by_layer.to_markdown(index=False)
                              if not by_layer.empty else "")
@@ -452,12 +412,11 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
 def collect(src: Path, root: Path, dest_root: Path) -> Path:
     """Copy one record to the same place below ``dest_root``; a record of another identity already
     there is kept, and this one goes to ``<dir>@<digest>`` beside it (as ``run.py`` does)."""
-    from tasks.run_records import read_record, record_digest, record_dir
+    from tasks.run_records import record_dir
     dest = dest_root / src.relative_to(root)
     if src.resolve() == dest.resolve():
         return dest
-    record = read_record(src)
-    digest = record_digest(record) if record else None
+    digest = Record.read(src).digest()
     if digest:
         dest = record_dir(dest.parent, digest, src.name) / src.name
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -472,7 +431,7 @@ def refuse_other_tables(out: Path, select: Selection) -> None:
     other = [r for r in kept if not select.admits(r)]
     if other:
         shipped = shipped_bilms()
-        found = sorted({f"profile {r.get('profile')}, biLM {bilm_name(bilm_of(r), shipped) if bilm_of(r) else '-'}"
+        found = sorted({f"profile {r.profile}, biLM {bilm_name(r.bilm_sha256, shipped) if r.bilm_sha256 else '-'}"
                         for r in other})
         raise SystemExit(f"error: {out} holds the tables of other runs ({'; '.join(found)}: {out / 'runs'}); "
                          f"write these with another --out")
@@ -490,8 +449,8 @@ def write_extras(extras: dict, out: Path) -> None:
              "so they are listed here and never averaged into a cell.", "",
              "| task | ablation | seed | dev | differs in | record |", "|---|---|---|---|---|---|"]
     for path_, (r, diff) in sorted(extras.items()):
-        value = (r.get("dev") or {}).get(r.get("metric")) if r.get("metric") else None
-        lines.append(f"| {r.get('task')} | {r.get('ablation') or '-'} | {r['config'].get('seed')} "
+        value = r.value
+        lines.append(f"| {r.task} | {r.ablation or '-'} | {r.seed} "
                      f"| {f'{value:.2f}' if isinstance(value, (int, float)) else '-'} | {describe(diff)} | `{path_}` |")
     path.write_text("\n".join(lines) + "\n")
     print(f"{len(extras)} run(s) whose configuration differs from their profile's are listed apart in {path}")
@@ -581,4 +540,8 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from elmo_core.errors import SuiteError
+    try:
+        main()
+    except SuiteError as e:  # an unreadable record: one line naming its file
+        raise SystemExit(f"error: {e}") from None

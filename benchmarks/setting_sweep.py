@@ -13,26 +13,26 @@ collapsed class shows.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
+from tasks.run_record import Record
 from .cell_rules import differences, flat
 
 
 def rows(roots: list[Path], key: str, ablations: set[str] | None = None) -> dict:
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[Record]] = {}
     for root in roots:
         for path in sorted(root.glob("**/results.json")):
-            r = json.loads(path.read_text())
-            if r.get("task", "").startswith("probe_") or set(differences(r)) - {key}:
+            r = Record.read(path)
+            if r.is_probe or set(differences(r)) - {key}:
                 continue
-            if ablations and r.get("ablation") not in ablations:
+            if ablations and r.ablation not in ablations:
                 continue
-            value = flat(r["config"]).get(key)
-            encoder = (r["config"].get("encoder") or {}).get("kind", "bilm") if r.get("elmo_position") != "none" else "-"
-            groups.setdefault((r.get("profile"), r["task"], r.get("ablation"), encoder, value), []).append(r)
+            value = flat(r.config).get(key)
+            encoder = r.encoder_kind if r.uses_encoder else "-"
+            groups.setdefault((r.profile, r.task, r.ablation, encoder, value), []).append(r)
     return groups
 
 
@@ -40,9 +40,9 @@ def table(groups: dict, key: str) -> str:
     lines = [f"| profile | task | ablation | encoder | {key} | n | dev mean ± std | per seed | lowest class accuracy |",
              "|---|---|---|---|---|---|---|---|---|"]
     for (profile, task, ablation, encoder, value), records in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        by_seed = {r["config"]["seed"]: r for r in records}  # one record per seed (the same run may be listed twice)
-        values = np.array([by_seed[s]["dev"][by_seed[s]["metric"]] for s in sorted(by_seed)])
-        classes = [min(r["dev"]["per_class_accuracy"].values()) for r in by_seed.values() if "per_class_accuracy" in r["dev"]]
+        by_seed = {r.seed: r for r in records}  # one record per seed (the same run may be listed twice)
+        values = np.array([by_seed[s].value for s in sorted(by_seed)])
+        classes = [min(r.dev["per_class_accuracy"].values()) for r in by_seed.values() if "per_class_accuracy" in r.dev]
         spread = f" ± {values.std(ddof=1):.2f}" if len(values) > 1 else ""
         lines.append(f"| {profile} | {task} | {ablation} | {encoder} | {value} | {len(values)} | {values.mean():.2f}{spread} "
                      f"| {' / '.join(f'{v:.2f}' for v in values)} | {f'{min(classes):.1f}' if classes else '-'} |")
@@ -60,8 +60,8 @@ def main(argv=None) -> None:
     if not groups:
         raise SystemExit(f"error: no records below {', '.join(map(str, args.runs))} vary only in {args.key}")
     records = [r for rs in groups.values() for r in rs]
-    dates = sorted(r.get("date", "?") for r in records)
-    commands = sorted({r.get("command", "?") for r in records})
+    dates = sorted(r.date for r in records)
+    commands = sorted({r.command for r in records})
     text = (f"# {args.key}, everything else as prescribed (dev)\n\n{table(groups, args.key)}\n\nRecords from "
             f"{dates[0]} to {dates[-1]}; commands: " + "; ".join(f"`{c}`" for c in commands) + ". Made by "
             f"`python -m benchmarks.setting_sweep --key {args.key} --runs {' '.join(map(str, args.runs))}"

@@ -2,9 +2,9 @@
 its record (``train``), score a trained model on a file (``evaluate``), fine-tune the biLM on a
 task's text only (``finetune``, Table 7), and the layer probes (§5.3).
 
-What varies lives in ``conf/``; the run's identity and records in ``run_records``; where the
-layers come from in ``bilm_source`` (the biLM, ``encoder=bilm``) or ``transformer_source``
-(``encoder=transformer``), chosen once by ``layer_source_for``; the training loop in ``trainer``.
+What varies lives in ``conf/``; what a run is (its kind, ELMo position, encoder, identity and
+directory) is decided once by ``run_plan.RunPlan``; its record is a ``run_record.Record``; the
+training loop is ``trainer``.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from elmo_core.atomic_files import torch_save_atomic
 from elmo_core.errors import ConfigError, DataError, WeightsError
 
 from .base import TaskSplit
-from .config_schema import validate
 from .coref.task import CorefTask
 from .bilm_source import BiLMSource
 from .layers import ElmoFeatures
@@ -32,44 +31,22 @@ from .nli.task import NliTask
 from .probes.pos import run_pos_probe
 from .probes.wsd import run_wsd_probe
 from .qa.task import QaTask
+from .run_plan import PROBE_VERSION, RunPlan, layer_source_for
+from .run_record import Record
 from .run_settings import effective_position, evaluate_overrides, uses_encoder
-from .run_records import (content_sha256, finished_run, hydra_choice, make_identity, mark_finished, mark_running,
-                          record_dir, remove_dead_runs, run_digest, run_metadata, write_json_atomic)
+from .run_records import content_sha256, mark_finished, write_json_atomic
 from .srl.task import SrlTask
 from .sst.task import SstTask
 from .trainer import fit, predict, set_seed
-from .transformer_source import TransformerSource
 
 TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask, "coref": CorefTask}
 PROBES = {"probe_pos": run_pos_probe, "probe_wsd": run_wsd_probe}
-PROBE_VERSION = 1  # raise when a probe's code changes its results (part of every record's identity)
 
 
 def make_task(cfg: DictConfig):
     if cfg.task.name not in TASKS:
         raise ConfigError(f"unknown task {cfg.task.name!r} (available: {', '.join([*TASKS, *PROBES])})")
     return TASKS[cfg.task.name](cfg.task)
-
-
-def layer_source_for(cfg: DictConfig) -> BiLMSource | TransformerSource:
-    """Where the run's contextual layers come from: ``encoder.kind`` (configurations saved before
-    the key existed mean the biLM)."""
-    kind = OmegaConf.select(cfg, "encoder.kind", default="bilm")
-    if kind == "bilm":
-        return BiLMSource.from_config(cfg.elmo)
-    if kind == "transformer":
-        return TransformerSource.from_config(cfg.encoder)
-    raise ConfigError(f"encoder.kind={kind!r}: must be bilm or transformer")
-
-
-def run_identity(cfg: DictConfig, resolved: dict, source: BiLMSource | TransformerSource) -> dict:
-    """What the configuration's paths point at (biLM weights or Transformer files, data files) and
-    the task code's version: with the configuration, a run's identity (``run_records``). Runs
-    without ELMo do not depend on the encoder."""
-    uses = uses_encoder(cfg)
-    if source.kind == "transformer":
-        return make_identity(resolved, None, task_version(cfg.task.name), source.sha256 if uses else None)
-    return make_identity(resolved, source.sha256 if uses else None, task_version(cfg.task.name))
 
 
 def finetuned_base_sha256(record: dict) -> str | None:
@@ -139,59 +116,34 @@ def task_text(task, ds) -> str:
     return "\n".join(" ".join(s) for s in task.sentences(ds)) + "\n"
 
 
-def run_probe(cfg: DictConfig, out_dir: Path, source, resolved: dict, identity: dict) -> dict:
+def run_probe(plan: RunPlan, out_dir: Path, source) -> dict:
     """§5.3 layer probes: per-layer accuracy from the encoder's cached activations."""
-    started = time.time()
-    results = PROBES[cfg.task.name](cfg, source.cache(cfg),
-                                    run_metadata(cfg, out_dir, source.identity(), resolved, identity))
-    results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position="probe")
-    write_json_atomic(out_dir / "results.json", results)
+    cfg, started = plan.cfg, time.time()
+    results = PROBES[cfg.task.name](cfg, source.cache(cfg), plan.metadata(out_dir, source))
+    results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.position)
+    Record.from_dict(results).write(out_dir / "results.json")
     mark_finished(out_dir)
     print(json.dumps({"task": cfg.task.name, **results["dev"]}, indent=2))
     return results
 
 
-def prepare_run_dir(cfg: DictConfig, launch_dir: Path, resolved: dict, identity: dict, name: str = "results.json"):
-    """``(run directory, finished record or None)``: a record of this identity anywhere under the runs
-    root is reused (copied here under this launch's name); otherwise the directory this run writes
-    into, never one holding another identity's record (``record_dir``)."""
-    digest = run_digest(resolved, identity)
-    for gone in remove_dead_runs(Path(cfg.runs_root)):
-        print(f"removed {gone}: its run was stopped before it wrote anything", file=sys.stderr, flush=True)
-    previous = finished_run(launch_dir, Path(cfg.runs_root), digest, name)
-    out_dir = record_dir(launch_dir, digest, name)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if previous is not None:
-        print(f"skipping: this configuration already has its result ({previous.get('run_dir')})", flush=True)
-        if not (out_dir / name).exists():  # the same run serves this name too (e.g. Table 1 'elmo' = Table 2 'λ=0.001')
-            previous = {**previous, "ablation": hydra_choice("ablation"), "run_dir": str(out_dir),
-                        "reused_from": previous.get("run_dir")}
-            write_json_atomic(out_dir / name, previous)
-        return out_dir, previous
-    (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
-    mark_running(out_dir)
-    return out_dir, None
-
-
 def train(cfg: DictConfig, out_dir: Path) -> dict:
-    validate(cfg)
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    source = layer_source_for(cfg)
-    identity = run_identity(cfg, resolved, source)
-    out_dir, previous = prepare_run_dir(cfg, out_dir, resolved, identity)
+    plan = RunPlan.resolve(cfg, task_version(cfg.task.name))
+    source = plan.source
+    out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
         announce(previous, out_dir / "results.json")
         return previous
     results_path = out_dir / "results.json"
-    if cfg.task.name in PROBES:
-        return run_probe(cfg, out_dir, source, resolved, identity)
+    if plan.kind == "probe":
+        return run_probe(plan, out_dir, source)
     task = make_task(cfg)
     splits = training_splits(cfg, task)
     print("data: " + json.dumps(task.data_stats), flush=True)
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     task.build_vocab(splits["train"])
-    if cfg.elmo.finetune and effective_position(cfg) != "none":
+    if cfg.elmo.finetune and plan.position != "none":
         source = source.finetuned(cfg, task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     data = with_layers(cfg, task, splits, source)
     set_seed(cfg.seed)
@@ -200,19 +152,19 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     result = fit(task, model, data, cfg, out_dir)
     prediction_files = {split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
                         for split, preds in result["predictions"].items()}
-    results = {
-        **run_metadata(cfg, out_dir, source.identity(), resolved, identity),
-        "task": task.name, "metric": task.metric, "dev": result["dev"], "test": result.get("test"),
-        "elmo_position": effective_position(cfg), "train_examples": len(splits["train"]),
-        "mixing_weights": features.layer_weights(), "best_epoch": result["best_epoch"], "epochs": result["epochs"],
-        "train_seconds": result["train_seconds"], "data_stats": task.data_stats, "data_warnings": task.data_warnings(),
-        "prediction_files": prediction_files, "bilm_finetune": source.finetune_report,
-    }
-    torch_save_atomic({"config": resolved, "task_state": task.state(), "model": model.state_dict(),
+    record = Record(
+        **plan.metadata(out_dir, source),
+        task=task.name, metric=task.metric, dev=result["dev"], test=result.get("test"),
+        elmo_position=plan.position, train_examples=len(splits["train"]),
+        mixing_weights=features.layer_weights(), best_epoch=result["best_epoch"], epochs=result["epochs"],
+        train_seconds=result["train_seconds"], data_stats=task.data_stats, data_warnings=task.data_warnings(),
+        prediction_files=prediction_files, bilm_finetune=source.finetune_report)
+    torch_save_atomic({"config": plan.resolved, "task_state": task.state(), "model": model.state_dict(),
                        "bilm_sha256": source.sha256},  # the encoder's digest (biLM weights or Transformer files)
                       out_dir / "best.pt")  # complete or absent, like the record written after it
-    write_json_atomic(results_path, results)
+    record.write(results_path)
     mark_finished(out_dir)
+    results = record.to_dict()
     announce(results, results_path)
     return results
 
@@ -233,21 +185,20 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     """``mode=finetune`` (§3.4, Table 7): only fine-tune the biLM on the task's training text and report
     the dev perplexity before and after; the result is the same cached biLM that ``elmo.finetune=true``
     runs use."""
-    validate(cfg)
-    source = layer_source_for(cfg)
+    plan = RunPlan.resolve(cfg, task_version(cfg.task.name), finetune=True)
+    source = plan.source
     if source.kind == "transformer":
         raise ConfigError("mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder=transformer")
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    identity = run_identity(cfg, resolved, source)
-    out_dir, previous = prepare_run_dir(cfg, out_dir, resolved, identity, "finetune.json")
+    out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
         return previous
     task = make_task(cfg)
     splits = training_splits(cfg, task)
-    meta = run_metadata(cfg, out_dir, source.identity(), resolved, identity)  # the base biLM's identity
+    meta = plan.metadata(out_dir, source)  # the base biLM's identity
     tuned = source.finetuned(cfg, task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
-    report = {**meta, "task": task.name, "train_examples": len(splits["train"]), "bilm_finetune": tuned.finetune_report}
-    write_json_atomic(out_dir / "finetune.json", report)
+    record = Record(**meta, task=task.name, train_examples=len(splits["train"]), bilm_finetune=tuned.finetune_report)
+    record.write(out_dir / "finetune.json")
+    report = record.to_dict()
     mark_finished(out_dir)
     print(json.dumps(report, indent=2), flush=True)
     return report

@@ -1,5 +1,8 @@
 """The report on a synthetic directory of results.json records."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,7 +78,7 @@ def test_no_runs_is_an_error(tmp_path):
 def test_probes_table(tmp_path):
     runs = tmp_path / "runs" / "probe_pos" / "x"
     runs.mkdir(parents=True)
-    (runs / "results.json").write_text(json.dumps({"task": "probe_pos", "config_hash": "p",
+    (runs / "results.json").write_text(json.dumps({"task": "probe_pos", "config_hash": "p", "config": {},
                                                    "dev": {"accuracy_per_layer": {"0": 90.0, "1": 95.5, "2": 94.0, "mix": 96.0}}}))
     report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
     md = (tmp_path / "out" / "probes.md").read_text()
@@ -145,7 +148,7 @@ def test_table7_from_finetune_records_and_collect(tmp_path):
         d.mkdir(parents=True)
         (d / "finetune.json").write_text(json.dumps({
             "task": task, "command": f"python run.py mode=finetune task={task}", "date": "2026-11-21T10:00:00+00:00",
-            "profile": "quick",
+            "profile": "quick", "config": {},
             "hardware": {"machine": "x86_64", "cpus": 2}, "bilm_finetune": {
                 "dir": f".cache/finetuned/{task}", "dev_perplexity_before": before, "dev_perplexity_after": after,
                 "tokens": 1000}}))
@@ -359,3 +362,15 @@ def test_accepted_keys_let_deliberate_variations_into_the_tables(tmp_path):
     report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "b"), "--accept", "trainer.max_epochs"])
     t1 = (tmp_path / "b" / "table1.md").read_text()
     assert "(runs may differ from it in: trainer.max_epochs)" in t1 and "--accept trainer.max_epochs`" in t1
+
+
+def test_a_file_that_is_not_a_run_record_stops_the_report_with_one_line_naming_it(tmp_path):
+    _record(tmp_path / "runs", "ner", "elmo", 0, 70.0)
+    bad = tmp_path / "runs" / "ner" / "broken" / "results.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"task": "ner", "dev": ')  # a partial file
+    out = subprocess.run([sys.executable, "-m", "benchmarks.report", "--runs", str(tmp_path / "runs"), "--out",
+                          str(tmp_path / "out")], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert out.returncode == 1 and out.stderr.strip().splitlines() == [
+        f"error: {bad}: unreadable run record (JSONDecodeError: Expecting value: line 1 column 24 (char 23))"]
+    assert not (tmp_path / "out" / "table1.md").exists()

@@ -77,12 +77,12 @@ def test_runs_without_elmo_do_not_depend_on_the_biLM(bilm_files, tmp_path, monke
 
 def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch):
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    from tasks.bilm_source import BiLMSource
-    before = runner.run_identity(cfg, resolved, BiLMSource.from_config(cfg.elmo))
+    from tasks.run_plan import RunPlan
+    before = RunPlan.resolve(cfg, runner.task_version("ner"))
     monkeypatch.setattr(runner.TASKS["ner"], "VERSION", 2)
-    after = runner.run_identity(cfg, resolved, BiLMSource.from_config(cfg.elmo))
-    assert run_records.run_digest(resolved, before) != run_records.run_digest(resolved, after)
+    after = RunPlan.resolve(cfg, runner.task_version("ner"))
+    assert before.identity["task_version"] == 1 and after.identity["task_version"] == 2
+    assert before.digest != after.digest
 
 
 def test_legacy_records_are_migrated_to_the_same_identity(bilm_files, tmp_path, monkeypatch):

@@ -1,0 +1,102 @@
+"""What one launch of ``run.py`` is, resolved once before anything runs (Peters et al. 2018 §3.3-3.4:
+where ELMo goes and which frozen encoder feeds it; §5.3 for the probes).
+
+``RunPlan.resolve`` reads a composed configuration and decides, in one place: the kind of run (a task
+model, a layer probe, a biLM fine-tuning), the effective ELMo position, whether the run reads an
+encoder, the data files it reads, its identity and digest (``run_records``), and the record it
+writes. ``RunPlan.prepare`` then chooses its output directory: a finished run of the same identity
+anywhere below the runs root is reused, a launch directory holding another identity's record is
+never written over. The recipes in ``runner`` follow the plan; they do not decide these again.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from elmo_core.errors import ConfigError
+
+from .bilm_source import BiLMSource
+from .config_schema import validate
+from .run_record import Record
+from .run_records import (data_files, finished_run, hydra_choice, make_identity, mark_running, record_dir,
+                          remove_dead_runs, run_digest, run_metadata)
+from .run_settings import effective_position, uses_encoder
+from .transformer_source import TransformerSource
+
+PROBE_VERSION = 1  # raise when a probe's code changes its results (part of every probe record's identity)
+
+
+def layer_source_for(cfg: DictConfig) -> BiLMSource | TransformerSource:
+    """Where a run's contextual layers come from: ``encoder.kind`` (configurations saved before the
+    key existed mean the biLM)."""
+    kind = OmegaConf.select(cfg, "encoder.kind", default="bilm")
+    if kind == "bilm":
+        return BiLMSource.from_config(cfg.elmo)
+    if kind == "transformer":
+        return TransformerSource.from_config(cfg.encoder)
+    raise ConfigError(f"encoder.kind={kind!r}: must be bilm or transformer")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    cfg: DictConfig
+    resolved: dict  # the configuration with every interpolation resolved, as records store it
+    kind: str  # "task" | "probe" | "finetune"
+    position: str | None  # none | input | output | both | probe
+    uses_encoder: bool  # a run that does not is the same run whatever biLM or encoder is named
+    data_files: dict[str, Path]
+    identity: dict  # what the paths point at, and the code's version
+    digest: str
+    record_name: str  # results.json | finetune.json
+
+    source: BiLMSource | TransformerSource  # the encoder the configuration names (``layer_source_for``)
+
+    @classmethod
+    def resolve(cls, cfg: DictConfig, task_version: int | None = None, finetune: bool = False) -> "RunPlan":
+        """The plan of ``cfg``, whose task code is at ``task_version`` (probes have their own);
+        ``finetune``: the biLM fine-tuning of ``mode=finetune`` (Table 7), recorded in ``finetune.json``."""
+        validate(cfg)
+        source = layer_source_for(cfg)
+        resolved = OmegaConf.to_container(cfg, resolve=True)
+        name = str(cfg.task.name)
+        kind = "finetune" if finetune else "probe" if name.startswith("probe_") else "task"
+        uses = uses_encoder(cfg)
+        version = PROBE_VERSION if kind == "probe" else task_version
+        encoder_sha = source.sha256 if uses else None
+        if source.kind == "transformer":
+            identity = make_identity(resolved, None, version, encoder_sha)
+        else:
+            identity = make_identity(resolved, encoder_sha, version)
+        return cls(cfg=cfg, source=source, resolved=resolved, kind=kind, position=effective_position(cfg), uses_encoder=uses,
+                   data_files=data_files(resolved.get("data") or {}), identity=identity,
+                   digest=run_digest(resolved, identity),
+                   record_name="finetune.json" if kind == "finetune" else "results.json")
+
+    def prepare(self, launch_dir: Path) -> tuple[Path, dict | None]:
+        """``(run directory, finished record or None)``: a record of this identity anywhere below the
+        runs root is reused (copied here under this launch's name); otherwise the directory this run
+        writes into (``record_dir``), marked as running."""
+        runs_root = Path(self.cfg.runs_root)
+        for gone in remove_dead_runs(runs_root):
+            print(f"removed {gone}: its run was stopped before it wrote anything", file=sys.stderr, flush=True)
+        previous = finished_run(launch_dir, runs_root, self.digest, self.record_name)
+        out_dir = record_dir(launch_dir, self.digest, self.record_name)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if previous is not None:
+            print(f"skipping: this configuration already has its result ({previous.get('run_dir')})", flush=True)
+            if not (out_dir / self.record_name).exists():  # the same run serves this name too (Table 1 'elmo' = Table 2 'λ=0.001')
+                reused = Record.from_dict({**previous, "ablation": hydra_choice("ablation"), "run_dir": str(out_dir),
+                                           "reused_from": previous.get("run_dir")})
+                reused.write(out_dir / self.record_name)
+                previous = reused.to_dict()
+            return out_dir, previous
+        (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(self.resolved)))
+        mark_running(out_dir)
+        return out_dir, None
+
+    def metadata(self, out_dir: Path, source) -> dict:
+        """What every record of this run holds besides its measurements (``Record``'s first fields)."""
+        return run_metadata(self.cfg, out_dir, source.identity(), self.resolved, self.identity)

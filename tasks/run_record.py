@@ -1,0 +1,203 @@
+"""A run's record, typed: what ``run.py`` writes as ``results.json`` (a task run, Peters et al. 2018
+§4 and Tables 1-3; a layer probe, §5.3) or ``finetune.json`` (Table 7), and what the report reads.
+
+The runner builds a ``Record`` and writes it (``write``); the report reads one (``Record.read``) and
+asks it what the run was: its ELMo position, whether it read an encoder, which biLM it depends on,
+its ablation setting and variant, its Transformer's label. Each of these is decided here once, from
+what the runner stored, so the tables never re-derive a setting from a raw configuration. Records
+of every earlier version still read (keys added since are optional, keys this version does not know
+are kept when a record is rewritten). The JSON keys are those records have always had; the
+identity (``config_hash``) is computed from ``config`` and ``identity`` only (``run_records``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elmo_core.errors import DataError
+
+RECORD_NAMES = ("results.json", "finetune.json")
+TASK_RUN_NULLABLE = ("test", "bilm_finetune")
+
+
+@dataclass
+class Record:
+    # what every record holds (``run_records.run_metadata``), in the order records have it
+    bilm: dict = field(default_factory=dict)  # the encoder's identity (the key predates Transformers)
+    identity: dict | None = None  # None: written before identities existed (``record_migration``)
+    hardware: dict = field(default_factory=dict)
+    date: str = "?"
+    command: str = "?"
+    ablation: str | None = None
+    profile: str | None = None
+    run_dir: str = ""
+    config_hash: str | None = None
+    config: dict = field(default_factory=dict)  # the resolved configuration
+    task: str = ""
+    # what the run measured
+    metric: str | None = None
+    dev: dict | None = None
+    test: dict | None = None  # a trained task model: null when no test file was scored
+    elmo_position: str | None = None  # none | input | output | both | probe, as the run resolved it
+    train_examples: int | None = None
+    mixing_weights: dict | None = None
+    mix_weights: dict | None = None  # a probe's
+    best_epoch: int | None = None
+    epochs: int | None = None
+    train_seconds: float | None = None
+    data_stats: dict | None = None
+    data_warnings: list | None = None
+    prediction_files: dict | None = None
+    bilm_finetune: dict | None = None
+    # bookkeeping
+    reused_from: str | None = None  # a finished run of the same identity, launched under another name
+    config_hash_before_identity: str | None = None
+    unknown: dict = field(default_factory=dict)  # keys of a newer version, kept on rewrite
+    path: Path | None = field(default=None, compare=False)
+
+    # ---- reading and writing -------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict, path: Path | None = None) -> "Record":
+        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+            raise DataError(f"{path or 'record'}: not a run record (no 'config' object)")
+        known = {f.name for f in dataclasses.fields(cls)} - {"unknown", "path"}
+        task = data.get("task") or (data["config"].get("task") or {}).get("name")
+        if not task:
+            raise DataError(f"{path or 'record'}: not a run record (no task)")
+        return cls(**{k: v for k, v in data.items() if k in known and k != "task"}, task=task,
+                   unknown={k: v for k, v in data.items() if k not in known}, path=path)
+
+    @classmethod
+    def read(cls, path: Path) -> "Record":
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as e:
+            raise DataError(f"{path}: unreadable run record ({type(e).__name__}: {e})") from None
+        return cls.from_dict(data, Path(path))
+
+    def to_dict(self) -> dict:
+        """The JSON object: every field that is set, in the order records have always had; a trained
+        task model's record also has ``test`` (no test file scored) and ``bilm_finetune`` (the biLM
+        was not fine-tuned) when they are null."""
+        out = {}
+        for f in dataclasses.fields(self):
+            if f.name in ("unknown", "path"):
+                continue
+            value = getattr(self, f.name)
+            if value is not None or f.name in ("ablation", "profile") or (f.name in TASK_RUN_NULLABLE and self.epochs is not None):
+                out[f.name] = value
+        return {**out, **self.unknown}
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, dict) or not self.task:
+            raise DataError(f"{self.path or 'record'}: a run record needs its configuration and task")
+
+    def write(self, path: Path) -> None:
+        from .run_records import write_json_atomic
+        write_json_atomic(Path(path), self.to_dict())
+
+    # ---- what the run was, decided once ---------------------------------------------------------
+    @property
+    def is_probe(self) -> bool:
+        return self.task.startswith("probe_")
+
+    @property
+    def position(self) -> str | None:
+        return self.elmo_position
+
+    @property
+    def uses_encoder(self) -> bool:
+        """Whether the run read contextual layers (ELMo somewhere, a probe, a biLM fine-tuning)."""
+        return self.elmo_position != "none"
+
+    @property
+    def seed(self) -> Any:
+        return self.config.get("seed")
+
+    @property
+    def value(self) -> float | None:
+        """The dev metric the tables report."""
+        return (self.dev or {}).get(self.metric) if self.metric else None
+
+    @property
+    def test_value(self) -> float | None:
+        return (self.test or {}).get(self.metric) if self.metric else None
+
+    @property
+    def fraction(self) -> float:
+        return (self.config.get("data") or {}).get("fraction", 1.0)
+
+    @property
+    def equal_updates(self) -> bool:
+        return bool((self.config.get("trainer") or {}).get("equal_updates", False))
+
+    @property
+    def bilm_sha256(self) -> str | None:
+        """The biLM the record depends on (the base biLM of a fine-tuned one); None without ELMo."""
+        if self.identity is not None:
+            return self.identity.get("bilm_sha256")
+        return None if self.elmo_position == "none" else self.bilm.get("sha256")
+
+    @property
+    def encoder(self) -> str | None:
+        """A Transformer run's model, '<directory or hub name> (<SHA-256 prefix>, <pooling>)'; None
+        for the biLM."""
+        sha = (self.identity or {}).get("encoder_sha256")
+        if not sha:
+            return None
+        model = str(self.bilm.get("model", "?")).rstrip("/")
+        name = "embedded small BERT" if model.endswith("bert_core/pretrained/small") else Path(model).name or model
+        pooling = (self.config.get("encoder") or {}).get("pooling", "first")
+        return f"{name} ({sha[:12]}, {pooling} piece)" if pooling == "first" else f"{name} ({sha[:12]}, {pooling} of pieces)"
+
+    @property
+    def encoder_kind(self) -> str:
+        return (self.config.get("encoder") or {}).get("kind", "bilm")
+
+    @property
+    def variant(self) -> str:
+        """What sets the run apart from its ablation's plain form (reported in ``variants.md``): a
+        biLM state policy other than stateless, a fine-tuned biLM (§3.4), a Transformer's layers."""
+        if not self.uses_encoder:
+            return ""
+        elmo = self.config.get("elmo") or {}
+        parts = [f"state={elmo['state']}"] if elmo.get("state", "stateless") != "stateless" else []
+        parts += ["finetuned biLM"] if elmo.get("finetune") else []
+        return ",".join(parts + (["encoder=transformer"] if self.encoder else []))
+
+    @property
+    def base_setting(self) -> str:
+        """The ablation: the Hydra choice the run was made with, else (runs made without one) what
+        its ELMo settings amount to."""
+        if self.ablation:
+            return self.ablation
+        if self.elmo_position == "none":
+            return "baseline"
+        elmo = self.config.get("elmo") or {}
+        if self.elmo_position == (self.config.get("task") or {}).get("elmo_position") and elmo.get("mix") == "all":
+            return "elmo"
+        return f"{self.elmo_position}/{elmo.get('mix')}/l2={elmo.get('l2')}"
+
+    @property
+    def setting(self) -> str:
+        return self.base_setting + (f"+{self.variant}" if self.variant else "")
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The Hydra choices the run was made with: task, data source, profile, ablation, encoder kind."""
+        data = self.config.get("data") or {}
+        local = bool(data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test")))
+        out = [f"task={self.config['task']['name']}", f"source={'local' if local else 'hf'}"]
+        out += [f"profile={self.profile}"] if self.profile else []
+        out += [f"+ablation={self.ablation}"] if self.ablation else []
+        return tuple(out + ([f"encoder={self.encoder_kind}"] if self.encoder_kind != "bilm" else []))
+
+    def digest(self) -> str | None:
+        """The run's identity digest, recomputed (for records written before identities existed,
+        from the files their configuration names, as they are now)."""
+        from .run_records import legacy_identity, run_digest
+        identity = self.identity or legacy_identity(self.to_dict())
+        return run_digest(self.config, identity) if identity is not None else None

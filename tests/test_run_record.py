@@ -1,0 +1,90 @@
+"""The typed run record and the run plan (issue #28): every record ever committed reads and is written
+back with the same content; what a run was (setting, biLM, encoder, position) is read off the record;
+the plan decides a run's kind, position, encoder use, identity and record once."""
+import json
+from pathlib import Path
+
+import pytest
+
+from elmo_core.errors import DataError
+from tasks import runner
+from tasks.run_plan import RunPlan
+from tasks.run_record import Record
+from tasks.run_records import run_digest
+
+from conftest import FIXTURES, REPO
+from test_run_identity import _ner
+
+COMMITTED = sorted(p for name in ("results.json", "finetune.json") for p in (REPO / "results").glob(f"**/{name}"))
+
+
+def test_every_committed_record_reads_and_writes_back_the_same_content_and_identity(tmp_path):
+    assert len(COMMITTED) > 100
+    for path in COMMITTED:
+        raw = json.loads(path.read_text())
+        record = Record.read(path)
+        record.write(tmp_path / "r.json")
+        assert json.loads((tmp_path / "r.json").read_text()) == raw, path
+        if record.identity is not None:  # the digest a record carries is the one its content gives
+            assert record.digest() == raw["config_hash"] == run_digest(raw["config"], raw["identity"]), path
+
+
+def _record(**fields) -> Record:
+    config = {"seed": 1, "task": {"name": "ner", "elmo_position": "input"},
+              "elmo": {"position": "paper", "mix": "all", "l2": 0.1, "state": "stateless", "finetune": False},
+              "data": {"dir": "d", "fraction": 0.1}}
+    return Record.from_dict({"config": config, "task": "ner", "metric": "f1", "dev": {"f1": 70.0}, "test": None,
+                             "elmo_position": "input", "epochs": 3, "identity": {"bilm_sha256": "b" * 64},
+                             "bilm": {"sha256": "f" * 64}, **fields})
+
+
+def test_what_a_run_was_is_read_off_its_record():
+    r = _record(ablation=None, profile="quick")
+    assert (r.setting, r.position, r.uses_encoder, r.seed, r.value, r.fraction) == ("elmo", "input", True, 1, 70.0, 0.1)
+    assert r.bilm_sha256 == "b" * 64  # the identity's biLM (a fine-tuned run's base), not the stored weights' hash
+    assert r.choices == ("task=ner", "source=local", "profile=quick") and r.encoder is None
+    assert _record(ablation="all_lambda1").setting == "all_lambda1"
+    baseline = _record(elmo_position="none", identity=None)
+    assert (baseline.setting, baseline.uses_encoder, baseline.bilm_sha256) == ("baseline", False, None)
+    tuned = _record(config={**r.config, "elmo": {**r.config["elmo"], "state": "stateful", "finetune": True}})
+    assert tuned.setting == "elmo+state=stateful,finetuned biLM"
+    bert = _record(identity={"bilm_sha256": None, "encoder_sha256": "e" * 64}, bilm={"model": "/m/bert-base"},
+                   config={**r.config, "encoder": {"kind": "transformer", "pooling": "mean"}})
+    assert bert.encoder == f"bert-base ({'e' * 12}, mean of pieces)" and bert.setting == "elmo+encoder=transformer"
+    assert bert.choices[-1] == "encoder=transformer"
+
+
+def test_unknown_keys_are_kept_and_a_task_model_record_keeps_its_null_test():
+    r = _record(some_future_key=[1, 2])
+    assert r.to_dict()["some_future_key"] == [1, 2] and r.to_dict()["test"] is None
+    probe = Record.from_dict({"config": {}, "task": "probe_pos", "dev": {"accuracy_per_layer": {}}})
+    assert "test" not in probe.to_dict() and probe.is_probe
+
+
+@pytest.mark.parametrize("text, message", [('{"task": "ner"', "unreadable run record"),
+                                           ('{"task": "ner"}', "no 'config' object"),
+                                           ('{"config": {}}', "no task")])
+def test_a_file_that_is_not_a_record_is_refused_naming_it(tmp_path, text, message):
+    (tmp_path / "results.json").write_text(text)
+    with pytest.raises(DataError, match=f"{tmp_path / 'results.json'}: .*{message}"):
+        Record.read(tmp_path / "results.json")
+
+
+def test_the_plan_decides_kind_position_encoder_use_and_record_once(bilm_files, tmp_path):
+    plan = RunPlan.resolve(_ner(bilm_files, tmp_path), runner.task_version("ner"))
+    assert (plan.kind, plan.position, plan.uses_encoder, plan.record_name) == ("task", "input", True, "results.json")
+    assert plan.identity["bilm_sha256"] == plan.source.sha256 and set(plan.data_files) == {"train", "dev"}
+    assert plan.digest == run_digest(plan.resolved, plan.identity)
+    baseline = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none"), 1)
+    assert (baseline.position, baseline.uses_encoder, baseline.identity["bilm_sha256"]) == ("none", False, None)
+    tuning = RunPlan.resolve(_ner(bilm_files, tmp_path), 1, finetune=True)
+    assert (tuning.kind, tuning.record_name) == ("finetune", "finetune.json")
+
+
+def test_the_record_a_run_writes_is_what_the_report_reads(bilm_files, tmp_path):
+    launch = tmp_path / "runs" / "ner" / "x"
+    done = runner.train(_ner(bilm_files, tmp_path), launch)
+    record = Record.read(launch / "results.json")
+    assert record.to_dict() == done and record.position == "input" and record.test is None
+    assert record.digest() == done["config_hash"] and record.bilm_sha256 == done["identity"]["bilm_sha256"]
+
