@@ -56,8 +56,9 @@ def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
     except Exception as e:  # a task, profile or ablation that no longer exists
         return {"(configuration)": (" ".join(r.choices), f"does not compose now: {type(e).__name__}")}
     ran = flat(comparable(r.config, {}))
+    unread = () if r.uses_encoder else ("elmo.",)  # a baseline reads no ELMo: its ELMo settings do not matter
     keys = sorted(k for k in set(ran) | set(wanted)
-                  if not k.startswith("identity") and k not in VARYING and ran.get(k) != wanted.get(k)
+                  if not k.startswith(("identity", *unread)) and k not in VARYING and ran.get(k) != wanted.get(k)
                   and not any(k == a or k.startswith(f"{a}.") for a in accepted))
     return {k: (ran.get(k), wanted.get(k)) for k in keys}
 

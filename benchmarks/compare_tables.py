@@ -73,15 +73,17 @@ def compare(old: pd.DataFrame, new: pd.DataFrame, keys: list[str], name: str) ->
     return pd.DataFrame(rows)
 
 
-def write(old_dir: Path, new_dir: Path, out: Path, profiles: bool = False) -> Path:
-    """``profiles``: the two directories hold two run profiles (quick → paper) of one biLM, not two biLMs."""
-    what = "Quick and paper profile" if profiles else "Old and new biLM"
+def write(old_dir: Path, new_dir: Path, out: Path, profiles: bool = False, title: str | None = None) -> Path:
+    """``profiles``: the two directories hold two run profiles (quick → paper) of one biLM, not two biLMs;
+    ``title``: what changed between them, when it is something else (e.g. a setting's default)."""
+    what = title or ("Quick and paper profile" if profiles else "Old and new biLM")
     same = ". Each table's `.md` file in those directories names its profile, biLM," if profiles else \
         "; \"(same)\" where both tables hold the same runs (the baselines, which do not use the biLM). Each " \
         "table's `.md` file in those directories names its biLM,"
     parts = [f"# {what} side by side\n\nOld: `{old_dir}/`; new: `{new_dir}/`. Each cell: old → new "
              f"(change of the mean){same} commands, hardware and dates.\n\nMade by `python -m benchmarks.compare_tables "
-             f"--old {old_dir} --new {new_dir} --out {out}{' --profiles' if profiles else ''}`.\n"]
+             f"--old {old_dir} --new {new_dir} --out {out}{' --profiles' if profiles else ''}"
+             f"{f' --title {chr(34)}{title}{chr(34)}' if title else ''}`.\n"]
     for name, title in TABLES.items():
         paths = [old_dir / f"{name}.csv", new_dir / f"{name}.csv"]
         absent = [f"{p} missing" for p in paths if not p.exists()] + \
@@ -105,9 +107,11 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, required=True, help="markdown file to write")
     ap.add_argument("--profiles", action="store_true",
                     help="the directories hold two run profiles of one biLM (e.g. results/small and results/paper)")
+    ap.add_argument("--title", help="what changed between the two directories, for the heading (default: the "
+                    "biLM, or with --profiles the profile)")
     args = ap.parse_args(argv)
     try:
-        print(f"wrote {write(args.old, args.new, args.out, args.profiles)}")
+        print(f"wrote {write(args.old, args.new, args.out, args.profiles, args.title)}")
     except (CompareError, pd.errors.ParserError, OSError) as e:
         raise SystemExit(f"error: {e}")
 

@@ -88,3 +88,35 @@ def test_nli_scores_confusion():
     assert s["accuracy"] == pytest.approx(100 * gold.count(0) / len(gold))
     assert s["per_class_accuracy"] == {"entailment": 100.0, "neutral": 0.0, "contradiction": 0.0}
     assert sum(map(sum, s["confusion_matrix"]["rows_gold"])) == len(gold)
+
+
+def _toy_sick(path, n_per_class=20):
+    """A separable toy set in SICK's format: the hypothesis's last word decides the label."""
+    import random
+    rng = random.Random(0)
+    subjects, verbs = ["a man", "the dog", "two kids", "a woman", "the cat"], ["runs", "sleeps", "eats", "plays"]
+    lines = ["pair_ID\tsentence_A\tsentence_B\tentailment_label"]
+    for k, (word, label) in enumerate(("yes ENTAILMENT", "no CONTRADICTION", "perhaps NEUTRAL")[i].split()
+                                      for i in range(3) for _ in range(n_per_class)):
+        premise = f"{rng.choice(subjects)} {rng.choice(verbs)} ."
+        lines.append(f"{k}\t{premise}\t{premise[:-2]} {word} .\t{label}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(bilm_files, tmp_path):
+    """Issue #29: with the quick profile's ELMo settings, ESIM with ELMo at its input does not collapse
+    onto fewer classes. On SICK, ELMo dropout 0.5 made it never predict entailment; on this toy set
+    it does the same (entailment 0 % recall at 0.5, every class learned at 0.0, 2026-11-23)."""
+    from tasks import runner
+    from test_runner import _cfg
+    _toy_sick(tmp_path / "toy.tsv")
+    o, w = bilm_files
+    cfg = _cfg(["task=nli", "profile=quick", "source=local", "+ablation=input", "data.format=sick", f"data.dir={tmp_path}", "data.train_file=toy.tsv",
+                "data.dev_file=toy.tsv", f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'c'}",
+                f"runs_root={tmp_path / 'runs'}", "task.model.hidden=16", "task.model.word_dim=8",
+                "task.model.char_filters=4", "trainer.max_epochs=12", "trainer.patience=12", "trainer.batch_size=8",
+                "trainer.lr=0.005"])  # 60 pairs: a larger step than SICK's 4.5k need
+    assert cfg.elmo.position == "input"
+    record = runner.train(cfg, tmp_path / "runs" / "nli" / "toy")
+    per_class = record["dev"]["per_class_accuracy"]
+    assert min(per_class.values()) > 50, per_class  # every class learned, none at 0 % recall

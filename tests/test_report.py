@@ -374,3 +374,16 @@ def test_a_file_that_is_not_a_run_record_stops_the_report_with_one_line_naming_i
     assert out.returncode == 1 and out.stderr.strip().splitlines() == [
         f"error: {bad}: unreadable run record (JSONDecodeError: Expecting value: line 1 column 24 (char 23))"]
     assert not (tmp_path / "out" / "table1.md").exists()
+
+
+def test_a_baselines_elmo_settings_never_make_it_an_extra():
+    """SICK's quick profile chose ELMo dropout 0.0 (issue #29): the committed baselines (made when the
+    default was 0.5) still fill their cells, the committed ELMo runs at 0.5 do not."""
+    from benchmarks.cell_rules import differences
+    from conftest import REPO
+    from tasks.run_record import Record
+    runs = [Record.read(p) for p in sorted((REPO / "results" / "small" / "runs" / "nli").glob("*/results.json"))]
+    baseline = next(r for r in runs if r.ablation == "baseline" and r.fraction == 1.0)
+    elmo = next(r for r in runs if r.ablation == "elmo" and r.fraction == 1.0 and r.config["elmo"]["dropout"] == 0.5)
+    assert baseline.config["elmo"]["dropout"] == 0.5 and differences(baseline) == {}
+    assert differences(elmo) == {"elmo.dropout": (0.5, 0.0)}
