@@ -4,8 +4,8 @@
 
 Reads every ``results.json`` below the given directories into a pandas frame (one row per run;
 identical configurations counted once), then writes ``table1/2/3.{md,csv,tex}`` with mean ± std
-over seeds, the number of seeds, and the paper's number beside ours, plus ``layer_weights.png``
-(Figure 2) and ``sample_efficiency.png`` (Figure 1). ``--collect`` also copies each run's
+over seeds, the number of seeds, and the paper's number beside ours, plus ``layer_weights_<biLM>_<profile>.png``
+(Figure 2) and ``sample_efficiency_<biLM>_<profile>.png`` (Figure 1). ``--collect`` also copies each run's
 ``results.json`` into ``<out>/runs/`` so that committed tables can be rebuilt anywhere. Runs of
 different profiles (``quick``, ``paper``) or different biLMs are never mixed: with several present,
 ``--profile`` and ``--bilm`` say which to report (runs without ELMo go with any biLM).
@@ -327,6 +327,15 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, out
                 sources, notes)
 
 
+def figure_name(stem: str, runs: pd.DataFrame) -> str:
+    """A figure's file name says whose runs it shows: ``<stem>_<biLM>_<profile>.png`` (the shipped
+    biLM's name or a SHA-256 prefix), so figures of two biLMs or profiles never look alike by name."""
+    shipped = shipped_bilms()
+    bilms = sorted(shipped.get(b, b[:12]) for b in set(runs.bilm_sha256.dropna())) if "bilm_sha256" in runs else []
+    profiles = sorted(set(runs.profile.dropna())) if "profile" in runs else []
+    return "_".join([stem, *(bilms or ["no-biLM"]), *profiles]) + ".png"
+
+
 def figure_caption(runs: pd.DataFrame) -> str:
     """What a figure shows, for its own caption: the biLM(s) and the profile(s) of its runs."""
     shipped = shipped_bilms()
@@ -531,9 +540,12 @@ def main(argv=None) -> None:
         write_table(variants_table(df), args.out, "variants",
                     "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)",
                     pd.concat([variant_rows, base]))
-    layer_weights_figure(df, args.out / "layer_weights.png")
-    sample_efficiency_figure(df, args.out / "sample_efficiency.png")
-    WRITTEN.extend(["layer_weights.png", "sample_efficiency.png"])
+    figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency")}
+    for stem in figures:
+        (args.out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
+    layer_weights_figure(df, args.out / figures["layer_weights"])
+    sample_efficiency_figure(df, args.out / figures["sample_efficiency"])
+    WRITTEN.extend(figures.values())
     n_probe, n_tuned = len(probe_sources), len(tuned_sources)
     print(f"{len(df)} task runs (distinct configurations; {len(runs) - len(df)} with a Transformer), {n_probe} probe "
           f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(WRITTEN)}")

@@ -63,7 +63,10 @@ def test_figures_are_written(tmp_path):
             _record(runs, "nli", "elmo", seed, 70 + 15 * frac + seed, fraction=frac, position="both")
     _record(runs, "srl", "elmo", 0, 70.0, s_in=(0.1, 0.7, 0.2))
     report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--collect"])
-    for name in ("layer_weights.png", "sample_efficiency.png"):
+    (tmp_path / "out" / "layer_weights.png").write_bytes(b"an older report's figure")
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--collect"])
+    assert not (tmp_path / "out" / "layer_weights.png").exists()  # replaced by the name that says whose it is
+    for name in ("layer_weights_no-biLM_quick.png", "sample_efficiency_no-biLM_quick.png"):  # hand-made records: no biLM hash
         data = (tmp_path / "out" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
     assert len(list((tmp_path / "out" / "runs").glob("**/results.json"))) == 13
