@@ -1,7 +1,7 @@
 """Held-out perplexity of an exported biLM (Peters et al. 2018, §3.4 and Table 7), with the full
 normalized softmax, for the forward and backward LMs and their average.
 
-    python -m elmo_core.perplexity --model DIR --heldout heldout.txt [--stateless] [--batch-size 128]
+    python -m elmo_core.perplexity [--model DIR] --heldout heldout.txt [--stateless] [--batch-size 128]
     python -m elmo_core.perplexity --model DIR --heldout heldout.txt --by-source
 
 ``DIR`` holds ``options.json``, ``weights.hdf5`` (with ``softmax/*``) and ``vocab.txt``, as written by
@@ -26,7 +26,8 @@ from .lm_training import evaluate_perplexity, heldout_report
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m elmo_core.perplexity", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", type=Path, required=True, help="exported model directory")
+    ap.add_argument("--model", type=Path,
+                    help="exported model directory (default: the embedded biLM, elmo_core/pretrained/small)")
     ap.add_argument("--heldout", nargs="+", required=True, help="text files or globs")
     ap.add_argument("--batch-size", type=int, default=128,
                     help="sentence streams evaluated side by side")
@@ -39,6 +40,9 @@ def main(argv=None) -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                     help="cpu or cuda (default: cuda when available)")
     args = ap.parse_args(argv)
+    if args.model is None:
+        from .pretrained import model_dir
+        args.model = model_dir()
     try:
         print(f"loading {args.model} ...", file=sys.stderr, flush=True)
         lm, vocab, meta = load_language_model(args.model)

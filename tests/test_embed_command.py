@@ -74,3 +74,15 @@ def test_no_biLM_arguments_embeds_with_the_embedded_biLM(tmp_path):
         assert a["0"].shape == b["0"].shape and a["0"].shape[1] == 4 and (a["0"][()] == b["0"][()]).all()
     with pytest.raises(SystemExit):
         main(["--options", "x.json", "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "c.hdf5")])
+
+
+def test_perplexity_without_a_model_uses_the_embedded_biLM(tmp_path, capsys):
+    """Every tool that needs a biLM defaults to the embedded one (issue #27)."""
+    import json
+
+    from elmo_core.perplexity import main as perplexity
+    from elmo_core.pretrained import model_dir
+    (tmp_path / "heldout.txt").write_text("the cat sat on the mat .\nit was a good day .\n")
+    perplexity(["--heldout", str(tmp_path / "heldout.txt"), "--batch-size", "2", "--unroll-steps", "4"])
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["model"] == str(model_dir()) and report["average"] > 1 and report["tokens"] > 0
