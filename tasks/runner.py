@@ -23,30 +23,18 @@ from elmo_core.atomic_files import torch_save_atomic
 from elmo_core.errors import ConfigError, DataError, WeightsError
 
 from .base import TaskSplit
-from .coref.task import CorefTask
 from .bilm_source import BiLMSource
 from .layers import ElmoFeatures
-from .ner.task import NerTask
-from .nli.task import NliTask
-from .probes.pos import run_pos_probe
-from .probes.wsd import run_wsd_probe
-from .qa.task import QaTask
+from .registry import probe_function, task_class
 from .run_plan import PROBE_VERSION, RunPlan, layer_source_for
 from .run_record import Record
 from .run_settings import effective_position, evaluate_overrides, uses_encoder
 from .run_records import content_sha256, mark_finished, write_json_atomic
-from .srl.task import SrlTask
-from .sst.task import SstTask
 from .trainer import fit, predict, set_seed
-
-TASKS = {"ner": NerTask, "sst": SstTask, "srl": SrlTask, "qa": QaTask, "nli": NliTask, "coref": CorefTask}
-PROBES = {"probe_pos": run_pos_probe, "probe_wsd": run_wsd_probe}
 
 
 def make_task(cfg: DictConfig):
-    if cfg.task.name not in TASKS:
-        raise ConfigError(f"unknown task {cfg.task.name!r} (available: {', '.join([*TASKS, *PROBES])})")
-    return TASKS[cfg.task.name](cfg.task)
+    return task_class(cfg.task.name)(cfg.task)
 
 
 def finetuned_base_sha256(record: dict) -> str | None:
@@ -70,7 +58,7 @@ def finetuned_base_sha256(record: dict) -> str | None:
 
 
 def task_version(name: str) -> int:
-    return TASKS[name].VERSION if name in TASKS else PROBE_VERSION
+    return PROBE_VERSION if name.startswith("probe_") else task_class(name).VERSION
 
 
 def build_features(cfg: DictConfig, source) -> ElmoFeatures:
@@ -119,7 +107,7 @@ def task_text(task, ds) -> str:
 def run_probe(plan: RunPlan, out_dir: Path, source) -> dict:
     """§5.3 layer probes: per-layer accuracy from the encoder's cached activations."""
     cfg, started = plan.cfg, time.time()
-    results = PROBES[cfg.task.name](cfg, source.cache(cfg), plan.metadata(out_dir, source))
+    results = probe_function(cfg.task.name)(cfg, source.cache(cfg), plan.metadata(out_dir, source))
     results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.position)
     Record.from_dict(results).write(out_dir / "results.json")
     mark_finished(out_dir)

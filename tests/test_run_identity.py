@@ -79,7 +79,8 @@ def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch)
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")
     from tasks.run_plan import RunPlan
     before = RunPlan.resolve(cfg, runner.task_version("ner"))
-    monkeypatch.setattr(runner.TASKS["ner"], "VERSION", 2)
+    from tasks.registry import task_class
+    monkeypatch.setattr(task_class("ner"), "VERSION", 2)
     after = RunPlan.resolve(cfg, runner.task_version("ner"))
     assert before.identity["task_version"] == 1 and after.identity["task_version"] == 2
     assert before.digest != after.digest

@@ -1,0 +1,51 @@
+"""Which code runs a configuration's ``task.name`` (Peters et al. 2018 §4 tasks, §5.3 probes), found by
+the suite's layout rather than a list: adding a task touches its folder and its conf files only.
+
+* A task ``<name>`` is the one ``Task`` subclass in ``tasks/<name>/task.py`` (``conf/task/<name>.yaml``
+  names it; ``conf/task_profile/<name>_<profile>.yaml`` sizes it).
+* A probe ``probe_<kind>`` is the function ``run_<kind>_probe`` in ``tasks/probes/<kind>.py``.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Callable
+
+from elmo_core.errors import ConfigError
+
+from .base import Task
+
+ROOT = Path(__file__).resolve().parent
+
+
+def available() -> list[str]:
+    tasks = sorted(p.parent.name for p in ROOT.glob("*/task.py"))
+    probes = sorted(f"probe_{p.stem}" for p in (ROOT / "probes").glob("*.py") if p.stem != "__init__")
+    return tasks + probes
+
+
+def _unknown(name: str) -> ConfigError:
+    return ConfigError(f"unknown task {name!r} (available: {', '.join(available())})")
+
+
+def task_class(name: str) -> type[Task]:
+    """The ``Task`` subclass of ``tasks/<name>/task.py``."""
+    if name.startswith("probe_") or not (ROOT / name / "task.py").is_file():
+        raise _unknown(name)
+    module = importlib.import_module(f"tasks.{name}.task")
+    found = [c for c in vars(module).values()
+             if isinstance(c, type) and issubclass(c, Task) and c is not Task and c.__module__ == module.__name__]
+    if len(found) != 1:
+        raise ConfigError(f"tasks/{name}/task.py must define exactly one Task subclass (found {len(found)})")
+    return found[0]
+
+
+def probe_function(name: str) -> Callable:
+    """``run_<kind>_probe`` of ``tasks/probes/<kind>.py`` for ``probe_<kind>``."""
+    kind = name.removeprefix("probe_")
+    if not name.startswith("probe_") or not (ROOT / "probes" / f"{kind}.py").is_file():
+        raise _unknown(name)
+    module = importlib.import_module(f"tasks.probes.{kind}")
+    if not hasattr(module, f"run_{kind}_probe"):
+        raise ConfigError(f"tasks/probes/{kind}.py must define run_{kind}_probe")
+    return getattr(module, f"run_{kind}_probe")

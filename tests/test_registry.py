@@ -1,0 +1,25 @@
+"""Tasks and probes are found by the suite's layout (issue #28): a task's folder and its conf files
+are all that adding one touches."""
+import pytest
+
+from elmo_core.errors import ConfigError
+from tasks.registry import available, probe_function, task_class
+
+from conftest import REPO
+
+
+def test_every_task_folder_and_probe_is_found_and_each_has_its_conf():
+    names = available()
+    assert names == ["coref", "ner", "nli", "qa", "srl", "sst", "probe_pos", "probe_wsd"]
+    for name in names:
+        assert (REPO / "conf" / "task" / f"{name}.yaml").is_file(), name
+        if name.startswith("probe_"):
+            assert callable(probe_function(name))
+        else:
+            assert task_class(name).__module__ == f"tasks.{name}.task"
+
+
+@pytest.mark.parametrize("name", ["nre", "probe_xyz", "base", "probes"])
+def test_an_unknown_name_is_one_error_listing_what_there_is(name):
+    with pytest.raises(ConfigError, match=rf"unknown task '{name}' \(available: coref, ner, nli, .*probe_wsd\)"):
+        task_class(name) if not name.startswith("probe_") else probe_function(name)
