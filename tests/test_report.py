@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import report
+from benchmarks import figures, report
 
 
 def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3), position="input",
@@ -267,7 +267,7 @@ def test_figure1_never_mixes_the_equal_updates_rule_with_older_small_fraction_ru
         plotted[kw.get("label")] = list(y)
     import matplotlib.axes
     monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", lambda self, x, y, **kw: spy(x, y, **kw))
-    report.sample_efficiency_figure(report.load_runs([runs]), tmp_path / "f.png")
+    figures.sample_efficiency_figure(report.load_runs([runs]), tmp_path / "f.png")
     assert plotted["baseline (n=2)"] == [60.0, 80.0]  # the 40.0 runs of the older rule are left out
 
 
@@ -346,7 +346,7 @@ def test_figures_name_the_data_the_seeds_and_mark_cells_by_their_printed_value(t
     real = matplotlib.axes.Axes.set_yticks
     monkeypatch.setattr(matplotlib.axes.Axes, "set_yticks",
                         lambda self, t, labels=None, **kw: (ticks.extend(labels or []), real(self, t, labels, **kw)))
-    report.layer_weights_figure(report.load_runs([runs]), tmp_path / "w.png")
+    figures.layer_weights_figure(report.load_runs([runs]), tmp_path / "w.png")
     assert len(patches) == 1  # only SRL's 0.22
     assert "SICK (n=2)" in ticks and "SRL (Universal PropBank) (n=2)" in ticks
     assert "quick profile" in titles[0] and "biLM:" in titles[0]
