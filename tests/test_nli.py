@@ -1,5 +1,6 @@
 """NLI: readers, ESIM masking, per-class metrics."""
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -120,3 +121,10 @@ def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(b
     record = runner.train(cfg, tmp_path / "runs" / "nli" / "toy")
     per_class = record["dev"]["per_class_accuracy"]
     assert min(per_class.values()) > 50, per_class  # every class learned, none at 0 % recall
+
+    from benchmarks.elmo_input_norms import input_norms, main as norms_main
+    run_dir = Path(record["run_dir"])
+    norms = input_norms(run_dir)  # the diagnosis of issue #29 reads the trained checkpoint
+    assert norms["tokens"] == 60 * (4 + 5) and norms["word"] > 0 and norms["elmo"] > 0  # 60 pairs of 4 + 5 tokens
+    norms_main([str(run_dir), "--out", str(tmp_path / "norms.md")])
+    assert f"| 0 | {cfg.elmo.dropout} | {record['dev']['accuracy']:.2f} |" in (tmp_path / "norms.md").read_text()
