@@ -64,7 +64,7 @@ def main(cfg: DictConfig) -> None:
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo}
     try:
-        if cfg.mode in ("evaluate", "demo"):  # train and finetune validate in their RunPlan
+        if cfg.mode not in ("train", "finetune"):  # those validate in their RunPlan, the others here
             validate(cfg)
         set_threads(cfg)
         if cfg.mode == "demo":  # train and finetune write theirs into the run directory they choose

@@ -29,6 +29,7 @@ from elmo_core.characters import batch_to_ids
 from elmo_core.errors import ConfigError, DataError
 
 from .activation_cache import LayerSource
+from .data_files import data_files
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -80,10 +81,9 @@ class Task:
         """train/dev/test from ``data.<split>_path``, or ``data.dir``/``data.<split>_file``, or else the
         Hugging Face dataset (``data.hf_split``); counts of skipped items go to ``self.data_stats``."""
         splits, self.data_stats = {}, {}
+        files = data_files(data_cfg)
         for split in ("train", "dev", "test"):
-            filename = data_cfg.get(f"{split}_file")
-            path = data_cfg.get(f"{split}_path") or (
-                Path(data_cfg.dir) / filename if data_cfg.get("dir") and filename else None)
+            path = files.get(split)
             if path:
                 ds, self.data_stats[split] = self.read_file(path, data_cfg, split)
             elif not data_cfg.get("dir") and (data_cfg.get("hf_split") or {}).get(split):

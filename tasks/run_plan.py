@@ -20,8 +20,9 @@ from elmo_core.errors import ConfigError
 
 from .bilm_source import BiLMSource
 from .config_schema import validate
+from .data_files import data_files
 from .run_record import Record
-from .run_records import (data_files, finished_run, hydra_choice, make_identity, mark_running, record_dir,
+from .run_records import (finished_run, hydra_choice, make_identity, mark_running, record_dir,
                           remove_dead_runs, run_digest, run_metadata)
 from .run_settings import effective_position, uses_encoder
 from .transformer_source import TransformerSource

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from elmo_core.atomic_files import process_alive, remove_dead_leftovers, temporary_path
 
+from .data_files import data_files
 from .run_settings import NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder
 
 RECORD_NAMES = ("results.json", "finetune.json")
@@ -75,23 +76,6 @@ def content_sha256(path) -> str:
         return "missing"
     st = p.stat()
     return _file_sha256(str(p.resolve()), st.st_size, st.st_mtime_ns)
-
-
-def data_files(data_cfg: dict) -> dict[str, Path]:
-    """The local files a data configuration reads: ``<split>_path`` or ``dir``/``<split>_file`` per
-    split; a directory read as a whole (the WSD probe) contributes every file in it. Hugging Face
-    sources contribute none (their name, configuration and revision are in the configuration)."""
-    files = {}
-    for split in ("train", "dev", "test"):
-        path = data_cfg.get(f"{split}_path")
-        if not path and data_cfg.get("dir") and data_cfg.get(f"{split}_file"):
-            path = Path(data_cfg["dir"]) / data_cfg[f"{split}_file"]
-        if path:
-            files[split] = Path(path)
-    if data_cfg.get("dir") and not files and Path(data_cfg["dir"]).is_dir():
-        root = Path(data_cfg["dir"])
-        files = {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file()}
-    return files
 
 
 def make_identity(resolved: dict, bilm_sha256: str | None, task_version: int,

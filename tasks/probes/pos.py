@@ -13,6 +13,7 @@ from elmo_core import ScalarMix
 
 from elmo_core.errors import ConfigError, DataError as DataFormatError
 
+from ..data_files import data_files
 from ..text_files import text_lines
 
 
@@ -74,9 +75,9 @@ def train_linear(x_train, y_train, x_dev, y_dev, n_classes: int, mix: bool, epoc
 def run_pos_probe(cfg, cache, out: dict) -> dict:
     if not cfg.data.get("dir"):
         raise ConfigError(f"{cfg.task.name} reads local files: set source=local or data.dir=...")
-    d = Path(cfg.data.dir)
-    train_s, train_t = read_tagged(cfg.data.get("train_path") or d / cfg.data.train_file)
-    dev_s, dev_t = read_tagged(cfg.data.get("dev_path") or d / cfg.data.dev_file)
+    files = data_files(cfg.data)
+    train_s, train_t = read_tagged(files["train"])
+    dev_s, dev_t = read_tagged(files["dev"])
     tagset = sorted({t for s in train_t for t in s})
     index = {t: i for i, t in enumerate(tagset)}
     x_train = token_matrix(cache.get(train_s, "probe_pos/train"), len(train_s))

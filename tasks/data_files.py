@@ -1,0 +1,27 @@
+"""Which local files a data configuration reads (Peters et al. 2018 §4: each task's train/dev/test
+data), decided here once: the task readers, the probes and a run's identity all ask this.
+
+Per split, ``data.<split>_path``, else ``data.dir``/``data.<split>_file``; a directory read as a whole
+(the WSD probe) is every file in it. Hugging Face sources have no local files (their name,
+configuration and revision are in the configuration).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def data_files(data_cfg: dict) -> dict[str, Path]:
+    """The local files a data configuration reads: ``<split>_path`` or ``dir``/``<split>_file`` per
+    split; a directory read as a whole (the WSD probe) contributes every file in it. Hugging Face
+    sources contribute none (their name, configuration and revision are in the configuration)."""
+    files = {}
+    for split in ("train", "dev", "test"):
+        path = data_cfg.get(f"{split}_path")
+        if not path and data_cfg.get("dir") and data_cfg.get(f"{split}_file"):
+            path = Path(data_cfg["dir"]) / data_cfg[f"{split}_file"]
+        if path:
+            files[split] = Path(path)
+    if data_cfg.get("dir") and not files and Path(data_cfg["dir"]).is_dir():
+        root = Path(data_cfg["dir"])
+        files = {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file()}
+    return files
