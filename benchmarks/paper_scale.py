@@ -142,7 +142,7 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
     times = []
     for idx in batches:
         start = time.perf_counter()
-        loss = model.loss(task.make_batch(train, idx)) + model.features.regularizer(cfg.elmo.l2)
+        loss = model.loss(task.make_batch(train, idx)) + model.regularizer(cfg.elmo.l2)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.trainer.grad_clip:

@@ -149,3 +149,24 @@ class ElmoFeatures(nn.Module):
 
     def layer_weights(self) -> dict:
         return dict(zip(self.slots, self.elmo.layer_weights())) if self.elmo is not None else {}
+
+
+class TaskModel(nn.Module):
+    """What every task model offers the trainer: ``loss(batch)`` (its training loss, the ELMo mixes
+    applied inside), its mixes (``self.features``, an ``ElmoFeatures``), their λ‖w‖² regularizer, and
+    the weight matrices that ℓ2 weight decay applies to. The trainer asks the model, never its parts."""
+
+    features: ElmoFeatures
+
+    def loss(self, batch: dict) -> torch.Tensor:
+        raise NotImplementedError
+
+    def regularizer(self, lam: float) -> torch.Tensor:
+        return self.features.regularizer(lam)
+
+    def decayed_weights(self) -> set[int]:
+        """ids of the recurrent and feed-forward weight matrices: not biases, embeddings, CRF
+        transitions or the mixing weights (γ, s), whose regularizer is λ‖w‖² (``elmo.l2``)."""
+        mixes = {id(p) for p in self.features.parameters()}
+        return {id(p) for m in self.modules() if isinstance(m, (nn.Linear, nn.LSTM, nn.GRU))
+                for n, p in m.named_parameters() if n.startswith("weight") and id(p) not in mixes}

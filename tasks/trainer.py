@@ -7,7 +7,8 @@ the best model kept. Model selection uses dev only; test, when given, is
 evaluated once at the end with the selected model.
 
 A batch is ``task.make_batch(split, indices)``: the task's tensors with the biLM layers of each
-input side; the model applies its ELMo mixes itself (``model.loss(batch)``, ``task.predict``).
+input side; the model applies its ELMo mixes itself. The trainer asks only the model's contract
+(``layers.TaskModel``: ``loss``, ``regularizer``, ``decayed_weights``) and the task's ``predict``.
 """
 from __future__ import annotations
 
@@ -45,12 +46,7 @@ def make_optimizer(model, t) -> torch.optim.Optimizer:
     """Adam or Adadelta; ``weight_decay`` (ℓ2) applies to the recurrent and feed-forward weight
     matrices only — not to biases, embeddings, CRF transitions or ELMo's mixing weights (γ, s),
     whose regularizer is λ‖w‖² (elmo.l2)."""
-    weight_matrices = set()
-    if t.get("weight_decay"):
-        for module in model.modules():
-            if isinstance(module, (torch.nn.Linear, torch.nn.LSTM, torch.nn.GRU)):
-                weight_matrices |= {id(p) for n, p in module.named_parameters() if n.startswith("weight")}
-        weight_matrices -= {id(p) for p in model.features.parameters()}
+    weight_matrices = model.decayed_weights() if t.get("weight_decay") else set()
     trainable = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in trainable if id(p) in weight_matrices]
     plain = [p for p in trainable if id(p) not in weight_matrices]
@@ -101,7 +97,7 @@ def fit(task, model, splits: dict[str, TaskSplit], cfg, out_dir: Path, progress:
         bar = tqdm(order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress,
                    mininterval=2, leave=False)
         for idx in bar:
-            loss = model.loss(task.make_batch(train, idx)) + model.features.regularizer(cfg.elmo.l2)
+            loss = model.loss(task.make_batch(train, idx)) + model.regularizer(cfg.elmo.l2)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if t.grad_clip:

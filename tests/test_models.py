@@ -10,6 +10,7 @@ from hydra import compose, initialize_config_dir
 
 from tasks import runner
 from tasks.bilm_source import BiLMSource
+from tasks.layers import TaskModel
 from tasks.trainer import make_optimizer, predict, set_seed
 
 from conftest import FIXTURES, REPO
@@ -51,7 +52,7 @@ def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_p
     losses = []
     for step, idx in zip(range(4), task.batches(train.examples, 4, shuffle=True, rng=random.Random(0))):
         model.train()
-        loss = model.loss(task.make_batch(train, idx)) + model.features.regularizer(cfg.elmo.l2)
+        loss = model.loss(task.make_batch(train, idx)) + model.regularizer(cfg.elmo.l2)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -61,6 +62,10 @@ def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_p
     assert any(k.startswith("features.") for k in changed), "the ELMo mixes received no gradient"
     assert any(not k.startswith("features.") for k in changed)
     expected = predict(task, model, data["dev"], 4)
+    assert isinstance(model, TaskModel)  # the trainer's contract: loss, regularizer, decayed weights
+    decayed = model.decayed_weights()
+    assert decayed and not decayed & {id(p) for p in model.features.parameters()}
+    assert all(id(p) not in decayed for n, p in model.named_parameters() if not n.rsplit(".", 1)[-1].startswith("weight"))
 
     path = tmp_path / "model.pt"
     torch.save({"task_state": task.state(), "model": model.state_dict()}, path)

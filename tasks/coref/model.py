@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..layers import TokenEmbedder, run_rnn
+from ..layers import TaskModel, TokenEmbedder, run_rnn
 
 DISTANCE_BUCKETS = (1, 2, 3, 4, 5, 8, 16, 32, 64)  # lower bounds: 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+
 
@@ -58,7 +58,7 @@ def prune_spans(scores: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, 
     return torch.tensor(kept, dtype=torch.long, device=scores.device)
 
 
-class CorefModel(nn.Module):
+class CorefModel(TaskModel):
     def __init__(self, words: list[str], cfg, features):
         super().__init__()
         m = cfg.model

@@ -6,11 +6,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import TokenEmbedder, VariationalDropout, run_rnn
+from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 from .crf import ConstrainedCRF
 
 
-class NerTagger(nn.Module):
+class NerTagger(TaskModel):
     def __init__(self, words: list[str], labels: list[str], cfg, features):
         super().__init__()
         m = cfg.model

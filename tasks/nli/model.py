@@ -7,10 +7,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import TokenEmbedder, VariationalDropout, run_rnn
+from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 
 
-class Esim(nn.Module):
+class Esim(TaskModel):
     def __init__(self, words: list[str], n_classes: int, cfg, features):
         super().__init__()
         m = cfg.model

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import TokenEmbedder, VariationalDropout, run_rnn
+from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 
 NEG = -1e30
 
@@ -43,7 +43,7 @@ class BiGRU(nn.Module):
         return run_rnn(self.gru, x, mask)
 
 
-class BidafQA(nn.Module):
+class BidafQA(TaskModel):
     def __init__(self, words: list[str], cfg, features):
         super().__init__()
         m = cfg.model

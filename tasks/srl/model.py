@@ -11,7 +11,7 @@ from torch import nn
 
 from elmo_core.bilm import reverse_padded
 
-from ..layers import TokenEmbedder, VariationalDropout, run_rnn
+from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 
 
 class HighwayLSTMLayer(nn.Module):
@@ -31,7 +31,7 @@ class HighwayLSTMLayer(nn.Module):
         return g * h + (1 - g) * self.carry(x)
 
 
-class SrlTagger(nn.Module):
+class SrlTagger(TaskModel):
     def __init__(self, words: list[str], labels: list[str], cfg, features):
         super().__init__()
         m = cfg.model
