@@ -56,7 +56,7 @@ _register_resolvers()
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
-    from elmo_core.errors import SuiteError
+    from suite_common.errors import SuiteError
     from tasks import runner
 
     from tasks.config_schema import validate
@@ -114,7 +114,7 @@ def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
 def check_command_line() -> None:
     """Unknown keys and group options stop here, in one line with exit status 2, before Hydra
     creates anything (``tasks.override_check``)."""
-    from elmo_core.errors import ConfigError
+    from suite_common.errors import ConfigError
     from tasks.override_check import check_overrides
     try:
         check_overrides(sys.argv[1:])

@@ -31,9 +31,9 @@ import torch
 from benchmarks.bilm_speed import matmul_peak_flops, peak_rss_mb, reset_peak_rss
 from elmo_core.bilm import BiLM
 from elmo_core.char_cnn import CharCNN
-from elmo_core.lm_data import LMStream, Vocabulary, expand_files
-from elmo_core.lm_fast_step import FastTrainingStep, TokenTypes, train_step_plain
-from elmo_core.lm_training import LanguageModel, detach_state
+from elmo_core.pretraining.lm_data import LMStream, Vocabulary, expand_files
+from elmo_core.pretraining.lm_fast_step import FastTrainingStep, TokenTypes, train_step_plain
+from elmo_core.pretraining.lm_training import LanguageModel, detach_state
 from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
 from benchmarks import SHARED

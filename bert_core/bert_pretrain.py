@@ -27,9 +27,9 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from elmo_core.atomic_files import torch_save_atomic
-from elmo_core.errors import ConfigError, SuiteError, WeightsError
-from elmo_core.lm_data import CorpusIndex, expand_files, heldout_sources, read_sentences
+from suite_common.atomic_files import torch_save_atomic
+from suite_common.errors import ConfigError, SuiteError, WeightsError
+from elmo_core.pretraining.lm_data import CorpusIndex, expand_files, heldout_sources, read_sentences
 
 from .pretraining_data import FileDocument, ListDocument, PairStream, batches, encode_pair
 

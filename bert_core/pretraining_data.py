@@ -14,7 +14,7 @@ one piece at a time from the longer segment, at its front or back at random.
 
 The documents are interleaved: each next instance comes from a document drawn with probability
 proportional to the sentences it has left, so every stretch of batches mixes the sources in their
-corpus proportions. Sentences are read through a line-offset index (``elmo_core.lm_data``), never
+corpus proportions. Sentences are read through a line-offset index (``elmo_core.pretraining.lm_data``), never
 held in memory. The order is a pure function of (files, seed, epoch): a run resumes by skipping
 instances.
 """
@@ -27,7 +27,7 @@ from typing import Iterator, Sequence
 
 import torch
 
-from elmo_core.lm_data import CorpusIndex, _tokens
+from elmo_core.pretraining.lm_data import CorpusIndex, _tokens
 
 
 class FileDocument:

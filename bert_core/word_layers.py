@@ -23,7 +23,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from .errors import EncoderError
+from suite_common.errors import EncoderError
 
 POOLINGS = ("first", "mean")
 MODEL_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json", "tokenizer_config.json",

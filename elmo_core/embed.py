@@ -31,9 +31,9 @@ from .bilm import BiLM
 from .characters import batch_to_ids
 from .original_format import load_bilm
 from .row_packing import words_in_rows
-from .progress import progress_bar
-from .errors import DataError
-from .atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.progress import progress_bar
+from suite_common.errors import DataError
+from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 
 class InputFormatError(DataError):

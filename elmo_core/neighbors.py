@@ -23,8 +23,8 @@ import torch
 
 from .characters import batch_to_ids
 from .embed import embed_sentences
-from .errors import ConfigError, SuiteError
-from .lm_data import expand_files, read_sentences
+from suite_common.errors import ConfigError, SuiteError
+from .pretraining.lm_data import expand_files, read_sentences
 from .original_format import load_bilm
 from .pretrained import model_dir
 

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import WeightsError
+from suite_common.errors import WeightsError
 
 
 class BiLMFormatError(WeightsError):

@@ -26,7 +26,7 @@ import torch
 
 from .bilm import BiLM
 from .options import BiLMFormatError, BiLMOptions, read_options, write_options
-from .atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 
 def lstm_prefix(direction: int, layer: int) -> str:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import torch
 
-from .lm_checkpoint import CheckpointError, load_language_model
-from .lm_data import LMStream, expand_files
-from .lm_training import evaluate_perplexity, heldout_report
+from .pretraining.lm_checkpoint import CheckpointError, load_language_model
+from .pretraining.lm_data import LMStream, expand_files
+from .pretraining.lm_training import evaluate_perplexity, heldout_report
 
 
 def main(argv=None) -> None:

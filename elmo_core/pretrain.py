@@ -35,14 +35,14 @@ import torch
 import torch.distributed as dist
 
 from .bilm import BiLM
-from .errors import ConfigError
-from .lm_checkpoint import (CheckpointError, load_checkpoint, load_language_model, save_checkpoint,
+from suite_common.errors import ConfigError
+from .pretraining.lm_checkpoint import (CheckpointError, load_checkpoint, load_language_model, save_checkpoint,
                             save_language_model)
-from .lm_fast_step import FastTrainingStep
-from .lm_data import STREAM_ORDERS, LMStream, Vocabulary, expand_files
-from .lm_training import LanguageModel, detach_state, evaluate_perplexity, heldout_report
+from .pretraining.lm_fast_step import FastTrainingStep
+from .pretraining.lm_data import STREAM_ORDERS, LMStream, Vocabulary, expand_files
+from .pretraining.lm_training import LanguageModel, detach_state, evaluate_perplexity, heldout_report
 from .options import parse_options
-from .progress import progress_bar
+from suite_common.progress import progress_bar
 
 _LSTM = {"cell_clip": 3, "proj_clip": 3, "use_skip_connections": True, "n_layers": 2}
 _CNN = {"n_characters": 261, "max_characters_per_token": 50, "activation": "relu"}

@@ -20,7 +20,7 @@ import torch
 
 from .bilm import BiLMOutput
 from .cpu_speedups import run_side_by_side
-from .errors import ConfigError
+from suite_common.errors import ConfigError
 
 
 @dataclass

@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from elmo_core import file_sha256
-from elmo_core.errors import ConfigError, DataError
-from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.errors import ConfigError, DataError
+from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 FORMAT = "elmo-suite/activations/2"  # 2: keyed by the encoder's cache_identity
 NPY_HEADER_BYTES = 128  # numpy's .npy header for these arrays (format 1.0, padded to 64 bytes)

@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from elmo_core.characters import batch_to_ids
-from elmo_core.errors import ConfigError, DataError
+from suite_common.errors import ConfigError, DataError
 
 from .activation_cache import LayerSource
 from .data_files import data_files

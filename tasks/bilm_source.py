@@ -22,7 +22,7 @@ import torch
 
 from elmo_core import batch_to_ids, file_sha256, load_bilm, read_options
 from elmo_core.embed import embed_sentences
-from elmo_core.errors import ConfigError, WeightsError
+from suite_common.errors import ConfigError, WeightsError
 
 from .activation_cache import ActivationCache, LayerSource
 

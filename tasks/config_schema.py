@@ -11,7 +11,7 @@ from numbers import Real
 
 from omegaconf import DictConfig, OmegaConf
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 
 from .bilm_source import STATE_POLICIES
 

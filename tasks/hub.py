@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 import datasets
 
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:

@@ -12,7 +12,7 @@ from torch import nn
 
 from elmo_core import Elmo
 from elmo_core.characters import N_CHARACTERS
-from elmo_core.errors import ConfigError, DataError
+from suite_common.errors import ConfigError, DataError
 
 POSITIONS = ("none", "input", "output", "both")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from elmo_core.errors import SuiteError
+from suite_common.errors import SuiteError
 
 from .run_records import migrate
 from .runner import finetuned_base_sha256

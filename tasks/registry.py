@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 from typing import Callable
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 
 from .base import Task
 

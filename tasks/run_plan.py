@@ -16,7 +16,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 
 from .bilm_source import BiLMSource
 from .config_schema import validate

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 
 RECORD_NAMES = ("results.json", "finetune.json")
 TASK_RUN_NULLABLE = ("test", "bilm_finetune")

@@ -27,7 +27,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from elmo_core.atomic_files import process_alive, remove_dead_leftovers, temporary_path
+from suite_common.atomic_files import process_alive, remove_dead_leftovers, temporary_path
 
 from .data_files import data_files
 from .run_settings import NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder
@@ -219,7 +219,7 @@ def migrate(roots: list[Path], finetuned_base=None) -> tuple[int, int]:
     """Give every record below ``roots`` its identity (``legacy_identity``) and digest (the digest it
     had before is kept as ``config_hash_before_identity``); records with an identity get their digest
     recomputed. Returns (rewritten, already current)."""
-    from elmo_core.errors import DataError
+    from suite_common.errors import DataError
     done = current = 0
     for root in roots:
         for path in sorted(p for name in RECORD_NAMES for p in Path(root).glob(f"**/{name}")):

@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from elmo_core.atomic_files import torch_save_atomic
-from elmo_core.errors import ConfigError, DataError, WeightsError
+from suite_common.atomic_files import torch_save_atomic
+from suite_common.errors import ConfigError, DataError, WeightsError
 
 from .base import TaskSplit
 from .bilm_source import BiLMSource

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 
 
 def _undecodable(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> DataError:

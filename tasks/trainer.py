@@ -24,7 +24,7 @@ import torch
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 
 from .base import TaskSplit
 

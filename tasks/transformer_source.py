@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 
 from .activation_cache import ActivationCache, EmbeddedLayers, LayerSource
 
@@ -61,7 +61,7 @@ class TransformerLayers:
 
 def layer_shape_of(model_dir: Path) -> tuple[int, int]:
     """(L+1, hidden) from the model's config.json, without loading the weights."""
-    from bert_core.errors import EncoderError
+    from suite_common.errors import EncoderError
     try:
         config = json.loads((model_dir / "config.json").read_text())
         return int(config["num_hidden_layers"]) + 1, int(config["hidden_size"])

@@ -127,7 +127,7 @@ def test_interrupted_training_resumes_exactly(tmp_path):
 
 def test_checkpoint_of_other_settings_is_refused(tmp_path):
     train(build_parser().parse_args(tiny_args(tmp_path, "run", max_minutes=1e-9)))
-    from elmo_core.errors import WeightsError
+    from suite_common.errors import WeightsError
     with pytest.raises(WeightsError, match="other settings"):
         train(build_parser().parse_args(tiny_args(tmp_path, "run", max_minutes=1e-9, lr=1e-3)))
 

@@ -1,7 +1,7 @@
-"""Old and new report tables side by side (benchmarks.compare_tables)."""
+"""Old and new report tables side by side (reporting.compare_tables)."""
 import pytest
 
-from benchmarks.compare_tables import CompareError, compare, write
+from reporting.compare_tables import CompareError, compare, write
 
 import pandas as pd
 

@@ -1,7 +1,7 @@
 """Coreference (§4): the CoNLL-2012 reader and writer, and MUC / B³ / CEAFφ4 against hand computations."""
 import pytest
 
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 from tasks.coref.metric import coref_scores
 from tasks.coref.reader import parse_coref_column, read_conll2012_coref, write_conll2012_coref
 

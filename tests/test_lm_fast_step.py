@@ -9,13 +9,13 @@ import torch
 from elmo_core.bilm import BiLM, ProjectedLSTM
 from elmo_core.char_cnn import WindowConvMax
 from elmo_core.characters import batch_to_ids
-from elmo_core.fused_lstm import projected_lstm
-from elmo_core.lm_data import LMStream, Vocabulary
-from elmo_core.lm_fast_step import FastTrainingStep, train_step_plain
-from elmo_core.lm_training import LanguageModel, detach_state
+from elmo_core.pretraining.fused_lstm import projected_lstm
+from elmo_core.pretraining.lm_data import LMStream, Vocabulary
+from elmo_core.pretraining.lm_fast_step import FastTrainingStep, train_step_plain
+from elmo_core.pretraining.lm_training import LanguageModel, detach_state
 from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
-from elmo_core.softmax_head import adaptive_nll_with_grads
+from elmo_core.pretraining.softmax_head import adaptive_nll_with_grads
 
 from conftest import shared_path
 

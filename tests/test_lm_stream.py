@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from elmo_core.lm_data import CorpusError, LMStream, Vocabulary, heldout_sources, read_sentences
+from elmo_core.pretraining.lm_data import CorpusError, LMStream, Vocabulary, heldout_sources, read_sentences
 
 SIZES = {"news": 600, "reviews": 300, "speeches": 100}  # sentences per source: 60 % / 30 % / 10 %
 

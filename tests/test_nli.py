@@ -122,7 +122,7 @@ def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(b
     per_class = record["dev"]["per_class_accuracy"]
     assert min(per_class.values()) > 50, per_class  # every class learned, none at 0 % recall
 
-    from benchmarks.elmo_input_norms import input_norms, main as norms_main
+    from reporting.elmo_input_norms import input_norms, main as norms_main
     run_dir = Path(record["run_dir"])
     norms = input_norms(run_dir)  # the diagnosis of issue #29 reads the trained checkpoint
     assert norms["tokens"] == 60 * (4 + 5) and norms["word"] > 0 and norms["elmo"] > 0  # 60 pairs of 4 + 5 tokens

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 from tasks.override_check import check_overrides
 
 from conftest import REPO

@@ -1,7 +1,7 @@
 """results/paper_profile.md is generated from the configs and matches the paper setting by setting."""
 import pytest
 
-from benchmarks import paper_profile
+from reporting import paper_profile
 
 
 def test_committed_table_is_current_and_every_setting_matches():

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from elmo_core import batch_to_ids, load_bilm
-from elmo_core.lm_checkpoint import load_language_model
-from elmo_core.lm_data import LMStream, Vocabulary, expand_files, read_sentences
-from elmo_core.lm_training import evaluate_perplexity
+from elmo_core.pretraining.lm_checkpoint import load_language_model
+from elmo_core.pretraining.lm_data import LMStream, Vocabulary, expand_files, read_sentences
+from elmo_core.pretraining.lm_training import evaluate_perplexity
 from elmo_core.pretrain import main as pretrain_main
 
 from conftest import REPO, shared_path

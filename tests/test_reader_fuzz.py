@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 from tasks.coref.task import CorefTask
 from tasks.ner.task import NerTask
 from tasks.nli.task import NliTask

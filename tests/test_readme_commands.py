@@ -214,17 +214,17 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
              "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1"],
              "benchmarks.pretrain_speed": ["--configs", "small", "--steps", "1", "--rounds", "1", "--corpus", str(env["text"])],
              "benchmarks.cache_sweep": ["--configs", "2", "--epochs", "1", "--sentences", "20", "--model", str(env["bilm"])],
-             "benchmarks.report": ["--out", str(tmp_path / f"report{next(REPORTS)}"), "--accept", *TINY_KEYS],
+             "reporting.report": ["--out", str(tmp_path / f"report{next(REPORTS)}"), "--accept", *TINY_KEYS],
              "benchmarks.paper_scale": ["--options", str(env["bilm"] / "options.json"), "--weights",
                                         str(env["bilm"] / "weights.hdf5"), "--tasks", "ner,nli", "--sample-tokens", "40",
                                         "--updates", "1", "--out", str(tmp_path / "paper_scale.md")],
-             "tasks.record_migration": [], "benchmarks.cache_dtype_check": [], "benchmarks.setting_sweep": [], "elmo_core.embed": [], "benchmarks.compare_tables": [], "tasks.coref.metric": [],
+             "tasks.record_migration": [], "reporting.cache_dtype_check": [], "reporting.setting_sweep": [], "elmo_core.embed": [], "reporting.compare_tables": [], "tasks.coref.metric": [],
              "bert_core.bert_pretrain": ["--max-steps", "2", "--vocab-size", "200", "--hidden", "16", "--layers", "1",
                                          "--heads", "2", "--intermediate", "32", "--max-length", "32", "--batch-size", "4",
                                          "--warmup-steps", "1", "--no-progress"]}
     if module not in extra:
         pytest.fail(f"{where}: no rule runs this documented module: {module}")
-    if module == "benchmarks.report" and "--runs" not in args:
+    if module == "reporting.report" and "--runs" not in args:
         args += ["--runs", str(env["root"] / ("runs_paper" if "paper" in args else "runs"))]
     if module == "bert_core.bert_pretrain" and "--evaluate" in args:
         args[args.index("--evaluate") + 1] = str(env["bert"])  # the tiny random BERT for the shipped one

@@ -2,7 +2,7 @@
 are all that adding one touches."""
 import pytest
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 from tasks.registry import available, probe_function, task_class
 
 from conftest import REPO

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import figures, report
+from reporting import figures, report
 
 
 def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3), position="input",
@@ -203,7 +203,7 @@ def test_runs_of_different_biLMs_are_never_averaged_or_collected_together(tmp_pa
     assert "biLM: bbbbbbbbbbbb" in t1
     with pytest.raises(SystemExit, match="holds the tables of other runs"):  # never over the new biLM's tables
         report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--collect"])
-    from benchmarks.report import collect  # records of two identities in one place: both kept
+    from reporting.report import collect  # records of two identities in one place: both kept
     for path in sorted(old.glob("**/results.json")):
         collect(path, old, tmp_path / "out" / "runs")
     collected = sorted(p.parent.name for p in (tmp_path / "out" / "runs" / "ner").glob("*/results.json"))
@@ -372,7 +372,7 @@ def test_a_file_that_is_not_a_run_record_stops_the_report_with_one_line_naming_i
     bad = tmp_path / "runs" / "ner" / "broken" / "results.json"
     bad.parent.mkdir(parents=True)
     bad.write_text('{"task": "ner", "dev": ')  # a partial file
-    out = subprocess.run([sys.executable, "-m", "benchmarks.report", "--runs", str(tmp_path / "runs"), "--out",
+    out = subprocess.run([sys.executable, "-m", "reporting.report", "--runs", str(tmp_path / "runs"), "--out",
                           str(tmp_path / "out")], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert out.returncode == 1 and out.stderr.strip().splitlines() == [
         f"error: {bad}: unreadable run record (JSONDecodeError: Expecting value: line 1 column 24 (char 23))"]
@@ -382,7 +382,7 @@ def test_a_file_that_is_not_a_run_record_stops_the_report_with_one_line_naming_i
 def test_a_baselines_elmo_settings_never_make_it_an_extra():
     """SICK's quick profile chose ELMo dropout 0.0 (issue #29): the committed baselines (made when the
     default was 0.5) still fill their cells, the committed ELMo runs at 0.5 do not."""
-    from benchmarks.cell_rules import differences
+    from reporting.cell_rules import differences
     from conftest import REPO
     from tasks.run_record import Record
     runs = [Record.read(p) for p in sorted((REPO / "results" / "small" / "runs" / "nli").glob("*/results.json"))]

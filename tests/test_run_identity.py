@@ -12,7 +12,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from elmo_core import save_bilm
-from elmo_core.atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 from tasks import run_records, runner
 
 from conftest import FIXTURES, REPO, random_bilm

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 from tasks import runner
 from tasks.run_plan import RunPlan
 from tasks.run_record import Record

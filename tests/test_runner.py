@@ -7,7 +7,7 @@ import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
-from elmo_core.errors import ConfigError
+from suite_common.errors import ConfigError
 from tasks import runner
 from tasks.run_settings import effective_position
 from tasks.activation_cache import ActivationCache

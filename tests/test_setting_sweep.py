@@ -1,5 +1,5 @@
-"""One setting varied against the committed records (benchmarks.setting_sweep)."""
-from benchmarks.setting_sweep import main
+"""One setting varied against the committed records (reporting.setting_sweep)."""
+from reporting.setting_sweep import main
 
 from conftest import REPO
 

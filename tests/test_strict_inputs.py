@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from elmo_core import load_bilm, save_bilm
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 from elmo_core.options import BiLMFormatError
 from tasks import runner
 from tasks.qa.reader import read_squad_file

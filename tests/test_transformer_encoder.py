@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 
-from bert_core.errors import EncoderError
+from suite_common.errors import EncoderError
 from tasks import runner
 from tasks.activation_cache import ActivationCache
 from tasks.run_records import run_digest

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from bert_core.errors import EncoderError
+from suite_common.errors import EncoderError
 from bert_core.word_layers import TransformerWordEncoder, plan_windows, pool_words, resolve_model_dir
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "un", "##believ", "##able", "on",

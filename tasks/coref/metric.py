@@ -107,7 +107,7 @@ def coref_scores(key_documents: Iterable[Iterable[Cluster]], response_documents:
 def score_files(key_path, response_path) -> dict:
     """``coref_scores`` of two CoNLL-2012 files: documents matched by name (a key document missing
     from the response scores as an empty response), response clusters in file order."""
-    from elmo_core.errors import DataError
+    from suite_common.errors import DataError
     from .reader import read_conll2012_coref
     key, _ = read_conll2012_coref(key_path)
     response, _ = read_conll2012_coref(response_path)
@@ -121,7 +121,7 @@ def score_files(key_path, response_path) -> dict:
 def main(argv=None) -> None:
     import argparse
     import json
-    from elmo_core.errors import SuiteError
+    from suite_common.errors import SuiteError
     ap = argparse.ArgumentParser(description="MUC, B3, CEAF-e and the CoNLL F1 of a response file against a key "
                                  "file (CoNLL-2012 layout), as the reference scorer computes them.")
     ap.add_argument("key", help="the gold file (CoNLL-2012 layout, coreference in the last column)")

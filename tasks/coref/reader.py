@@ -23,7 +23,7 @@ from pathlib import Path
 
 import datasets
 
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 from ..text_files import text_lines
 
 _BEGIN = re.compile(r"#begin document \((.*)\);?\s*(?:part\s+(\S+))?\s*$")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import datasets
 
-from elmo_core.errors import DataError as DataFormatError
+from suite_common.errors import DataError as DataFormatError
 from ..text_files import text_lines
 
 from .tags import iob1_to_bio

@@ -11,7 +11,7 @@ from torch import nn
 
 from elmo_core import ScalarMix
 
-from elmo_core.errors import ConfigError, DataError as DataFormatError
+from suite_common.errors import ConfigError, DataError as DataFormatError
 
 from ..data_files import data_files
 from ..text_files import text_lines

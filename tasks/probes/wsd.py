@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from elmo_core.errors import ConfigError, DataError as DataFormatError
+from suite_common.errors import ConfigError, DataError as DataFormatError
 
 
 def read_senseval(path: str | Path) -> list[dict]:

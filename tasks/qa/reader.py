@@ -13,7 +13,7 @@ from pathlib import Path
 
 import datasets
 
-from elmo_core.errors import DataError as DataFormatError
+from suite_common.errors import DataError as DataFormatError
 
 from ..text_files import read_text
 from ..tokenizer import tokenize, tokenize_with_offsets

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from elmo_core.errors import DataError
+from suite_common.errors import DataError
 
 from ..base import Task, set_column
 from ..hub import load_hub_split

@@ -1,5 +1,5 @@
 """The paper's figures from the report's run frame (Peters et al. 2018, Figure 1: sample efficiency;
-Figure 2: the learned layer weights), written by ``python -m benchmarks.report``. Each figure names
+Figure 2: the learned layer weights), written by ``python -m reporting.report``. Each figure names
 the data, the biLM, the profile and the number of seeds of its runs, and its file name says whose
 runs it shows.
 """

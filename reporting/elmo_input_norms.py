@@ -5,7 +5,7 @@ and of the input ELMo vector, their ratio, the learned γ and s_j, the ELMo drop
 metric with the lowest per-class accuracy (SICK). Issue #29 asks why ELMo at ESIM's input collapses
 SICK onto two classes at ELMo dropout 0.5.
 
-    python -m benchmarks.elmo_input_norms RUN_DIR... [--out FILE.md]
+    python -m reporting.elmo_input_norms RUN_DIR... [--out FILE.md]
 
 Each ``RUN_DIR`` holds ``best.pt`` and ``results.json`` (a run of ``run.py`` with ELMo at the input).
 The dev split is read as the run read it, through the same activation cache.
@@ -74,7 +74,7 @@ def main(argv=None) -> None:
              "‖x_k‖ | ‖ELMo_k‖ | ‖ELMo_k‖ / ‖x_k‖ | run |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [row(d) for d in args.runs]
     text = ("# The input ELMo vector against the token embedding (dev tokens, eval mode)\n\n" + "\n".join(lines)
-            + f"\n\nMade by `python -m benchmarks.elmo_input_norms {' '.join(map(str, args.runs))}"
+            + f"\n\nMade by `python -m reporting.elmo_input_norms {' '.join(map(str, args.runs))}"
             + (f" --out {args.out}" if args.out else "") + f"` on {platform.machine()}, "
             + f"{datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='minutes')}.\n")
     if args.out:

@@ -2,9 +2,9 @@
 probes of Tables 5-6): every cell of our own columns of two report directories, as "old → new" with
 the change of the mean.
 
-    python -m benchmarks.compare_tables --old results --new results/small --out results/small/compare.md
+    python -m reporting.compare_tables --old results --new results/small --out results/small/compare.md
 
-Reads the ``.csv`` tables that ``benchmarks.report`` writes (``table1``, ``table2``, ``table3``,
+Reads the ``.csv`` tables that ``reporting.report`` writes (``table1``, ``table2``, ``table3``,
 ``table7``, ``probes``) from both directories; a table missing from either is listed as missing,
 and a cell empty in either (``—``) stays visible as such. The numbers are the tables' own: each
 table's ``.md`` file names the commands, hardware, dates and biLM behind it.
@@ -81,7 +81,7 @@ def write(old_dir: Path, new_dir: Path, out: Path, profiles: bool = False, title
         "; \"(same)\" where both tables hold the same runs (the baselines, which do not use the biLM). Each " \
         "table's `.md` file in those directories names its biLM,"
     parts = [f"# {what} side by side\n\nOld: `{old_dir}/`; new: `{new_dir}/`. Each cell: old → new "
-             f"(change of the mean){same} commands, hardware and dates.\n\nMade by `python -m benchmarks.compare_tables "
+             f"(change of the mean){same} commands, hardware and dates.\n\nMade by `python -m reporting.compare_tables "
              f"--old {old_dir} --new {new_dir} --out {out}{' --profiles' if profiles else ''}"
              f"{f' --title {chr(34)}{title}{chr(34)}' if title else ''}`.\n"]
     for name, title in TABLES.items():

@@ -21,9 +21,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .bilm import BiLM, State
+from ..bilm import BiLM, State
 from .lm_data import LMBatch, LMStream, SentenceStream, expand_files, heldout_sources
-from .progress import progress_bar
+from suite_common.progress import progress_bar
 
 
 def default_cutoffs(vocab_size: int) -> list[int]:

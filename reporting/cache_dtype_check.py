@@ -2,7 +2,7 @@
 float16 (``elmo.cache_dtype``; Peters et al. 2018 §3.3: the frozen biLM's layers are computed once),
 seed by seed, beside the seed-to-seed spread.
 
-    python -m benchmarks.cache_dtype_check --float32 results/small/runs --float16 results/small/float16/runs \
+    python -m reporting.cache_dtype_check --float32 results/small/runs --float16 results/small/float16/runs \
         [--out results/small/float16/cache_dtype.md]
 
 Pairs the records of ``--float16`` (runs with ``elmo.cache_dtype=float16``) with the records of
@@ -61,7 +61,7 @@ def main(argv=None) -> None:
     report = ("# float16 against float32 activation cache (dev)\n\n" + text + "\n\nfloat16 runs: "
               + "; ".join(f"`{c}`" for c in commands) + f", {dates[0] if dates else '?'} to {dates[-1] if dates else '?'}, "
               f"hardware {', '.join(hardware)}. float32 runs: the committed records of `{args.float32}` "
-              "(their commands in that directory's tables). Made by `python -m benchmarks.cache_dtype_check "
+              "(their commands in that directory's tables). Made by `python -m reporting.cache_dtype_check "
               f"--float32 {args.float32} --float16 {args.float16}" + (f" --out {args.out}" if args.out else "") + "`.\n")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

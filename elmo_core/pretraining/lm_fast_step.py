@@ -31,12 +31,12 @@ import numpy as np
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .cpu_speedups import run_side_by_side
+from ..cpu_speedups import run_side_by_side
 from .fused_lstm import projected_lstm
 from .softmax_head import adaptive_nll_with_grads
 from .lm_data import LMBatch
 from .lm_training import LanguageModel
-from .bilm import State
+from ..bilm import State
 
 
 class FastTrainingStep:

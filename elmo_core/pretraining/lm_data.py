@@ -30,8 +30,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .characters import BOS_TOKEN, EOS_TOKEN, token_to_ids
-from .errors import DataError
+from ..characters import BOS_TOKEN, EOS_TOKEN, token_to_ids
+from suite_common.errors import DataError
 
 UNK_TOKEN = "<UNK>"
 

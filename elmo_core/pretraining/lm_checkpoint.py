@@ -21,9 +21,9 @@ import torch.distributed as dist
 
 from .lm_data import Vocabulary
 from .lm_training import LanguageModel
-from .original_format import load_bilm, save_bilm
-from .errors import WeightsError
-from .atomic_files import torch_save_atomic
+from ..original_format import load_bilm, save_bilm
+from suite_common.errors import WeightsError
+from suite_common.atomic_files import torch_save_atomic
 
 FORMAT = "elmo-suite/bilm-checkpoint/1"
 

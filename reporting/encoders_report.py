@@ -2,7 +2,7 @@
 layer mixes with no contextual layers (baseline), the biLM's (ELMo) or a Transformer's
 (``encoder=transformer``), and the layer probes (§5.3) per layer of each encoder.
 
-Written by ``python -m benchmarks.report`` as ``encoders.{md,csv,tex}`` when Transformer records
+Written by ``python -m reporting.report`` as ``encoders.{md,csv,tex}`` when Transformer records
 are present; the paper's Tables 1-3 and ``probes.md`` never include them.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Tables and figures of the paper from run records (Peters et al. 2018, Tables 1-3, Figures 1-2).
 
-    python -m benchmarks.report [--runs outputs/runs results/runs] [--out results] [--collect] [--profile P] [--bilm B]
+    python -m reporting.report [--runs outputs/runs results/runs] [--out results] [--collect] [--profile P] [--bilm B]
 
 Reads every ``results.json`` below the given directories into a pandas frame (one row per run;
 identical configurations counted once), then writes ``table1/2/3.{md,csv,tex}`` with mean ± std
@@ -245,7 +245,7 @@ def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = ""
     """The command that rebuilds a table directory: from the records it was made from (``runs``;
     default: those kept beside it, ``<out>/runs``), with the same selection ``options``."""
     extra = "" if out == Path("results") else f" --out {out}"
-    return f"python -m benchmarks.report --runs {' '.join(map(str, runs or [out / 'runs']))}{extra}{options}"
+    return f"python -m reporting.report --runs {' '.join(map(str, runs or [out / 'runs']))}{extra}{options}"
 
 
 REBUILD: dict[Path, str] = {}  # out directory -> its rebuild command, set by main() for the footers
@@ -350,7 +350,7 @@ def write_extras(extras: dict, out: Path) -> None:
         path.unlink(missing_ok=True)
         return
     lines = ["# Runs not in any table cell", "",
-             "Their configuration differs from what their profile, task and ablation prescribe (`benchmarks/cell_rules.py`), "
+             "Their configuration differs from what their profile, task and ablation prescribe (`reporting/cell_rules.py`), "
              "so they are listed here and never averaged into a cell.", "",
              "| task | ablation | seed | dev | differs in | record |", "|---|---|---|---|---|---|"]
     for path_, (r, diff) in sorted(extras.items()):
@@ -448,7 +448,7 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    from elmo_core.errors import SuiteError
+    from suite_common.errors import SuiteError
     try:
         main()
     except SuiteError as e:  # an unreadable record: one line naming its file

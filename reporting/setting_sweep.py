@@ -1,7 +1,7 @@
 """One setting varied, everything else as the profile prescribes: the dev metric per task and value
 (Peters et al. 2018 §3.3 leaves "a moderate amount of dropout" on ELMo to each task; this measures it).
 
-    python -m benchmarks.setting_sweep --key elmo.dropout --runs results/small/runs results/small/elmo_dropout/runs \
+    python -m reporting.setting_sweep --key elmo.dropout --runs results/small/runs results/small/elmo_dropout/runs \
         [--ablations elmo,baseline] [--out results/small/elmo_dropout/table.md]
 
 Takes every record below ``--runs`` whose configuration differs from what its profile, task and
@@ -64,7 +64,7 @@ def main(argv=None) -> None:
     commands = sorted({r.command for r in records})
     text = (f"# {args.key}, everything else as prescribed (dev)\n\n{table(groups, args.key)}\n\nRecords from "
             f"{dates[0]} to {dates[-1]}; commands: " + "; ".join(f"`{c}`" for c in commands) + ". Made by "
-            f"`python -m benchmarks.setting_sweep --key {args.key} --runs {' '.join(map(str, args.runs))}"
+            f"`python -m reporting.setting_sweep --key {args.key} --runs {' '.join(map(str, args.runs))}"
             + (f" --ablations {args.ablations}" if args.ablations else "")
             + (f" --out {args.out}" if args.out else "") + "`.\n")
     if args.out:
