@@ -50,7 +50,7 @@ def comparable(resolved: dict, identity: dict) -> dict:
     for group, keys in [*PATH_KEYS.items(), *NEUTRAL.items()]:
         if isinstance(out.get(group), dict):
             out[group] = {k: v for k, v in out[group].items() if k not in keys}
-    if (out.get("elmo") or {}).get("position") == "paper" and effective_position(out):
+    if isinstance(out.get("elmo"), dict) and effective_position(out):  # position=paper spelled out
         out["elmo"] = {**out["elmo"], "position": effective_position(out)}
     trainer, data = out.get("trainer") or {}, out.get("data") or {}
     if "equal_updates" in trainer and (not trainer["equal_updates"] or float(data.get("fraction", 1.0)) >= 1):

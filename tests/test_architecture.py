@@ -1,0 +1,131 @@
+"""The repository's shape, read from its source with ``ast``: no import cycle anywhere, each
+cross-cutting decision defined in one place, and ``elmo_core`` needing only torch, numpy and h5py."""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("elmo_core", "bert_core", "tasks", "benchmarks", "reporting", "suite_common")
+
+
+def module_files(root: Path, packages=PACKAGES) -> dict[str, Path]:
+    """Dotted module name -> file, for the top-level scripts and every module of ``packages``."""
+    files = list(root.glob("*.py")) + [p for pkg in packages for p in sorted((root / pkg).rglob("*.py"))]
+    out = {}
+    for path in files:
+        parts = path.relative_to(root).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def imported_modules(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The repository modules that ``name`` imports, at any depth of its code (function-level
+    imports included: they form cycles just the same, only later)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            targets = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        found.update(t for t in targets if t in known and t != name)
+    return found
+
+
+def import_cycles(root: Path, packages=PACKAGES) -> list[list[str]]:
+    """Every strongly connected group of more than one module in the import graph (Tarjan)."""
+    known = module_files(root, packages)
+    graph = {name: imported_modules(name, path, known) for name, path in known.items()}
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(graph)))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_no_import_cycle_anywhere_in_the_repository():
+    assert import_cycles(REPO) == []
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from .b import f\n")
+    (tmp_path / "pkg" / "b.py").write_text("def f():\n    from pkg.a import g\n")
+    (tmp_path / "pkg" / "c.py").write_text("from . import a\n")
+    assert import_cycles(tmp_path, packages=("pkg",)) == [["pkg.a", "pkg.b"]]
+
+
+def definitions(pattern: str) -> list[str]:
+    """``file:line`` of every line of the repository's Python that matches ``pattern``."""
+    hits = []
+    for path in module_files(REPO).values():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(pattern, line):
+                hits.append(f"{path.relative_to(REPO)}:{number}")
+    return hits
+
+
+def test_each_cross_cutting_decision_is_defined_once():
+    # where ELMo goes, whether a run reads an encoder, and which keys are paths / do not change a result
+    for pattern in (r"^def effective_position\(", r"^def uses_encoder\(", r"^PATH_KEYS\s*=", r"^VOLATILE\s*=",
+                    r"^NEUTRAL\s*=", r"^def run_digest\(", r"^class Record\b", r"^class RunPlan\b"):
+        assert len(definitions(pattern)) == 1, (pattern, definitions(pattern))
+    # nobody else spells out what position=paper means
+    assert [hit.split(":")[0] for hit in definitions(r"""position\W*\s*==\s*["']paper""")] == ["tasks/run_settings.py"]
+
+
+def test_elmo_core_needs_only_torch_numpy_h5py_and_the_shared_module():
+    allowed = {"torch", "numpy", "h5py", "tqdm", "elmo_core", "suite_common", "__future__"}
+    stdlib = set(sys.stdlib_module_names)
+    for path in sorted((REPO / "elmo_core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            for root in roots:
+                assert root in allowed or root in stdlib, f"{path.relative_to(REPO)} imports {root}"
+
+
+def test_the_shared_module_imports_nothing_of_the_suite():
+    for path in sorted((REPO / "suite_common").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
+        assert not any(name.split(".")[0] in PACKAGES[:-1] for name in names), path
