@@ -51,7 +51,7 @@ from tasks.run_plan import layer_source_for
 from tasks.run_settings import effective_position
 from tasks.activation_cache import ActivationCache, size_text
 from tasks.base import TaskSplit
-from tasks.trainer import make_optimizer
+from tasks.trainer import TrainerConfig, make_optimizer, train_step
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 TASKS = ("ner", "sst", "srl", "qa", "nli", "coref")
@@ -134,7 +134,8 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
     runner.set_seed(cfg.seed)
     features = runner.build_features(cfg, source)
     model = task.build_model(features)
-    optimizer = make_optimizer(model, cfg.trainer)
+    config = TrainerConfig.from_config(cfg)
+    optimizer = make_optimizer(model, config)
     params = [p for p in model.parameters() if p.requires_grad]
     batches = task.batches(train.examples, cfg.trainer.batch_size, shuffle=True, rng=random.Random(0))
     batches = (batches * (updates + 1))[: updates + 1]
@@ -142,12 +143,7 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
     times = []
     for idx in batches:
         start = time.perf_counter()
-        loss = model.loss(task.make_batch(train, idx)) + model.regularizer(cfg.elmo.l2)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if cfg.trainer.grad_clip:
-            torch.nn.utils.clip_grad_norm_(params, cfg.trainer.grad_clip)
-        optimizer.step()
+        train_step(model, task.make_batch(train, idx), optimizer, config, params)
         times.append(time.perf_counter() - start)
     return float(np.mean(times[1:]))
 

@@ -5,7 +5,9 @@ applied by each model inside its own ``forward``)."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -103,8 +105,9 @@ class ElmoFeatures(nn.Module):
     ``bilm_mask`` (``Task.make_batch``)."""
 
     def __init__(self, position: str, num_layers: int, dim: int, mix: str = "all", dropout: float = 0.5,
-                 layer_norm: bool = False):
+                 layer_norm: bool = False, l2: float = 0.0):
         super().__init__()
+        self.l2 = l2  # λ of λ‖w‖² on every mix's raw weights (elmo.l2)
         if position not in POSITIONS:
             raise ConfigError(f"elmo.position must be one of {POSITIONS}, got {position!r}")
         self.position, self.dim = position, dim
@@ -144,25 +147,54 @@ class ElmoFeatures(nn.Module):
         """[h_k; ELMo_output] when ELMo is at the output, else h_k."""
         return torch.cat([h, elmo["output"]], dim=-1) if "output" in elmo else h
 
-    def regularizer(self, lam: float) -> torch.Tensor:
-        return self.elmo.regularizer(lam) if self.elmo is not None and lam else torch.zeros(())
+    def regularizer(self) -> torch.Tensor:
+        """λ‖w‖² of every mix (zero when there is none or λ = 0)."""
+        return self.elmo.regularizer(self.l2) if self.elmo is not None and self.l2 else torch.zeros(())
 
     def layer_weights(self) -> dict:
         return dict(zip(self.slots, self.elmo.layer_weights())) if self.elmo is not None else {}
 
 
+@dataclass
+class TaskOutput:
+    """What every task model's ``forward`` returns (as CrfTagger's output dict or transformers'
+    ``ModelOutput``): the model's raw ``scores`` (emissions, logits, span or antecedent scores), the
+    training ``loss`` when the batch carries gold labels, and the decoded ``predictions`` (one per
+    example, in the model's own label indices or spans) when the model is in eval mode."""
+
+    scores: Any
+    loss: torch.Tensor | None = None
+    predictions: list | None = None
+
+
 class TaskModel(nn.Module):
-    """What every task model offers the trainer: ``loss(batch)`` (its training loss, the ELMo mixes
-    applied inside), its mixes (``self.features``, an ``ElmoFeatures``), their λ‖w‖² regularizer, and
-    the weight matrices that ℓ2 weight decay applies to. The trainer asks the model, never its parts."""
+    """The one contract between a task model and the trainer. A model implements ``scores(batch)``
+    (its ELMo mixes applied inside), ``loss_of(scores, batch)`` and ``decode(scores, batch)``, and
+    names the batch keys that hold its gold labels (``gold_keys``); ``forward`` puts them together
+    into a ``TaskOutput``. The model owns its mixes (``self.features``, an ``ElmoFeatures``), their
+    λ‖w‖² ``regularizer()`` and its optimizer groups (``parameter_groups``): the trainer asks the
+    model, never its parts or the configuration."""
 
     features: ElmoFeatures
+    gold_keys: tuple[str, ...] = ()
 
-    def loss(self, batch: dict) -> torch.Tensor:
+    def scores(self, batch: dict):
         raise NotImplementedError
 
-    def regularizer(self, lam: float) -> torch.Tensor:
-        return self.features.regularizer(lam)
+    def loss_of(self, scores, batch: dict) -> torch.Tensor:
+        raise NotImplementedError
+
+    def decode(self, scores, batch: dict) -> list:
+        raise NotImplementedError
+
+    def forward(self, batch: dict) -> TaskOutput:
+        scores = self.scores(batch)
+        gold = all(key in batch for key in self.gold_keys)
+        return TaskOutput(scores=scores, loss=self.loss_of(scores, batch) if gold else None,
+                          predictions=None if self.training else self.decode(scores, batch))
+
+    def regularizer(self) -> torch.Tensor:
+        return self.features.regularizer()
 
     def decayed_weights(self) -> set[int]:
         """ids of the recurrent and feed-forward weight matrices: not biases, embeddings, CRF
@@ -170,3 +202,12 @@ class TaskModel(nn.Module):
         mixes = {id(p) for p in self.features.parameters()}
         return {id(p) for m in self.modules() if isinstance(m, (nn.Linear, nn.LSTM, nn.GRU))
                 for n, p in m.named_parameters() if n.startswith("weight") and id(p) not in mixes}
+
+    def parameter_groups(self, weight_decay: float) -> list[dict]:
+        """The optimizer's groups (as nanoGPT's ``configure_optimizers``): ℓ2 ``weight_decay`` on the
+        weight matrices of ``decayed_weights`` only, none on everything else that trains."""
+        decayed = self.decayed_weights() if weight_decay else set()
+        trainable = [p for p in self.parameters() if p.requires_grad]
+        decay = [p for p in trainable if id(p) in decayed]
+        plain = [p for p in trainable if id(p) not in decayed]
+        return [{"params": plain, "weight_decay": 0.0}] + ([{"params": decay, "weight_decay": weight_decay}] if decay else [])

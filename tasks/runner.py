@@ -30,7 +30,7 @@ from .run_plan import PROBE_VERSION, RunPlan, layer_source_for
 from .run_record import Record
 from .run_settings import effective_position, evaluate_overrides, uses_encoder
 from .run_records import content_sha256, mark_finished, write_json_atomic
-from .trainer import fit, predict, set_seed
+from .trainer import TrainerConfig, fit, predict, set_seed
 
 
 def make_task(cfg: DictConfig):
@@ -63,7 +63,8 @@ def task_version(name: str) -> int:
 
 def build_features(cfg: DictConfig, source) -> ElmoFeatures:
     num_layers, dim = source.layer_shape()
-    return ElmoFeatures(effective_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm)
+    return ElmoFeatures(effective_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm,
+                        cfg.elmo.l2)
 
 
 def subsample(ds, fraction: float):
@@ -137,7 +138,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     set_seed(cfg.seed)
     features = build_features(cfg, source)
     model = task.build_model(features)
-    result = fit(task, model, data, cfg, out_dir)
+    result = fit(task, model, data, TrainerConfig.from_config(cfg))
     prediction_files = {split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
                         for split, preds in result["predictions"].items()}
     record = Record(

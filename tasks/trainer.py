@@ -8,7 +8,9 @@ evaluated once at the end with the selected model.
 
 A batch is ``task.make_batch(split, indices)``: the task's tensors with the biLM layers of each
 input side; the model applies its ELMo mixes itself. The trainer asks only the model's contract
-(``layers.TaskModel``: ``loss``, ``regularizer``, ``decayed_weights``) and the task's ``predict``.
+(``layers.TaskModel``: ``forward`` -> ``TaskOutput``, ``regularizer()``, ``parameter_groups``), the
+task's ``predict`` and ``score``, and its own typed ``TrainerConfig``: nothing of ``cfg.elmo`` or
+``cfg.data``.
 """
 from __future__ import annotations
 
@@ -16,8 +18,7 @@ import copy
 import math
 import random
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import torch
@@ -42,20 +43,60 @@ class History:
     best_dev: float = -math.inf
 
 
-def make_optimizer(model, t) -> torch.optim.Optimizer:
-    """Adam or Adadelta; ``weight_decay`` (ℓ2) applies to the recurrent and feed-forward weight
-    matrices only — not to biases, embeddings, CRF transitions or ELMo's mixing weights (γ, s),
-    whose regularizer is λ‖w‖² (elmo.l2)."""
-    weight_matrices = model.decayed_weights() if t.get("weight_decay") else set()
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in trainable if id(p) in weight_matrices]
-    plain = [p for p in trainable if id(p) not in weight_matrices]
-    groups = [{"params": plain, "weight_decay": 0.0}] + ([{"params": decay, "weight_decay": t.weight_decay}] if decay else [])
-    if t.get("optimizer", "adam") == "adam":
-        return torch.optim.Adam(groups, lr=t.lr)
-    if t.optimizer == "adadelta":
-        return torch.optim.Adadelta(groups, lr=t.lr, rho=t.get("adadelta_rho", 0.9))
-    raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {t.optimizer!r}")
+@dataclass(frozen=True)
+class TrainerConfig:
+    """``conf/trainer/default.yaml``, typed (its comments say what each key does), with the run's
+    ``seed`` and ``passes_per_epoch`` (from ``trainer.equal_updates`` and ``data.fraction``)."""
+
+    optimizer: str = "adam"
+    lr: float = 0.001
+    adadelta_rho: float = 0.95
+    batch_size: int = 32
+    eval_batch_size: int = 128
+    max_epochs: int = 30
+    patience: int = 5
+    grad_clip: float = 5.0
+    weight_decay: float = 0.0
+    ema: float = 0.0
+    lr_halving: bool = False
+    passes_per_epoch: int = 1
+    seed: int = 0
+
+    @classmethod
+    def from_config(cls, cfg) -> "TrainerConfig":
+        """From a composed run configuration: ``trainer.*``, ``seed`` and ``data.fraction``."""
+        given = dict(cfg.trainer)
+        given.pop("equal_updates", None)  # read by passes_per_epoch
+        names = {f.name for f in fields(cls)} - {"passes_per_epoch", "seed"}
+        unknown = sorted(set(given) - names)
+        if unknown:
+            raise ConfigError(f"trainer.{unknown[0]}: no such trainer setting (known: {', '.join(sorted(names))})")
+        if given.get("optimizer", "adam") not in ("adam", "adadelta"):
+            raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {given['optimizer']!r}")
+        return cls(**given, passes_per_epoch=passes_per_epoch(cfg), seed=int(cfg.seed))
+
+
+def make_optimizer(model, config: TrainerConfig) -> torch.optim.Optimizer:
+    """Adam or Adadelta over the model's own groups (``TaskModel.parameter_groups``): ℓ2
+    ``weight_decay`` on the recurrent and feed-forward weight matrices only — not on biases,
+    embeddings, CRF transitions or ELMo's mixing weights (γ, s), whose regularizer is λ‖w‖²."""
+    groups = model.parameter_groups(config.weight_decay)
+    if config.optimizer == "adam":
+        return torch.optim.Adam(groups, lr=config.lr)
+    if config.optimizer == "adadelta":
+        return torch.optim.Adadelta(groups, lr=config.lr, rho=config.adadelta_rho)
+    raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {config.optimizer!r}")
+
+
+def train_step(model, batch: dict, optimizer, config: TrainerConfig, params: list) -> float:
+    """One update: the model's loss plus its mixes' λ‖w‖², clipped gradients, one optimizer step."""
+    loss = model(batch).loss + model.regularizer()
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if config.grad_clip:
+        torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+    optimizer.step()
+    return float(loss.detach())
 
 
 @torch.no_grad()
@@ -75,21 +116,20 @@ def passes_per_epoch(cfg) -> int:
     return max(1, round(1 / fraction)) if cfg.trainer.get("equal_updates") and fraction < 1 else 1
 
 
-def fit(task, model, splits: dict[str, TaskSplit], cfg, out_dir: Path, progress: bool = True) -> dict:
+def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: bool = True) -> dict:
     """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history."""
-    t = cfg.trainer
-    set_seed(cfg.seed)
-    rng = random.Random(cfg.seed)
+    set_seed(t.seed)
+    rng = random.Random(t.seed)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = make_optimizer(model, t)
     halve = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=0) \
-        if t.get("lr_halving") else None
-    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(t.ema), use_buffers=True) if t.get("ema") else None
+        if t.lr_halving else None
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(t.ema), use_buffers=True) if t.ema else None
     evaluated = ema.module if ema is not None else model  # the paper's SQuAD model is evaluated with EMA weights
     history, patience, best_state = History(), t.patience, None
     started = time.time()
     train, dev = splits["train"], splits["dev"]
-    passes = passes_per_epoch(cfg)
+    passes = t.passes_per_epoch
     for epoch in range(t.max_epochs):
         model.train()
         total, steps = 0.0, 0
@@ -97,15 +137,10 @@ def fit(task, model, splits: dict[str, TaskSplit], cfg, out_dir: Path, progress:
         bar = tqdm(order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress,
                    mininterval=2, leave=False)
         for idx in bar:
-            loss = model.loss(task.make_batch(train, idx)) + model.regularizer(cfg.elmo.l2)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if t.grad_clip:
-                torch.nn.utils.clip_grad_norm_(params, t.grad_clip)
-            optimizer.step()
+            loss = train_step(model, task.make_batch(train, idx), optimizer, t, params)
             if ema is not None:
                 ema.update_parameters(model)
-            total, steps = total + float(loss.detach()), steps + 1
+            total, steps = total + loss, steps + 1
             bar.set_postfix(loss=f"{total / steps:.4f}", refresh=False)
         dev_predictions = predict(task, evaluated, dev, t.eval_batch_size)
         dev_metrics = task.score(dev.examples, dev_predictions)

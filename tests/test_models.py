@@ -11,7 +11,7 @@ from hydra import compose, initialize_config_dir
 from tasks import runner
 from tasks.bilm_source import BiLMSource
 from tasks.layers import TaskModel
-from tasks.trainer import make_optimizer, predict, set_seed
+from tasks.trainer import TrainerConfig, make_optimizer, predict, set_seed
 
 from conftest import FIXTURES, REPO
 
@@ -46,17 +46,17 @@ def _new_model(cfg, task, source):
 def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_path):
     cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
     model = _new_model(cfg, task, source)
-    optimizer = make_optimizer(model, cfg.trainer)
+    optimizer = make_optimizer(model, TrainerConfig.from_config(cfg))
     train = data["train"]
     before = {k: v.clone() for k, v in model.state_dict().items()}
     losses = []
     for step, idx in zip(range(4), task.batches(train.examples, 4, shuffle=True, rng=random.Random(0))):
         model.train()
-        loss = model.loss(task.make_batch(train, idx)) + model.regularizer(cfg.elmo.l2)
+        loss = model(task.make_batch(train, idx)).loss + model.regularizer()
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     assert all(torch.isfinite(torch.tensor(losses)))
     changed = [k for k, v in model.state_dict().items() if not torch.equal(v, before[k])]
     assert any(k.startswith("features.") for k in changed), "the ELMo mixes received no gradient"

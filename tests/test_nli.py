@@ -70,7 +70,7 @@ def test_esim_padding_never_changes_the_prediction():
         for side in ("premise", "hypothesis"):  # what Task.make_batch adds from a layer source
             batch[side]["bilm_layers"] = layers[side][:, indices, : batch[side]["mask"].shape[1]]
             batch[side]["bilm_mask"] = batch[side]["mask"]
-        return model.logits(batch)
+        return model(batch).scores
 
     with torch.no_grad():
         alone = logits([3])

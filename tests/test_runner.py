@@ -158,12 +158,15 @@ def test_regularizer_pulls_mix_towards_uniform(bilm_files, tmp_path):
 
 
 def test_regularizer_is_added_per_mix():
-    features = ElmoFeatures("both", 3, 4)
-    with torch.no_grad():
-        features.elmo.mixes[0].scalar_parameters.copy_(torch.tensor([1.0, 0.0, -1.0]))
-        features.elmo.mixes[1].scalar_parameters.copy_(torch.tensor([0.5, 0.5, 0.0]))
-    assert features.regularizer(0.1).item() == pytest.approx(0.1 * (2 + 0.5))
-    assert features.regularizer(0.0).item() == 0.0
+    values = {}
+    for lam in (0.1, 0.0):
+        features = ElmoFeatures("both", 3, 4, l2=lam)
+        with torch.no_grad():
+            features.elmo.mixes[0].scalar_parameters.copy_(torch.tensor([1.0, 0.0, -1.0]))
+            features.elmo.mixes[1].scalar_parameters.copy_(torch.tensor([0.5, 0.5, 0.0]))
+        values[lam] = features.regularizer().item()
+    assert values[0.1] == pytest.approx(0.1 * (2 + 0.5))
+    assert values[0.0] == 0.0
 
 
 def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
@@ -244,7 +247,7 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
 
 
 def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path):
-    from tasks.trainer import make_optimizer
+    from tasks.trainer import TrainerConfig, make_optimizer
     cfg = _run_cfg(bilm_files, tmp_path, "trainer.optimizer=adadelta", "trainer.lr=1.0", "trainer.ema=0.9",
                    "trainer.lr_halving=true", "trainer.weight_decay=0.01", "elmo.position=input", "trainer.max_epochs=3")
     out = tmp_path / "opts"
@@ -257,7 +260,7 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
     splits = task.load_splits(cfg.data)
     task.build_vocab(splits["train"])
     model = task.build_model(ElmoFeatures("input", 3, 16))
-    opt = make_optimizer(model, cfg.trainer)
+    opt = make_optimizer(model, TrainerConfig.from_config(cfg))
     assert isinstance(opt, torch.optim.Adadelta)
     decayed = {id(p) for g in opt.param_groups if g["weight_decay"] > 0 for p in g["params"]}
     names = {n for n, p in model.named_parameters() if id(p) in decayed}

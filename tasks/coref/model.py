@@ -59,6 +59,8 @@ def prune_spans(scores: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, 
 
 
 class CorefModel(TaskModel):
+    gold_keys = ("gold_starts", "gold_ends", "gold_clusters")
+
     def __init__(self, words: list[str], cfg, features):
         super().__init__()
         m = cfg.model
@@ -98,9 +100,10 @@ class CorefModel(TaskModel):
         width = self.dropout(self.width_embedding(widths))
         return torch.cat([outputs[starts], outputs[ends], attended, width], dim=-1)
 
-    def forward(self, batch: dict) -> dict:
-        """One document: sentences (S, T) -> kept spans, their antecedents and scores, and the
-        loss when the batch has gold clusters."""
+    def scores(self, batch: dict) -> dict:
+        """One document: sentences (S, T) -> its kept spans (``starts``, ``ends``: (k,)), each one's
+        ``antecedents`` (k, A) and their ``scores`` (k, 1 + A), ε first, with ``valid`` (k, A)
+        marking the antecedents that exist."""
         mask = batch["mask"]
         elmo = self.features(batch)
         text = self.lexical_dropout(self.features.add_input(self.embedder(batch["word_ids"], batch["char_ids"]), elmo))
@@ -121,10 +124,7 @@ class CorefModel(TaskModel):
         pairs = torch.cat([g_i, g_j, g_i * g_j, self.distance_embedding(distance_bucket(back)).expand(k, -1, -1)], -1)
         scores = self.antecedent_scorer(pairs).squeeze(-1) + mention_scores.unsqueeze(1) + mention_scores[antecedents]
         scores = torch.cat([scores.new_zeros(k, 1), scores.masked_fill(~valid, float("-inf"))], dim=1)  # ε first
-        out = {"starts": starts, "ends": ends, "antecedents": antecedents, "scores": scores}
-        if "gold_starts" in batch:
-            out["loss"] = self.marginal_nll(out, batch, valid)
-        return out
+        return {"starts": starts, "ends": ends, "antecedents": antecedents, "scores": scores, "valid": valid}
 
     @staticmethod
     def gold_cluster_of_spans(starts, ends, batch) -> torch.Tensor:
@@ -133,20 +133,18 @@ class CorefModel(TaskModel):
         return torch.tensor([gold.get((int(s), int(e)), -1) for s, e in zip(starts, ends)], dtype=torch.long,
                             device=starts.device)
 
-    def marginal_nll(self, out: dict, batch: dict, valid: torch.Tensor) -> torch.Tensor:
+    def loss_of(self, out: dict, batch: dict) -> torch.Tensor:
+        """The negative marginal log-likelihood of every kept span's gold antecedents."""
         cluster = self.gold_cluster_of_spans(out["starts"], out["ends"], batch)
-        same = (cluster[out["antecedents"]] == cluster.unsqueeze(1)) & (cluster.unsqueeze(1) >= 0) & valid
+        same = (cluster[out["antecedents"]] == cluster.unsqueeze(1)) & (cluster.unsqueeze(1) >= 0) & out["valid"]
         gold = torch.cat([~same.any(dim=1, keepdim=True), same], dim=1)  # ε is gold when no antecedent is
         scores = out["scores"]
         return (torch.logsumexp(scores, 1) - torch.logsumexp(scores.masked_fill(~gold, float("-inf")), 1)).sum()
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        return self(batch)["loss"]
-
     @torch.no_grad()
-    def decode(self, batch: dict) -> list[list[list[int]]]:
-        """Predicted clusters of the document: lists of [start, end] word offsets."""
-        out = self({k: v for k, v in batch.items() if not k.startswith("gold_")})  # no loss to compute
+    def decode(self, out: dict, batch: dict) -> list[list[list[list[int]]]]:
+        """The document's predicted clusters (lists of [start, end] word offsets), as a one-element
+        list: a batch is one document."""
         best = out["scores"].argmax(dim=1).tolist()
         starts, ends, antecedents = out["starts"].tolist(), out["ends"].tolist(), out["antecedents"].tolist()
         cluster_of, clusters = {}, []
@@ -160,4 +158,4 @@ class CorefModel(TaskModel):
                 clusters.append([list(antecedent)])
             cluster_of[mention] = cluster_of[antecedent]
             clusters[cluster_of[antecedent]].append(list(mention))
-        return clusters
+        return [clusters]

@@ -98,7 +98,7 @@ class CorefTask(Task):
         return CorefModel(self.words, self.cfg, features)
 
     def predict(self, model, batch) -> list:
-        return [model.decode(batch)]
+        return model(batch).predictions
 
     def score(self, ds, predictions) -> dict:
         scores = coref_scores(ds["clusters"], predictions)

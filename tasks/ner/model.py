@@ -11,6 +11,8 @@ from .crf import ConstrainedCRF
 
 
 class NerTagger(TaskModel):
+    gold_keys = ("tags",)
+
     def __init__(self, words: list[str], labels: list[str], cfg, features):
         super().__init__()
         m = cfg.model
@@ -23,15 +25,17 @@ class NerTagger(TaskModel):
         self.output = nn.Linear(dims[-1] + features.output_dim, len(labels))
         self.crf = ConstrainedCRF(labels)
 
-    def emissions(self, batch: dict) -> torch.Tensor:
+    def scores(self, batch: dict) -> torch.Tensor:
+        """The CRF's emissions (batch, words, tags)."""
         elmo = self.features(batch)
         x = self.features.add_input(self.embedder(batch["word_ids"], batch["char_ids"]), elmo)
         for lstm in self.lstms:
             x = run_rnn(lstm, self.dropout(x), batch["mask"])
         return self.output(self.dropout(self.features.add_output(x, elmo)))
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        return -self.crf(self.emissions(batch), batch["tags"], batch["mask"], reduction="mean")
+    def loss_of(self, emissions: torch.Tensor, batch: dict) -> torch.Tensor:
+        return -self.crf(emissions, batch["tags"], batch["mask"], reduction="mean")
 
-    def decode(self, batch: dict) -> list[list[int]]:
-        return self.crf.decode(self.emissions(batch), batch["mask"])
+    def decode(self, emissions: torch.Tensor, batch: dict) -> list[list[int]]:
+        """The best tag sequence of each sentence under the BIOUL constraints (tag indices)."""
+        return self.crf.decode(emissions, batch["mask"])

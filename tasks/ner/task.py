@@ -38,7 +38,7 @@ class NerTask(Task):
         return out
 
     def predict(self, model, batch) -> list:
-        return [bioul_to_bio([self.labels[i] for i in seq]) for seq in model.decode(batch)]
+        return [bioul_to_bio([self.labels[i] for i in seq]) for seq in model(batch).predictions]
 
     def score(self, ds, predictions) -> dict:
         return span_f1(ds["tags"], predictions)

@@ -11,6 +11,8 @@ from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 
 
 class Esim(TaskModel):
+    gold_keys = ("label",)
+
     def __init__(self, words: list[str], n_classes: int, cfg, features):
         super().__init__()
         m = cfg.model
@@ -34,7 +36,8 @@ class Esim(TaskModel):
         m = mask.unsqueeze(-1)
         return torch.cat([(x * m).sum(1) / m.sum(1), x.masked_fill(~m, float("-inf")).amax(1)], dim=-1)
 
-    def logits(self, batch: dict) -> torch.Tensor:
+    def scores(self, batch: dict) -> torch.Tensor:
+        """Class logits (batch, classes)."""
         pm, hm = batch["premise"]["mask"], batch["hypothesis"]["mask"]
         elmo = {side: self.features(batch[side]) for side in ("premise", "hypothesis")}  # the mixes first
         a = self.encode(batch["premise"], elmo["premise"])
@@ -47,5 +50,8 @@ class Esim(TaskModel):
         va, vb = run_rnn(self.composition, self.drop(ma), pm), run_rnn(self.composition, self.drop(mb), hm)
         return self.classifier(torch.cat([self.pool(va, pm), self.pool(vb, hm)], dim=-1))
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        return nn.functional.cross_entropy(self.logits(batch), batch["label"])
+    def loss_of(self, logits: torch.Tensor, batch: dict) -> torch.Tensor:
+        return nn.functional.cross_entropy(logits, batch["label"])
+
+    def decode(self, logits: torch.Tensor, batch: dict) -> list[int]:
+        return logits.argmax(-1).tolist()

@@ -51,7 +51,7 @@ class NliTask(Task):
                 "label": torch.tensor(list(rows["label"]))}
 
     def predict(self, model, batch) -> list:
-        return model.logits(batch).argmax(-1).tolist()
+        return model(batch).predictions
 
     def score(self, ds, predictions) -> dict:
         gold = list(ds["label"])

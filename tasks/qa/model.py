@@ -44,9 +44,12 @@ class BiGRU(nn.Module):
 
 
 class BidafQA(TaskModel):
+    gold_keys = ("start", "end")
+
     def __init__(self, words: list[str], cfg, features):
         super().__init__()
         m = cfg.model
+        self.max_answer_length = cfg.max_answer_length  # words of the longest span decoding may return
         self.features = features
         self.embedder = TokenEmbedder.from_config(words, m)
         self.drop = VariationalDropout(m.dropout)
@@ -65,7 +68,8 @@ class BidafQA(TaskModel):
         x = self.features.add_input(self.embedder(side["word_ids"], side["char_ids"]), elmo)
         return self.features.add_output(self.encoder(self.drop(x), side["mask"]), elmo)
 
-    def forward(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    def scores(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start and end scores over the context words, (batch, passage) each."""
         cm, qm = batch["context"]["mask"], batch["question"]["mask"]
         elmo = {side: self.features(batch[side]) for side in ("context", "question")}  # the mixes first
         c = self.encode(batch["context"], elmo["context"])
@@ -86,9 +90,13 @@ class BidafQA(TaskModel):
         end = self.end(self.drop(torch.cat([end_states, g], -1))).squeeze(-1)
         return start.masked_fill(~cm, NEG), end.masked_fill(~cm, NEG)
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        start, end = self(batch)
+    def loss_of(self, scores: tuple[torch.Tensor, torch.Tensor], batch: dict) -> torch.Tensor:
+        start, end = scores
         return nn.functional.cross_entropy(start, batch["start"]) + nn.functional.cross_entropy(end, batch["end"])
+
+    def decode(self, scores: tuple[torch.Tensor, torch.Tensor], batch: dict) -> list[tuple[int, int]]:
+        """The best (start, end) word span of each question, at most ``max_answer_length`` words."""
+        return best_spans(*scores, self.max_answer_length)
 
 
 def best_spans(start: torch.Tensor, end: torch.Tensor, max_length: int) -> list[tuple[int, int]]:

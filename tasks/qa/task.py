@@ -12,7 +12,7 @@ from suite_common.errors import DataError
 from ..base import Task, set_column
 from ..hub import load_hub_split
 from .metric import squad_scores
-from .model import BidafQA, best_spans
+from .model import BidafQA
 from .reader import from_hf_squad, read_squad_file
 
 
@@ -72,8 +72,7 @@ class QaTask(Task):
                 "start": torch.tensor([s[0] for s in spans]), "end": torch.tensor([s[1] for s in spans])}
 
     def predict(self, model, batch) -> list:
-        start, end = model(batch)
-        return [(i, j) for i, j in best_spans(start, end, self.cfg.max_answer_length)]
+        return model(batch).predictions
 
     def answer_texts(self, ds, predictions) -> dict[str, str]:
         return {ex["id"]: ex["context"][ex["offsets"][i][0]: ex["offsets"][j][1]]

@@ -12,6 +12,7 @@ from torch import nn
 from elmo_core.bilm import reverse_padded
 
 from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
+from .decode import bio_constraints, viterbi
 
 
 class HighwayLSTMLayer(nn.Module):
@@ -32,8 +33,11 @@ class HighwayLSTMLayer(nn.Module):
 
 
 class SrlTagger(TaskModel):
+    gold_keys = ("tags",)
+
     def __init__(self, words: list[str], labels: list[str], cfg, features):
         super().__init__()
+        self.constraints = bio_constraints(labels)  # the BIO transitions Viterbi may take
         m = cfg.model
         self.features = features
         self.embedder = TokenEmbedder.from_config(words, m)
@@ -47,6 +51,7 @@ class SrlTagger(TaskModel):
         self.output = nn.Linear(dim + features.output_dim, len(labels))
 
     def scores(self, batch: dict) -> torch.Tensor:
+        """Tag scores (batch, words, tags)."""
         elmo = self.features(batch)
         x = torch.cat([self.embedder(batch["word_ids"], batch["char_ids"]), self.predicate(batch["is_predicate"])], -1)
         x = self.features.add_input(x, elmo)
@@ -54,7 +59,12 @@ class SrlTagger(TaskModel):
             x = layer(self.dropout(x), batch["mask"])
         return self.output(self.features.add_output(x, elmo))
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        logits = self.scores(batch)
+    def loss_of(self, logits: torch.Tensor, batch: dict) -> torch.Tensor:
         mask = batch["mask"]
         return nn.functional.cross_entropy(logits[mask], batch["tags"][mask])
+
+    def decode(self, logits: torch.Tensor, batch: dict) -> list[list[int]]:
+        """The best BIO-valid tag sequence of each example (tag indices), by Viterbi."""
+        log_probs = torch.log_softmax(logits, dim=-1)
+        lengths = batch["mask"].sum(1).tolist()
+        return [viterbi(log_probs[i, :n], *self.constraints) for i, n in enumerate(lengths)]

@@ -8,7 +8,6 @@ import torch
 
 from ..base import Task, set_column
 from ..hub import load_hub_split
-from .decode import bio_constraints, viterbi
 from .metric import srl_scores, write_props
 from .model import SrlTagger
 from .reader import from_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
@@ -49,10 +48,6 @@ class SrlTask(Task):
         roles = sorted({t[2:] for tags in train["tags"] for t in tags if t != "O"})
         return ["O"] + [f"{p}-{r}" for r in roles for p in "BI"]
 
-    def _index(self) -> None:
-        super()._index()
-        self.constraints = bio_constraints(self.labels) if self.labels else None  # for Viterbi decoding
-
     def build_model(self, features):
         return SrlTagger(self.words, self.labels, self.cfg, features)
 
@@ -67,9 +62,7 @@ class SrlTask(Task):
         return out
 
     def predict(self, model, batch) -> list:
-        log_probs = torch.log_softmax(model.scores(batch), dim=-1)
-        lengths = batch["mask"].sum(1).tolist()
-        return [[self.labels[k] for k in viterbi(log_probs[i, :n], *self.constraints)] for i, n in enumerate(lengths)]
+        return [[self.labels[k] for k in tags] for tags in model(batch).predictions]
 
     def score(self, ds, predictions) -> dict:
         return srl_scores(ds["tags"], predictions)

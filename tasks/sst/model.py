@@ -9,6 +9,8 @@ from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 
 
 class SentimentClassifier(TaskModel):
+    gold_keys = ("label",)
+
     def __init__(self, words: list[str], n_classes: int, cfg, features):
         super().__init__()
         m = cfg.model
@@ -21,7 +23,8 @@ class SentimentClassifier(TaskModel):
         self.classifier = nn.Sequential(nn.Dropout(m.dropout), nn.Linear(pooled, m.feedforward), nn.ReLU(),
                                         nn.Dropout(m.dropout), nn.Linear(m.feedforward, n_classes))
 
-    def logits(self, batch: dict) -> torch.Tensor:
+    def scores(self, batch: dict) -> torch.Tensor:
+        """Class logits (batch, classes)."""
         mask = batch["mask"]
         elmo = self.features(batch)
         x = self.features.add_input(self.embedder(batch["word_ids"], batch["char_ids"]), elmo)
@@ -31,8 +34,8 @@ class SentimentClassifier(TaskModel):
         mean_pool = (h * m).sum(1) / m.sum(1)
         return self.classifier(torch.cat([max_pool, mean_pool], dim=-1))
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        return nn.functional.cross_entropy(self.logits(batch), batch["label"])
+    def loss_of(self, logits: torch.Tensor, batch: dict) -> torch.Tensor:
+        return nn.functional.cross_entropy(logits, batch["label"])
 
-    def decode(self, batch: dict) -> list[int]:
-        return self.logits(batch).argmax(-1).tolist()
+    def decode(self, logits: torch.Tensor, batch: dict) -> list[int]:
+        return logits.argmax(-1).tolist()

@@ -35,7 +35,7 @@ class SstTask(Task):
         return out
 
     def predict(self, model, batch) -> list:
-        return model.decode(batch)
+        return model(batch).predictions
 
     def score(self, ds, predictions) -> dict:
         gold = ds["label"]
