@@ -38,17 +38,18 @@ class Esim(TaskModel):
 
     def scores(self, batch: dict) -> torch.Tensor:
         """Class logits (batch, classes)."""
-        pm, hm = batch["premise"]["mask"], batch["hypothesis"]["mask"]
+        # shapes: B pairs, n premise words, m hypothesis words, e = 2·hidden (+ ELMo at the output), h = hidden
+        pm, hm = batch["premise"]["mask"], batch["hypothesis"]["mask"]  # (B, n), (B, m)
         elmo = {side: self.features(batch[side]) for side in ("premise", "hypothesis")}  # the mixes first
-        a = self.encode(batch["premise"], elmo["premise"])
-        b = self.encode(batch["hypothesis"], elmo["hypothesis"])
-        e = a @ b.transpose(1, 2)  # (B, n, m)
-        a_tilde = torch.softmax(e.masked_fill(~hm.unsqueeze(1), float("-inf")), dim=2) @ b
-        b_tilde = torch.softmax(e.masked_fill(~pm.unsqueeze(2), float("-inf")), dim=1).transpose(1, 2) @ a
-        ma = self.projection(self.drop(torch.cat([a, a_tilde, a - a_tilde, a * a_tilde], -1)))
-        mb = self.projection(self.drop(torch.cat([b, b_tilde, b - b_tilde, b * b_tilde], -1)))
-        va, vb = run_rnn(self.composition, self.drop(ma), pm), run_rnn(self.composition, self.drop(mb), hm)
-        return self.classifier(torch.cat([self.pool(va, pm), self.pool(vb, hm)], dim=-1))
+        a = self.encode(batch["premise"], elmo["premise"])  # (B, n, e)
+        b = self.encode(batch["hypothesis"], elmo["hypothesis"])  # (B, m, e)
+        e = a @ b.transpose(1, 2)  # (B, n, m): premise word i against hypothesis word j
+        a_tilde = torch.softmax(e.masked_fill(~hm.unsqueeze(1), float("-inf")), dim=2) @ b  # (B, n, e)
+        b_tilde = torch.softmax(e.masked_fill(~pm.unsqueeze(2), float("-inf")), dim=1).transpose(1, 2) @ a  # (B, m, e)
+        ma = self.projection(self.drop(torch.cat([a, a_tilde, a - a_tilde, a * a_tilde], -1)))  # (B, n, h)
+        mb = self.projection(self.drop(torch.cat([b, b_tilde, b - b_tilde, b * b_tilde], -1)))  # (B, m, h)
+        va, vb = run_rnn(self.composition, self.drop(ma), pm), run_rnn(self.composition, self.drop(mb), hm)  # (B, ·, 2h)
+        return self.classifier(torch.cat([self.pool(va, pm), self.pool(vb, hm)], dim=-1))  # (B, classes)
 
     def loss_of(self, logits: torch.Tensor, batch: dict) -> torch.Tensor:
         return nn.functional.cross_entropy(logits, batch["label"])

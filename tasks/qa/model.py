@@ -70,24 +70,26 @@ class BidafQA(TaskModel):
 
     def scores(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
         """Start and end scores over the context words, (batch, passage) each."""
-        cm, qm = batch["context"]["mask"], batch["question"]["mask"]
+        # shapes: B questions, n passage (context) words, m question words, e = 2·hidden (+ ELMo at the
+        # output), d = hidden, l = the linear layers' width
+        cm, qm = batch["context"]["mask"], batch["question"]["mask"]  # (B, n), (B, m)
         elmo = {side: self.features(batch[side]) for side in ("context", "question")}  # the mixes first
-        c = self.encode(batch["context"], elmo["context"])
-        q = self.encode(batch["question"], elmo["question"])
-        s = self.attention(self.drop(c), self.drop(q))  # (B, n, m)
-        c2q = masked_softmax(s, qm.unsqueeze(1), dim=2) @ q
-        q2c_weights = masked_softmax(s.masked_fill(~qm.unsqueeze(1), NEG).amax(dim=2), cm, dim=1)
-        q2c = (q2c_weights.unsqueeze(1) @ c).expand_as(c)
-        g = torch.relu(self.attention_out(self.drop(torch.cat([c, c2q, c * c2q, c * q2c], dim=-1))))
-        h = self.self_gru(self.drop(g), cm)
-        ss = self.self_attention(self.drop(h), self.drop(h))
-        eye = torch.eye(ss.shape[1], dtype=torch.bool, device=ss.device).unsqueeze(0)
-        att = masked_softmax(ss.masked_fill(eye, NEG), cm.unsqueeze(1), dim=2) @ h
-        g = g + torch.relu(self.self_out(self.drop(torch.cat([h, att, h * att], dim=-1))))
-        start_states = self.start_gru(self.drop(g), cm)
-        start = self.start(self.drop(torch.cat([start_states, g], -1))).squeeze(-1)
-        end_states = self.end_gru(self.drop(torch.cat([start_states, g], -1)), cm)
-        end = self.end(self.drop(torch.cat([end_states, g], -1))).squeeze(-1)
+        c = self.encode(batch["context"], elmo["context"])  # (B, n, e)
+        q = self.encode(batch["question"], elmo["question"])  # (B, m, e)
+        s = self.attention(self.drop(c), self.drop(q))  # (B, n, m): passage word i against question word j
+        c2q = masked_softmax(s, qm.unsqueeze(1), dim=2) @ q  # (B, n, e): the question as each passage word reads it
+        q2c_weights = masked_softmax(s.masked_fill(~qm.unsqueeze(1), NEG).amax(dim=2), cm, dim=1)  # (B, n)
+        q2c = (q2c_weights.unsqueeze(1) @ c).expand_as(c)  # (B, n, e): one passage summary, repeated
+        g = torch.relu(self.attention_out(self.drop(torch.cat([c, c2q, c * c2q, c * q2c], dim=-1))))  # (B, n, l)
+        h = self.self_gru(self.drop(g), cm)  # (B, n, 2d)
+        ss = self.self_attention(self.drop(h), self.drop(h))  # (B, n, n): passage against itself
+        eye = torch.eye(ss.shape[1], dtype=torch.bool, device=ss.device).unsqueeze(0)  # (1, n, n)
+        att = masked_softmax(ss.masked_fill(eye, NEG), cm.unsqueeze(1), dim=2) @ h  # (B, n, 2d), not from itself
+        g = g + torch.relu(self.self_out(self.drop(torch.cat([h, att, h * att], dim=-1))))  # (B, n, l)
+        start_states = self.start_gru(self.drop(g), cm)  # (B, n, 2d)
+        start = self.start(self.drop(torch.cat([start_states, g], -1))).squeeze(-1)  # (B, n)
+        end_states = self.end_gru(self.drop(torch.cat([start_states, g], -1)), cm)  # (B, n, 2d)
+        end = self.end(self.drop(torch.cat([end_states, g], -1))).squeeze(-1)  # (B, n)
         return start.masked_fill(~cm, NEG), end.masked_fill(~cm, NEG)
 
     def loss_of(self, scores: tuple[torch.Tensor, torch.Tensor], batch: dict) -> torch.Tensor:
