@@ -25,9 +25,9 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
     from elmo_core import load_bilm
     from elmo_core.embed import embed_file
     from tasks.ner.reader import read_conll2003_file
-    from tasks.bilm_source import BiLMSource
+    from encoders import BiLMEncoder
 
-    source = BiLMSource.from_config(cfg.elmo)
+    source = BiLMEncoder.from_config(cfg)
     options, weights = source.options, source.weights
     bilm = load_bilm(options, weights, stateful=cfg.elmo.state != "stateless", device=cfg.device,
                      allow_extra=source.allow_extra)

@@ -22,8 +22,8 @@ import torch
 from benchmarks.bilm_speed import DEFAULT_CONLL, read_conll_sentences
 from elmo_core import batch_to_ids, load_bilm
 from elmo_core.pretrained import model_dir
-from tasks.activation_cache import ActivationCache
-from tasks.bilm_source import BiLMLayers
+from encoders import BiLMEncoder
+from encoders.activation_cache import ActivationCache
 from tasks.base import index_batches
 
 
@@ -57,7 +57,7 @@ def main(argv=None) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        cached = ActivationCache(tmp, BiLMLayers(options, weights)).get(sentences, "benchmark")
+        cached = ActivationCache(tmp, BiLMEncoder(options, weights)).get(sentences, "benchmark")
         build = time.perf_counter() - start
         start = time.perf_counter()
         for _ in range(args.configs * args.epochs):

@@ -47,9 +47,9 @@ from benchmarks.bilm_speed import PAPER_OPTIONS, peak_rss_mb, reset_peak_rss
 from elmo_core import BiLM, save_bilm
 from elmo_core.options import parse_options
 from tasks import runner
-from tasks.run_plan import layer_source_for
+from encoders import encoder_for
 from tasks.run_settings import effective_position
-from tasks.activation_cache import ActivationCache, size_text
+from encoders.activation_cache import ActivationCache, size_text
 from tasks.base import TaskSplit
 from tasks.trainer import TrainerConfig, make_optimizer, train_step
 
@@ -151,7 +151,7 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
 def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tokens: int, updates: int,
             threads: int) -> dict:
     cfg = compose_paper(task_name, options, weights, work / "cache", threads, "paper")
-    source = layer_source_for(cfg)
+    source = encoder_for(cfg)
     task = runner.make_task(cfg)
     full = runner.training_splits(cfg, task)["train"]
     task.build_vocab(full)  # the full vocabulary: the embedding matrices have their real size
@@ -164,10 +164,9 @@ def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tok
            "position": effective_position(cfg),
            "examples_per_update": examples_per_update(task, full, int(cfg.trainer.batch_size))}
     sizes = {}
-    encoder = source.encoder(cfg)
-    encoder.model()  # loaded before the clock starts: the rate is the biLM's, not the file reader's
+    source.model  # loaded before the clock starts: the rate is the biLM's, not the file reader's
     for dtype in ("float32", "float16"):
-        cache = ActivationCache(cfg.elmo.cache_dir, encoder, dtype=dtype)
+        cache = ActivationCache(source.cache_settings.root, source, dtype=dtype)
         planned = cache.planned_bytes(sentences)
         start = time.perf_counter()
         entry = cache.get(sentences, f"{task_name}/sample")
@@ -177,7 +176,7 @@ def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tok
     out["bilm_tokens_per_s"] = tokens / min(s["seconds"] for s in sizes.values())
     out["cache_bytes_per_token"] = {d: s["written"] / tokens for d, s in sizes.items()}
     out["cache_planned_over_written"] = {d: s["planned"] / s["written"] for d, s in sizes.items()}
-    train = TaskSplit("train", part, source.layer_source(cfg, sentences, f"{task_name}/sample"))
+    train = TaskSplit("train", part, source.layer_source(sentences, f"{task_name}/sample"))
     out["s_per_update_elmo"] = seconds_per_update(task, cfg, source, train, updates)
     base_cfg = compose_paper(task_name, options, weights, work / "cache", threads, "none")
     out["s_per_update_baseline"] = seconds_per_update(task, base_cfg, source, TaskSplit("train", part), updates)

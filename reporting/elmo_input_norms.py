@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from omegaconf import OmegaConf
 
-from tasks.run_plan import layer_source_for
+from encoders import encoder_for
 from tasks.run_record import Record
 from tasks.runner import build_features, make_task, training_splits, with_layers
 
@@ -29,7 +29,7 @@ def input_norms(run_dir: Path) -> dict:
     """Mean norms over the dev tokens of one run's input: the token embedding and the input ELMo mix."""
     ckpt = torch.load(run_dir / "best.pt", map_location="cpu", weights_only=True)
     cfg = OmegaConf.create(ckpt["config"])
-    source = layer_source_for(cfg)
+    source = encoder_for(cfg)
     task = make_task(cfg)
     task.load_state(ckpt["task_state"])
     splits = training_splits(cfg, task)

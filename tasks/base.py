@@ -28,7 +28,7 @@ from torch import nn
 from elmo_core.characters import batch_to_ids
 from suite_common.errors import ConfigError, DataError
 
-from .activation_cache import LayerSource
+from encoders.activation_cache import LayerSource
 from .data_files import data_files
 
 PAD, UNK = "<pad>", "<unk>"

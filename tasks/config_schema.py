@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from suite_common.errors import ConfigError
 
-from .bilm_source import STATE_POLICIES
+from encoders.bilm import STATE_POLICIES
 
 
 def one_of(*choices):

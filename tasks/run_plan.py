@@ -16,29 +16,16 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from suite_common.errors import ConfigError
+from encoders import Encoder, encoder_for
 
-from .bilm_source import BiLMSource
 from .config_schema import validate
 from .data_files import data_files
 from .run_record import Record
 from .run_records import (finished_run, hydra_choice, make_identity, mark_running, record_dir,
                           remove_dead_runs, run_digest, run_metadata)
 from .run_settings import effective_position, uses_encoder
-from .transformer_source import TransformerSource
 
 PROBE_VERSION = 1  # raise when a probe's code changes its results (part of every probe record's identity)
-
-
-def layer_source_for(cfg: DictConfig) -> BiLMSource | TransformerSource:
-    """Where a run's contextual layers come from: ``encoder.kind`` (configurations saved before the
-    key existed mean the biLM)."""
-    kind = OmegaConf.select(cfg, "encoder.kind", default="bilm")
-    if kind == "bilm":
-        return BiLMSource.from_config(cfg.elmo)
-    if kind == "transformer":
-        return TransformerSource.from_config(cfg.encoder)
-    raise ConfigError(f"encoder.kind={kind!r}: must be bilm or transformer")
 
 
 @dataclass(frozen=True)
@@ -53,21 +40,21 @@ class RunPlan:
     digest: str
     record_name: str  # results.json | finetune.json
 
-    source: BiLMSource | TransformerSource  # the encoder the configuration names (``layer_source_for``)
+    source: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
 
     @classmethod
     def resolve(cls, cfg: DictConfig, task_version: int | None = None, finetune: bool = False) -> "RunPlan":
         """The plan of ``cfg``, whose task code is at ``task_version`` (probes have their own);
         ``finetune``: the biLM fine-tuning of ``mode=finetune`` (Table 7), recorded in ``finetune.json``."""
         validate(cfg)
-        source = layer_source_for(cfg)
+        source = encoder_for(cfg)
         resolved = OmegaConf.to_container(cfg, resolve=True)
         name = str(cfg.task.name)
         kind = "finetune" if finetune else "probe" if name.startswith("probe_") else "task"
         uses = uses_encoder(cfg)
         version = PROBE_VERSION if kind == "probe" else task_version
         encoder_sha = source.sha256 if uses else None
-        if source.kind == "transformer":
+        if source.kind != "bilm":  # records name a Transformer's digest apart from a biLM's
             identity = make_identity(resolved, None, version, encoder_sha)
         else:
             identity = make_identity(resolved, encoder_sha, version)

@@ -19,14 +19,15 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from encoders import BiLMEncoder, encoder_for
+from encoders.bilm import finetune_key
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, DataError, WeightsError
 
 from .base import TaskSplit
-from .bilm_source import BiLMSource
 from .layers import ElmoFeatures
 from .registry import probe_function, task_class
-from .run_plan import PROBE_VERSION, RunPlan, layer_source_for
+from .run_plan import PROBE_VERSION, RunPlan
 from .run_record import Record
 from .run_settings import effective_position, evaluate_overrides, uses_encoder
 from .run_records import content_sha256, mark_finished, write_json_atomic
@@ -42,7 +43,6 @@ def finetuned_base_sha256(record: dict) -> str | None:
     only the fine-tuned weights' hash): the base biLM it was fine-tuned from, found among the
     configured and embedded biLMs by recomputing the fine-tuned model's directory key."""
     from elmo_core.pretrained import model_dir
-    from .bilm_source import finetune_key
     cfg = OmegaConf.create(record["config"])
     task = make_task(cfg)
     splits = training_splits(cfg, task)
@@ -51,7 +51,7 @@ def finetuned_base_sha256(record: dict) -> str | None:
     candidates += [model_dir(name) / "weights.hdf5" for name in ("small", "small-v1")]
     wanted = Path(record["bilm_finetune"]["dir"]).name
     for weights in candidates:
-        sha = BiLMSource(weights.with_name("options.json"), weights).sha256 if weights.exists() else None
+        sha = BiLMEncoder(weights.with_name("options.json"), weights).sha256 if weights.exists() else None
         if sha and finetune_key(sha, *texts, cfg.elmo.finetune_epochs) == wanted:
             return sha
     return None
@@ -95,9 +95,8 @@ def with_layers(cfg: DictConfig, task, splits: dict, source) -> dict[str, TaskSp
     if not uses_encoder(cfg):
         return {name: TaskSplit(name, ds) for name, ds in splits.items()}
     sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
-    if cfg.elmo.cache:
-        source.cache(cfg).check_budget(sentences, cfg.elmo.get("cache_max_gb"))
-    return {name: TaskSplit(name, ds, source.layer_source(cfg, sentences[f"{task.name}/{name}"], f"{task.name}/{name}"))
+    source.check_budget(sentences)
+    return {name: TaskSplit(name, ds, source.layer_source(sentences[f"{task.name}/{name}"], f"{task.name}/{name}"))
             for name, ds in splits.items()}
 
 
@@ -108,7 +107,7 @@ def task_text(task, ds) -> str:
 def run_probe(plan: RunPlan, out_dir: Path, source) -> dict:
     """§5.3 layer probes: per-layer accuracy from the encoder's cached activations."""
     cfg, started = plan.cfg, time.time()
-    results = probe_function(cfg.task.name)(cfg, source.cache(cfg), plan.metadata(out_dir, source))
+    results = probe_function(cfg.task.name)(cfg, source.cache(), plan.metadata(out_dir, source))
     results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.position)
     Record.from_dict(results).write(out_dir / "results.json")
     mark_finished(out_dir)
@@ -133,7 +132,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     task.build_vocab(splits["train"])
     if cfg.elmo.finetune and plan.position != "none":
-        source = source.finetuned(cfg, task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+        source = source.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     data = with_layers(cfg, task, splits, source)
     set_seed(cfg.seed)
     features = build_features(cfg, source)
@@ -176,15 +175,15 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     runs use."""
     plan = RunPlan.resolve(cfg, task_version(cfg.task.name), finetune=True)
     source = plan.source
-    if source.kind == "transformer":
-        raise ConfigError("mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder=transformer")
+    if source.kind != "bilm":
+        raise ConfigError(f"mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder={source.kind}")
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
         return previous
     task = make_task(cfg)
     splits = training_splits(cfg, task)
     meta = plan.metadata(out_dir, source)  # the base biLM's identity
-    tuned = source.finetuned(cfg, task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+    tuned = source.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     record = Record(**meta, task=task.name, train_examples=len(splits["train"]), bilm_finetune=tuned.finetune_report)
     record.write(out_dir / "finetune.json")
     report = record.to_dict()
@@ -233,10 +232,9 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     overrides = command_line_overrides(cfg, evaluate_overrides())
     for key, value in overrides.items():
         OmegaConf.update(saved, key, value, force_add=True)
-    source = layer_source_for(saved)
+    source = encoder_for(saved)
     if source.sha256 != ckpt["bilm_sha256"]:
-        where = source.model_dir if source.kind == "transformer" else source.weights
-        raise WeightsError(f"{where} is not the {'model' if source.kind == 'transformer' else 'biLM'} this model "
+        raise WeightsError(f"{source.files} is not the {'biLM' if source.kind == 'bilm' else 'model'} this model "
                            f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}")
     task = make_task(saved)
     task.load_state(ckpt["task_state"])

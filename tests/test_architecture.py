@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("elmo_core", "bert_core", "tasks", "benchmarks", "reporting", "suite_common")
+PACKAGES = ("elmo_core", "bert_core", "encoders", "tasks", "benchmarks", "reporting", "suite_common")
 
 
 def module_files(root: Path, packages=PACKAGES) -> dict[str, Path]:
@@ -129,3 +129,12 @@ def test_the_shared_module_imports_nothing_of_the_suite():
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
         assert not any(name.split(".")[0] in PACKAGES[:-1] for name in names), path
+
+
+def test_every_path_in_the_layout_table_exists():
+    text = (REPO / "docs" / "layout.md").read_text()
+    cells = re.findall(r"^\| \**`([^`]+)`", text, flags=re.M)
+    assert len(cells) > 20
+    for cell in cells:
+        first = cell.split(",")[0].strip()
+        assert (REPO / first).exists(), f"docs/layout.md names {first}, which is not in the repository"

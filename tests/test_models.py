@@ -9,7 +9,7 @@ import torch
 from hydra import compose, initialize_config_dir
 
 from tasks import runner
-from tasks.bilm_source import BiLMSource
+from encoders import BiLMEncoder
 from tasks.layers import TaskModel
 from tasks.trainer import TrainerConfig, make_optimizer, predict, set_seed
 
@@ -32,7 +32,7 @@ def _setup(task_name, bilm_files, tmp_path):
     task = runner.make_task(cfg)
     splits = runner.training_splits(cfg, task)
     task.build_vocab(splits["train"])
-    source = BiLMSource.from_config(cfg.elmo)
+    source = BiLMEncoder.from_config(cfg)
     data = runner.with_layers(cfg, task, splits, source)
     return cfg, task, source, data
 

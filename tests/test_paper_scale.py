@@ -10,8 +10,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from tasks import runner
-from tasks.activation_cache import ActivationCache, CacheBudgetError
-from tasks.bilm_source import BiLMLayers
+from encoders.activation_cache import ActivationCache, CacheBudgetError
+from encoders import BiLMEncoder
 
 from conftest import FIXTURES, REPO
 
@@ -49,20 +49,20 @@ def test_planned_cache_size_is_the_size_written(bilm_files, tmp_path):
     o, w = bilm_files
     sentences = [["A", "short", "one"], ["Another", "sentence", "of", "five", "words"], ["x"]]
     for dtype in ("float32", "float16"):
-        cache = ActivationCache(tmp_path / dtype, BiLMLayers(o, w), dtype=dtype)
+        cache = ActivationCache(tmp_path / dtype, BiLMEncoder(o, w), dtype=dtype)
         planned = cache.planned_bytes(sentences)
         entry = cache.get(sentences, "t")
         written = sum((entry.directory / f).stat().st_size for f in ("layers.npy", "offsets.npy"))
         assert planned == written and cache.has(sentences)
         assert entry.layers.dtype == np.dtype(dtype)
-    half, full = (ActivationCache(tmp_path / "x", BiLMLayers(o, w), dtype=d).planned_bytes(sentences)
+    half, full = (ActivationCache(tmp_path / "x", BiLMEncoder(o, w), dtype=d).planned_bytes(sentences)
                   for d in ("float16", "float32"))
     assert full - half == 9 * 3 * 16 * 2  # 9 tokens x 3 layers x 16 values x 2 bytes saved
 
 
 def test_over_budget_is_refused_in_the_library_before_any_entry(bilm_files, tmp_path):
     o, w = bilm_files
-    cache = ActivationCache(tmp_path / "cache", BiLMLayers(o, w))
+    cache = ActivationCache(tmp_path / "cache", BiLMEncoder(o, w))
     sentences = {"t/train": [["a", "b"]] * 50, "t/dev": [["c"]] * 5}
     with pytest.raises(CacheBudgetError, match=r"elmo.cache_max_gb=1e-06.*elmo.cache=false"):
         cache.check_budget(sentences, 1e-6)

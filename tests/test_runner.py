@@ -10,8 +10,8 @@ from hydra import compose, initialize_config_dir
 from suite_common.errors import ConfigError
 from tasks import runner
 from tasks.run_settings import effective_position
-from tasks.activation_cache import ActivationCache
-from tasks.bilm_source import BiLMLayers
+from encoders.activation_cache import ActivationCache
+from encoders import BiLMEncoder
 from tasks.layers import ElmoFeatures
 
 from conftest import FIXTURES, REPO
@@ -72,13 +72,13 @@ def test_sweep_configs_compose(sweep):
 
 def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
     sentences = [["a", "b", "c"], ["d"], ["the", "cat", "sat", "down", "."]]
-    cache = ActivationCache(tmp_path / "cache", BiLMLayers(*bilm_files, batch_size=2))
+    cache = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2))
     before = ActivationCache.encoder_passes
     first = cache.get(sentences)
     assert ActivationCache.encoder_passes == before + 2
     layers, mask = first.batch([2, 1])
     assert layers.shape == (3, 2, 5, 16) and mask.sum().item() == 6
-    again = ActivationCache(tmp_path / "cache", BiLMLayers(*bilm_files, batch_size=2)).get(sentences)
+    again = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2)).get(sentences)
     assert ActivationCache.encoder_passes == before + 2  # second run: zero biLM passes
     np.testing.assert_array_equal(again.sentence(2), first.sentence(2))
     expected = first.sentence(0).copy()
@@ -272,7 +272,7 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
     sentences = [["a", "b", "c"], ["d", "e"], ["the", "cat", "sat"], ["x"], ["y", "z"], ["q", "r", "s"]]
     layers = {}
     for state in ("stateless", "stateful", "stateful_warmup"):
-        cache = ActivationCache(tmp_path / "c", BiLMLayers(*bilm_files, state=state, batch_size=2, warmup_batches=2))
+        cache = ActivationCache(tmp_path / "c", BiLMEncoder(*bilm_files, state=state, batch_size=2, warmup_batches=2))
         before = ActivationCache.encoder_passes
         layers[state] = cache.get(sentences)
         assert ActivationCache.encoder_passes - before == 3 + (2 if state == "stateful_warmup" else 0)
@@ -285,7 +285,7 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
     # the token layer has no state (equal up to float rounding: the two paths batch the words differently)
     np.testing.assert_allclose(first["stateless"][0], first["stateful_warmup"][0], atol=1e-6, rtol=0)
     with pytest.raises(ValueError, match="elmo.state must be one of"):
-        BiLMLayers(*bilm_files, state="sometimes")
+        BiLMEncoder(*bilm_files, state="sometimes")
 
 
 def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):

@@ -9,9 +9,9 @@ from hydra import compose, initialize_config_dir
 
 from suite_common.errors import EncoderError
 from tasks import runner
-from tasks.activation_cache import ActivationCache
+from encoders.activation_cache import ActivationCache
 from tasks.run_records import run_digest
-from tasks.transformer_source import TransformerLayers, TransformerSource
+from encoders import TransformerEncoder
 
 from conftest import FIXTURES, REPO
 from test_models import TASKS
@@ -38,7 +38,7 @@ def test_every_task_trains_on_a_tiny_random_bert(task_name, tmp_path):
     out.mkdir()
     results = runner.train(cfg, out)
     record = json.loads((out / "results.json").read_text())
-    assert record["bilm"]["kind"] == "transformer" and record["bilm"]["sha256"] == TransformerSource.from_config(cfg.encoder).sha256
+    assert record["bilm"]["kind"] == "transformer" and record["bilm"]["sha256"] == TransformerEncoder.from_config(cfg).sha256
     assert record["identity"]["bilm_sha256"] is None and record["identity"]["encoder_sha256"] == record["bilm"]["sha256"]
     weights = record["mixing_weights"]
     assert any(len(w["s"]) == 3 for w in weights.values())  # embeddings + 2 hidden layers, mixed like the biLM's
@@ -52,7 +52,7 @@ def test_cache_is_keyed_by_model_and_pooling(tmp_path):
     def cache(model_dir, pooling="first"):
         cfg = _cfg([f"encoder=transformer", f"encoder.model={model_dir}", f"encoder.pooling={pooling}",
                     f"elmo.cache_dir={tmp_path / 'cache'}"])
-        return TransformerSource.from_config(cfg.encoder).cache(cfg)
+        return TransformerEncoder.from_config(cfg).cache()
 
     before = ActivationCache.encoder_passes
     first = cache(a).get(sentences, "t")
@@ -72,11 +72,10 @@ def test_cache_is_keyed_by_model_and_pooling(tmp_path):
 def test_live_layers_equal_cached_layers(tmp_path):
     model_dir = tiny_bert(tmp_path / "bert")
     cfg = _cfg(["encoder=transformer", f"encoder.model={model_dir}", f"elmo.cache_dir={tmp_path / 'cache'}"])
-    source = TransformerSource.from_config(cfg.encoder)
     sentences = [["the", "cat"], ["a", "big", "red", "dog", "sat"]]
-    cached = source.layer_source(cfg, sentences, "t").batch([1, 0])
+    cached = TransformerEncoder.from_config(cfg).layer_source(sentences, "t").batch([1, 0])
     cfg.elmo.cache = False
-    live = source.layer_source(cfg, sentences, "t").batch([1, 0])
+    live = TransformerEncoder.from_config(cfg).layer_source(sentences, "t").batch([1, 0])
     np.testing.assert_allclose(cached[0].numpy(), live[0].numpy(), atol=1e-6)
     assert cached[1].tolist() == live[1].tolist()
 
@@ -118,8 +117,8 @@ def test_unknown_model_is_one_clear_error(tmp_path):
 
 def test_transformer_layers_report_their_shape_without_loading(tmp_path):
     model_dir = tiny_bert(tmp_path / "bert", layers=3)
-    layers = TransformerLayers(model_dir, "sha", "first", None, 8)
-    assert layers.layer_shape() == (4, 16) and layers._encoder is None
+    encoder = TransformerEncoder(str(model_dir), model_dir, "first", None, 8)
+    assert encoder.layer_shape() == (4, 16) and "word_encoder" not in vars(encoder)  # nothing loaded
 
 
 @pytest.mark.parametrize("probe, extra, layers", [

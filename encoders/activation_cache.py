@@ -50,30 +50,6 @@ class CacheBudgetError(ConfigError):
     """A cache that would not fit the disk or ``elmo.cache_max_gb``: raised before anything is written."""
 
 
-class Encoder(Protocol):
-    """A frozen encoder as the cache sees it (``BiLMLayers``, ``TransformerLayers``)."""
-
-    def cache_identity(self) -> list:
-        """What its activations depend on besides the text (file hashes, policies)."""
-        ...
-
-    def layer_shape(self) -> tuple[int, int]:
-        """(L+1, D)."""
-        ...
-
-    def embed(self, sentences: list[list[str]], name: str):
-        """``(i, layers (L+1, T_i, D))`` for every sentence, in order (counts its batches in
-        ``ActivationCache.encoder_passes``)."""
-        ...
-
-    def meta(self) -> dict:
-        ...
-
-    def live(self, sentences: list[list[str]]) -> "LayerSource":
-        """The encoder run per batch instead of cached."""
-        ...
-
-
 class LayerSource(Protocol):
     """Contextual layers of one dataset's sentences (``Task.sentences``), by row."""
 
@@ -131,7 +107,8 @@ class CachedLayers:
 class ActivationCache:
     encoder_passes = 0  # sentence batches run through an encoder by this process (tests count these)
 
-    def __init__(self, root: str | Path, encoder: Encoder, dtype: str = "float32"):
+    def __init__(self, root: str | Path, encoder, dtype: str = "float32"):
+        """``encoder``: an ``encoders.Encoder`` (its ``cache_identity``, ``layer_shape``, ``meta`` and ``embed``)."""
         if dtype not in ("float32", "float16"):
             raise ConfigError(f"elmo.cache_dtype must be float32 or float16, got {dtype!r}")
         self.root, self.encoder, self.dtype = Path(root), encoder, dtype

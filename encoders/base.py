@@ -1,0 +1,95 @@
+"""What every frozen encoder offers a run (Peters et al. 2018 §3.2-3.3: a frozen model's L+1 layers,
+mixed by each task's ELMo weights): ``Encoder``, and the activation cache's settings
+(``CacheSettings``).
+
+An encoder is one object per run: its files and their identity (``sha256``, ``identity()`` for the
+record, ``cache_identity()`` for the cache key), the shape of its layers (``layer_shape``), its
+pass over sentences (``embed``), a live per-batch source (``live``), and the layer sources of a
+task's splits (``layer_source``: from the cache, or live when the cache is off). One subclass per
+kind: ``encoders.bilm.BiLMEncoder``, ``encoders.transformer.TransformerEncoder``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from suite_common.errors import ConfigError
+
+from .activation_cache import ActivationCache, LayerSource
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """The activation cache of a run (``elmo.cache``, ``elmo.cache_dir``, ``elmo.cache_dtype``,
+    ``elmo.cache_max_gb``)."""
+
+    enabled: bool = True
+    root: str = ".cache/activations"
+    dtype: str = "float32"
+    max_gb: float | None = 100
+
+    @classmethod
+    def from_config(cls, cfg) -> "CacheSettings":
+        elmo = cfg.elmo
+        return cls(bool(elmo.get("cache", True)), str(elmo.get("cache_dir", cls.root)),
+                   str(elmo.get("cache_dtype", "float32")), elmo.get("cache_max_gb"))
+
+
+class Encoder:
+    """A frozen encoder of contextual layers; subclasses give its files and its pass over text."""
+
+    kind: str  # "bilm" | "transformer": what a record calls it
+    cache_settings: CacheSettings
+    finetune_report: dict | None = None  # set on a biLM fine-tuned on the task's text (§3.4)
+
+    @property
+    def sha256(self) -> str:
+        """One digest of the files its layers depend on (a run's identity holds it)."""
+        raise NotImplementedError
+
+    @property
+    def files(self) -> str:
+        """Where its files are, for messages."""
+        raise NotImplementedError
+
+    def identity(self) -> dict:
+        """What a record stores about the encoder."""
+        raise NotImplementedError
+
+    def cache_identity(self) -> list:
+        """What its activations depend on besides the text (file hashes, policies)."""
+        raise NotImplementedError
+
+    def layer_shape(self) -> tuple[int, int]:
+        """(L+1, D): the number of layers a mix weights and their dimension."""
+        raise NotImplementedError
+
+    def meta(self) -> dict:
+        """What a cache entry records about the encoder that built it."""
+        raise NotImplementedError
+
+    def embed(self, sentences: list[list[str]], name: str | None):
+        """``(i, layers (L+1, T_i, D))`` for every sentence, in order (counting its batches in
+        ``ActivationCache.encoder_passes``); ``name`` labels the progress bar (None: silent)."""
+        raise NotImplementedError
+
+    def live(self, sentences: list[list[str]]) -> LayerSource:
+        """The encoder run per batch instead of cached (``elmo.cache=false``)."""
+        raise NotImplementedError
+
+    def cache(self) -> ActivationCache:
+        return ActivationCache(self.cache_settings.root, self, dtype=self.cache_settings.dtype)
+
+    def check_budget(self, named: dict[str, list[list[str]]]) -> None:
+        """With the cache on: stop before writing anything if the entries still missing would not fit
+        the disk or ``elmo.cache_max_gb`` (``ActivationCache.check_budget``)."""
+        if self.cache_settings.enabled:
+            self.cache().check_budget(named, self.cache_settings.max_gb)
+
+    def layer_source(self, sentences: list[list[str]], name: str) -> LayerSource:
+        """The layers of ``sentences``: from the activation cache, or computed per batch."""
+        if self.cache_settings.enabled:
+            return self.cache().get(sentences, name)
+        return self.live(sentences)
+
+    def finetuned(self, train_text: str, dev_text: str, task_name: str) -> "Encoder":
+        raise ConfigError(f"elmo.finetune=true fine-tunes the biLM (§3.4); it is not available with encoder={self.kind}")

@@ -1,0 +1,176 @@
+"""The biLM as a run's encoder (Peters et al. 2018 §3.1-3.4): a frozen biLM in the original format —
+the embedded one, one given by ``elmo.options``/``elmo.weights``, or either of them fine-tuned on
+the task's training text first (§3.4, ``elmo.finetune``) — with its state policy (stateless;
+stateful with states carried across batches in file order, as the original; stateful after a
+warm-up of the data's first batches) and its pass over a dataset.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+
+import torch
+
+from elmo_core import batch_to_ids, file_sha256, load_bilm, read_options
+from elmo_core.embed import embed_sentences
+from suite_common.errors import ConfigError, WeightsError
+
+from .activation_cache import ActivationCache, LayerSource
+from .base import CacheSettings, Encoder
+
+STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
+
+
+class LiveLayers:
+    """Runs the biLM per batch (``elmo.cache=false``); its carried state, if stateful, follows the batches."""
+
+    def __init__(self, bilm, sentences: list[list[str]]):
+        self.bilm, self.sentences = bilm, sentences
+
+    def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.inference_mode():
+            out = self.bilm(batch_to_ids([self.sentences[i] for i in indices]).to(self.bilm.bos_ids.device))
+        return out.layers.clone().cpu(), out.mask.clone().cpu()
+
+
+def finetune_key(base_sha256: str, train_text: str, dev_text: str, epochs: int) -> str:
+    """The name of a fine-tuned biLM's directory: the base weights, the text and the epochs."""
+    return hashlib.sha256(json.dumps([base_sha256, train_text, dev_text, epochs]).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, eq=False)
+class BiLMEncoder(Encoder):
+    options: Path
+    weights: Path
+    origin: str = "embedded"  # embedded | given | finetuned
+    state: str = "stateless"
+    batch_size: int = 64  # sentences per biLM batch when filling the cache
+    device: str = "cpu"
+    warmup_batches: int = 0
+    allow_extra: bool = False  # datasets of weights.hdf5 its options do not use are ignored instead of an error
+    cache_settings: CacheSettings = CacheSettings()
+    finetune_epochs: int = 1
+    finetune_report: dict | None = field(default=None, compare=False)
+    kind = "bilm"
+
+    def __post_init__(self):
+        if self.state not in STATE_POLICIES:
+            raise ConfigError(f"elmo.state must be one of {STATE_POLICIES}, got {self.state!r}")
+        object.__setattr__(self, "options", Path(self.options))
+        object.__setattr__(self, "weights", Path(self.weights))
+        if self.state != "stateful_warmup":
+            object.__setattr__(self, "warmup_batches", 0)
+
+    @classmethod
+    def from_config(cls, cfg) -> "BiLMEncoder":
+        """``elmo.options`` + ``elmo.weights``, or the embedded biLM when neither is given, with the
+        run's state policy, batch size, device and cache settings."""
+        elmo = cfg.elmo
+        settings = dict(state=elmo.get("state", "stateless"), batch_size=int(elmo.get("batch_size", 64)),
+                        device=str(cfg.get("device", "cpu")), warmup_batches=int(elmo.get("warmup_batches", 0)),
+                        cache_settings=CacheSettings.from_config(cfg), finetune_epochs=int(elmo.get("finetune_epochs", 1)))
+        if elmo.get("options") or elmo.get("weights"):
+            if not (elmo.get("options") and elmo.get("weights")):
+                raise ConfigError("give both elmo.options and elmo.weights (or neither, for the embedded biLM)")
+            return cls(Path(elmo.options), Path(elmo.weights), "given",
+                       allow_extra=bool(elmo.get("allow_extra_weights", False)), **settings)
+        return cls(*embedded_files(), "embedded", **settings)
+
+    @cached_property
+    def sha256(self) -> str:
+        return file_sha256(self.weights)
+
+    @cached_property
+    def options_sha256(self) -> str:
+        return file_sha256(self.options)
+
+    @property
+    def files(self) -> str:
+        return str(self.weights)
+
+    def identity(self) -> dict:
+        return {"options": str(self.options), "weights": str(self.weights), "sha256": self.sha256}
+
+    def cache_identity(self) -> list:
+        # stateful activations depend on the batch layout (and the warm-up); stateless ones do not
+        state = "stateless" if self.state == "stateless" else f"{self.state}-b{self.batch_size}-w{self.warmup_batches}"
+        return ["bilm", self.sha256, self.options_sha256, state]
+
+    def layer_shape(self) -> tuple[int, int]:
+        """(number of layers L+1, dimension 2·projection_dim) of the activations."""
+        opts = read_options(self.options)
+        return opts.n_layers + 1, 2 * opts.projection_dim
+
+    def meta(self) -> dict:
+        return {"encoder": "bilm", "state": self.state, "warmup_batches": self.warmup_batches,
+                "bilm_sha256": self.sha256, "options_sha256": self.options_sha256}
+
+    def load(self):
+        """A fresh copy of the biLM (its own carried state)."""
+        return load_bilm(self.options, self.weights, stateful=self.state != "stateless", device=self.device,
+                         allow_extra=self.allow_extra)
+
+    @cached_property
+    def model(self):
+        """The copy that fills the cache (loaded once; its state is reset before each pass)."""
+        return self.load()
+
+    def embed(self, sentences: list[list[str]], name: str | None):
+        bilm = self.model
+        bilm.reset_state()
+        for start in range(0, min(self.warmup_batches * self.batch_size, len(sentences)), self.batch_size):
+            with torch.inference_mode():  # warm-up: run the data's first batches, keep only the states
+                bilm(batch_to_ids(sentences[start: start + self.batch_size]).to(bilm.bos_ids.device))
+            ActivationCache.encoder_passes += 1
+        if name is not None:
+            print(f"biLM pass over {name}: {len(sentences)} sentences, {sum(map(len, sentences))} tokens",
+                  file=sys.stderr)
+        yield from embed_sentences(bilm, sentences, self.batch_size, progress=name is not None)
+        ActivationCache.encoder_passes += -(-len(sentences) // self.batch_size)
+
+    def live(self, sentences: list[list[str]]) -> LayerSource:
+        return LiveLayers(self.load(), sentences)
+
+    def layer_source(self, sentences: list[list[str]], name: str) -> LayerSource:
+        if not self.cache_settings.enabled and self.state not in ("stateless", "stateful"):
+            raise ConfigError(f"elmo.state={self.state} needs elmo.cache=true (the warm-up runs while caching)")
+        return super().layer_source(sentences, name)
+
+    def finetuned(self, train_text: str, dev_text: str, task_name: str) -> "BiLMEncoder":
+        """§3.4 / Table 7: this biLM trained further on a task's text (labels ignored) for
+        ``elmo.finetune_epochs``, then frozen. Kept under ``<cache_dir>/../finetuned/<hash>`` keyed
+        by the weights and the text, so every run (and seed) on the same data shares it."""
+        from elmo_core.pretrain import finetune
+        if not (self.options.parent / "vocab.txt").exists():
+            raise WeightsError(f"elmo.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
+                               "(models exported by elmo_core.pretrain have them)")
+        key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
+        out = Path(self.cache_settings.root).parent / "finetuned" / key
+        summary_path = out / "summary.json"
+        if not (summary_path.exists() and json.loads(summary_path.read_text())["progress"].get("finished")):
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "task_train.txt").write_text(train_text, encoding="utf-8")
+            (out / "task_dev.txt").write_text(dev_text, encoding="utf-8")
+            print(f"fine-tuning the biLM on {task_name} training text -> {out}", flush=True)
+            finetune(self.options.parent, out / "task_train.txt", out / "task_dev.txt", out,
+                     epochs=self.finetune_epochs, seed=0, device=self.device)
+        summary = json.loads(summary_path.read_text())
+        report = {"dir": str(out), "dev_perplexity_before": summary["heldout_perplexity_before"]["average"],
+                  "dev_perplexity_after": summary["heldout_perplexity"]["average"],
+                  "tokens": summary["progress"]["tokens"]}
+        return replace(self, options=out / "options.json", weights=out / "weights.hdf5", origin="finetuned",
+                       allow_extra=False, finetune_report=report)
+
+
+def embedded_files() -> tuple[Path, Path]:
+    """The embedded biLM's options and weights (``elmo_core/pretrained/small``)."""
+    from elmo_core.pretrained import model_dir
+    try:
+        d = model_dir("small")
+    except FileNotFoundError as e:
+        raise ConfigError(f"{e}; pass elmo.options=... elmo.weights=...") from None
+    return d / "options.json", d / "weights.hdf5"
