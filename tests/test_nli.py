@@ -109,7 +109,7 @@ def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(b
     onto fewer classes. On SICK, ELMo dropout 0.5 made it never predict entailment; on this toy set
     it does the same (entailment 0 % recall at 0.5, every class learned at 0.0, 2026-11-23)."""
     from tasks import runner
-    from test_runner import _cfg
+    from run_configs import compose_cfg as _cfg
     _toy_sick(tmp_path / "toy.tsv")
     o, w = bilm_files
     cfg = _cfg(["task=nli", "profile=quick", "source=local", "+ablation=input", "data.format=sick", f"data.dir={tmp_path}", "data.train_file=toy.tsv",

@@ -9,7 +9,7 @@ from tasks.ner.tags import bio_to_iob1, iob1_to_bio
 from tasks.srl.metric import bio_to_brackets
 
 from conftest import FIXTURES
-from test_runner import _cfg
+from run_configs import compose_cfg as _cfg
 
 
 def test_conlleval_hand_worked_example(tmp_path):

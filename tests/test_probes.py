@@ -10,7 +10,7 @@ from tasks.probes.wsd import DataFormatError as WsdFormatError
 from tasks.probes.wsd import nearest_sense_accuracy, read_senseval, split_80_20
 
 from conftest import FIXTURES
-from test_runner import _cfg
+from run_configs import compose_cfg as _cfg
 
 
 def test_pos_reader(tmp_path):

@@ -16,7 +16,7 @@ from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 from tasks import run_records, runner
 
 from conftest import FIXTURES, REPO, random_bilm
-from test_runner import _cfg
+from run_configs import compose_cfg as _cfg
 
 
 def _second_bilm(tmp_path):

@@ -16,7 +16,7 @@ from tasks import runner
 from tasks.qa.reader import read_squad_file
 
 from conftest import FIXTURES, REPO, random_bilm, tiny_options
-from test_runner import _cfg, _qa_cfg
+from run_configs import compose_cfg as _cfg, tiny_qa_cfg as _qa_cfg
 
 
 def _saved(tmp_path, **overrides):

@@ -1,0 +1,28 @@
+"""Composed configurations the tests share: the full default (``compose_cfg``) and tiny NER and QA runs
+on the fixtures with a given biLM (``tiny_ner_cfg``, ``tiny_qa_cfg``)."""
+from hydra import compose, initialize_config_dir
+
+from conftest import FIXTURES, REPO
+
+CONF = str(REPO / "conf")
+
+
+def compose_cfg(overrides=()):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose("config", overrides=list(overrides), return_hydra_config=False)
+
+
+def tiny_ner_cfg(bilm_files, tmp_path, *overrides):
+    o, w = bilm_files
+    return compose_cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 "trainer.max_epochs=2", "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
+                 "trainer.batch_size=8", *overrides])
+
+
+def tiny_qa_cfg(bilm_files, tmp_path, *overrides):
+    o, w = bilm_files
+    return compose_cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
+                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4", "task.model.word_dim=8",
+                 *overrides])

@@ -1,0 +1,87 @@
+"""The activation cache and the biLM encoder behind it: reuse, corrupt entries rebuilt, state policies
+kept apart, the fine-tuned biLM trained once."""
+import json
+
+import numpy as np
+import pytest
+
+from encoders import BiLMEncoder
+from encoders.activation_cache import ActivationCache
+from tasks import runner
+
+from conftest import FIXTURES
+from run_configs import compose_cfg
+
+
+def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
+    sentences = [["a", "b", "c"], ["d"], ["the", "cat", "sat", "down", "."]]
+    cache = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2))
+    before = ActivationCache.encoder_passes
+    first = cache.get(sentences)
+    assert ActivationCache.encoder_passes == before + 2
+    layers, mask = first.batch([2, 1])
+    assert layers.shape == (3, 2, 5, 16) and mask.sum().item() == 6
+    again = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2)).get(sentences)
+    assert ActivationCache.encoder_passes == before + 2  # second run: zero biLM passes
+    np.testing.assert_array_equal(again.sentence(2), first.sentence(2))
+    expected = first.sentence(0).copy()
+    directory = again.directory
+    del first, again
+    with open(directory / "layers.npy", "r+b") as f:  # flip bytes inside the data
+        f.seek(-16, 2)
+        f.write(b"\xff" * 16)
+    rebuilt = cache.get(sentences)
+    assert ActivationCache.encoder_passes == before + 4
+    np.testing.assert_array_equal(rebuilt.sentence(0), expected)
+    (directory / "layers.npy").write_bytes((directory / "layers.npy").read_bytes()[:100])  # truncate
+    cache.get(sentences)
+    assert ActivationCache.encoder_passes == before + 6
+    # a half-built entry (interrupted) is never visible under the final name
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [directory.name]
+
+
+def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, tmp_path):
+    sentences = [["a", "b", "c"], ["d", "e"], ["the", "cat", "sat"], ["x"], ["y", "z"], ["q", "r", "s"]]
+    layers = {}
+    for state in ("stateless", "stateful", "stateful_warmup"):
+        cache = ActivationCache(tmp_path / "c", BiLMEncoder(*bilm_files, state=state, batch_size=2, warmup_batches=2))
+        before = ActivationCache.encoder_passes
+        layers[state] = cache.get(sentences)
+        assert ActivationCache.encoder_passes - before == 3 + (2 if state == "stateful_warmup" else 0)
+    assert len(list((tmp_path / "c").iterdir())) == 3  # one entry per policy
+    first = {k: v.sentence(0) for k, v in layers.items()}
+    last = {k: v.sentence(5) for k, v in layers.items()}
+    np.testing.assert_allclose(first["stateless"], first["stateful"], atol=1e-6)  # both start from zero
+    assert not np.allclose(last["stateless"][1:], last["stateful"][1:])  # carried states change later batches
+    assert not np.allclose(first["stateful"][1:], first["stateful_warmup"][1:])  # warmed-up from the first batch
+    # the token layer has no state (equal up to float rounding: the two paths batch the words differently)
+    np.testing.assert_allclose(first["stateless"][0], first["stateful_warmup"][0], atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="elmo.state must be one of"):
+        BiLMEncoder(*bilm_files, state="sometimes")
+
+
+def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
+    from elmo_core.pretrain import main as pretrain_main
+    from conftest import shared_path
+    corpus = shared_path("data/fixtures/bilm_tf_train/data.txt")
+    pretrain_main(["--preset", "tiny", "--train", str(corpus), "--out", str(tmp_path / "base"), "--batch-size", "4",
+                   "--unroll-steps", "5", "--min-count", "1", "--epochs", "1", "--no-progress"])
+    base = tmp_path / "base"
+    results = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        out.mkdir()
+        cfg = compose_cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+                    f"elmo.options={base / 'options.json'}", f"elmo.weights={base / 'weights.hdf5'}",
+                    f"elmo.cache_dir={tmp_path / 'cache' / 'activations'}", "elmo.finetune=true", "elmo.position=input",
+                    "trainer.max_epochs=1", "task.model.hidden=[4]", "task.model.char_filters=2", f"seed={len(results)}"])
+        results.append(runner.train(cfg, out))
+    ft = results[0]["bilm_finetune"]
+    assert ft["dev_perplexity_after"] < ft["dev_perplexity_before"]  # adapted to the task text
+    assert results[0]["bilm"]["sha256"] != __import__("elmo_core").file_sha256(base / "weights.hdf5")
+    assert len(list((tmp_path / "cache" / "finetuned").iterdir())) == 1  # shared by both seeds
+    assert results[1]["bilm_finetune"] == ft and results[1]["bilm"]["sha256"] == results[0]["bilm"]["sha256"]
+    only = runner.finetune(cfg, tmp_path / "a")  # mode=finetune: the same cached biLM, reported on its own
+    assert only["bilm_finetune"] == ft and only["bilm"]["sha256"] == __import__("elmo_core").file_sha256(base / "weights.hdf5")
+    saved = json.loads((tmp_path / "a" / "finetune.json").read_text())
+    assert saved["task"] == "ner" and saved["command"] and saved["hardware"]["cpus"] >= 1

@@ -1,0 +1,57 @@
+"""The configuration tree composes for every task, profile, position, mix and sweep, and the profiles
+set the paper's values."""
+from pathlib import Path
+
+import pytest
+from hydra import initialize_config_dir
+
+from tasks.layers import ElmoFeatures
+from tasks.run_settings import effective_position
+
+from run_configs import CONF, compose_cfg
+
+
+@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref"])
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+@pytest.mark.parametrize("position", ["none", "input", "output", "both"])
+@pytest.mark.parametrize("mix", ["all", "last", "average"])
+def test_config_composes(task, profile, position, mix):
+    cfg = compose_cfg([f"task={task}", f"profile={profile}", f"elmo.position={position}", f"elmo.mix={mix}"])
+    assert cfg.task.name == task and cfg.elmo.position == position and cfg.elmo.mix == mix
+    assert cfg.data.train_file and cfg.trainer.lr > 0
+    features = ElmoFeatures(cfg.elmo.position, 3, 16, cfg.elmo.mix, cfg.elmo.dropout)
+    assert features.input_dim == (16 if position in ("input", "both") else 0)
+    assert features.output_dim == (16 if position in ("output", "both") else 0)
+
+
+@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref", "probe_pos", "probe_wsd"])
+def test_source_local_points_every_task_at_its_shared_data(task):
+    from conftest import SHARED
+    local = compose_cfg([f"task={task}", "source=local"])
+    assert local.data.dir.endswith(("conll2003", "sst", "srl_up_en", "squad", "nli_sick", "coref_litbank",
+                                    "pos_ptb_sample", "wsd_senseval2"))
+    if SHARED.exists():
+        assert (Path(local.data.dir) / local.data.get("train_file", "hard.pos")).exists()
+    assert compose_cfg([f"task={task}"]).data.get("dir") is None  # source=hf (default): the Hugging Face dataset
+
+
+def test_profiles_set_the_papers_task_values():
+    ner = compose_cfg(["task=ner", "profile=paper"])
+    assert list(ner.task.model.hidden) == [200, 100] and ner.elmo.l2 == 0.1 and effective_position(ner) == "input"
+    sst = compose_cfg(["task=sst", "profile=paper"])
+    assert sst.trainer.lr == 0.0001 and effective_position(sst) == "both" and sst.task.phrases_min_tokens == 4
+    # the command line still wins over the profile
+    assert effective_position(compose_cfg(["task=ner", "profile=paper", "elmo.position=both"])) == "both"
+
+
+@pytest.mark.parametrize("sweep", ["table1", "table2", "table3", "sample_efficiency"])
+def test_sweep_configs_compose(sweep):
+    from hydra import compose as hcompose
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = hcompose("config", overrides=[f"+sweep={sweep}"], return_hydra_config=True)
+    params = cfg.hydra.sweeper.params
+    assert "seed" in params and "+ablation" in params
+    for task in params["task"].split(","):
+        for ablation in params["+ablation"].split(","):
+            c = compose_cfg([f"task={task}", f"+ablation={ablation}"])
+            assert effective_position(c) in ("none", "input", "output", "both")

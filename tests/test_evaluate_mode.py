@@ -1,0 +1,72 @@
+"""``mode=evaluate`` scores any file with a trained model, the printed line pastes as it is, and
+``run.py`` reports library errors as one line."""
+import json
+from pathlib import Path
+
+import pytest
+
+from tasks import runner
+
+from conftest import FIXTURES, REPO
+from run_configs import compose_cfg, tiny_ner_cfg
+
+
+def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
+    cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input")
+    out = tmp_path / "run"
+    out.mkdir()
+    trained = runner.train(cfg, out)
+    ev = compose_cfg(["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+    report = runner.evaluate(ev, out)
+    assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
+    assert report["data_format"] == next(iter(runner.make_task(cfg).readers))  # the reader used, never null
+
+
+def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bilm_files, tmp_path):
+    """A SICK-trained ESIM (data.format=sick) scores a SICK file through the evaluate line the run
+    printed, with the run directory pasted unquoted; each test file gets its own evaluation directory."""
+    import shlex
+    import subprocess
+    import sys
+    o, w = bilm_files
+    runs = tmp_path / "runs"
+    train = [sys.executable, str(REPO / "run.py"), "task=nli", "source=local", f"data.dir={FIXTURES}",
+             "data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", f"elmo.options={o}", f"elmo.weights={w}",
+             f"elmo.cache_dir={tmp_path / 'cache'}", f"runs_root={runs}", "elmo.position=input", "trainer.max_epochs=1",
+             "task.model.hidden=8", "task.model.word_dim=8", "task.model.char_filters=4", "seed=3"]
+    done = subprocess.run(train, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("score a file with it: "))
+    command = shlex.split(line.split(": ", 1)[1])  # exactly what a user pastes
+    run_dir = Path(command[3].split("=", 1)[1])  # checkpoint=<run dir>
+    assert command[:3] == ["python", "run.py", "mode=evaluate"] and command[-1] == "data.test_path=FILE"
+    assert "=" not in run_dir.name and "," not in run_dir.name
+    reports = []
+    for name in ("sick_tiny.tsv", "copy.tsv"):
+        test_file = FIXTURES / name if name != "copy.tsv" else tmp_path / name
+        if name == "copy.tsv":
+            test_file.write_text("\n".join((FIXTURES / "sick_tiny.tsv").read_text().splitlines()[:4]) + "\n")
+        evaluate = [sys.executable, str(REPO / "run.py"), *command[2:-1], f"data.test_path={test_file}",
+                    f"runs_root={runs}"]
+        done = subprocess.run(evaluate, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        reports.append(next(run_dir.glob(f"evaluations/{name}@*/eval_results.json")))
+    first = json.loads(reports[0].read_text())
+    trained = json.loads((run_dir / "results.json").read_text())
+    assert first["data_format"] == "sick" and first["metrics"]["accuracy"] == pytest.approx(trained["dev"]["accuracy"])
+    assert reports[0].parent != reports[1].parent and reports[0].exists()  # the second did not overwrite the first
+
+
+def test_run_py_reports_library_errors_as_one_line(tmp_path):
+    """A data or configuration error raised by library code reaches the user as one line
+    (no traceback) with exit status 2."""
+    import subprocess
+    import sys
+    for overrides, message in ((["task=ner", f"data.dir={tmp_path}"], f"error: {tmp_path / 'eng.train'}: no such file"),
+                               (["task=nli", f"data.dir={FIXTURES}", "data.train_file=sick_tiny.tsv",
+                                 "data.dev_file=sick_tiny.tsv", "data.format=xml"], "error: data.format must be one of")):
+        done = subprocess.run([sys.executable, str(REPO / "run.py"), *overrides, f"runs_root={tmp_path / 'runs'}"],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert message in done.stderr and "Traceback" not in done.stderr
+        assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr

@@ -1,0 +1,137 @@
+"""Training runs through the runner on tiny data: records and skip-if-done, determinism (cached equals
+live), the λ‖w‖² regularizer, trainer options, data fractions and equal updates."""
+import json
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from tasks import runner
+from tasks.layers import ElmoFeatures
+
+from conftest import FIXTURES
+from run_configs import CONF, compose_cfg, tiny_ner_cfg
+
+
+def test_train_writes_results_and_skips_when_done(bilm_files, tmp_path, monkeypatch):
+    cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=both")
+    out = tmp_path / "run"
+    out.mkdir()
+    results = runner.train(cfg, out)
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["dev"]["f1"] == results["dev"]["f1"] and saved["task"] == "ner" and len(saved["epochs"]) >= 1
+    assert set(saved["mixing_weights"]) == {"input", "output"}
+    assert abs(sum(saved["mixing_weights"]["input"]["s"]) - 1) < 1e-4
+    assert saved["bilm"]["sha256"] and saved["config"]["elmo"]["position"] == "both"
+    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("a finished configuration was trained again"))
+    assert runner.train(cfg, out)["dev"] == saved["dev"]
+    with pytest.raises(pytest.fail.Exception):  # another configuration in the same directory runs again
+        runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input"), out)
+
+
+def test_paper_position_reuses_the_run_with_the_position_spelled_out(bilm_files, tmp_path, monkeypatch):
+    root = tmp_path / "runs"
+    first, second = root / "ner" / "input", root / "ner" / "paper"
+    first.mkdir(parents=True)
+    second.mkdir()
+    done = runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={root}"), first)
+    record = json.loads((first / "results.json").read_text())
+    (first / "results.json").write_text(json.dumps({**record, "config_hash": "written-by-an-older-version"}))
+    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("a finished configuration was trained again"))
+    again = runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=paper", f"runs_root={root}"), second)
+    assert again["reused_from"] == str(first) and again["dev"] == done["dev"]  # NER's paper position is 'input'
+    assert json.loads((second / "results.json").read_text())["dev"] == done["dev"]
+
+
+def test_same_seed_same_result_and_cached_equals_live(bilm_files, tmp_path):
+    results = []
+    for i, cache in enumerate(["true", "true", "false"]):
+        out = tmp_path / f"run{i}"
+        out.mkdir()
+        results.append(runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"elmo.cache={cache}"), out))
+    assert results[0]["dev"] == results[1]["dev"] and results[0]["mixing_weights"] == results[1]["mixing_weights"]
+    assert results[0]["epochs"][0]["train_loss"] == pytest.approx(results[2]["epochs"][0]["train_loss"], abs=1e-4)
+
+
+def test_regularizer_pulls_mix_towards_uniform(bilm_files, tmp_path):
+    spread = {}
+    for lam in ("0", "100"):
+        out = tmp_path / f"l{lam}"
+        out.mkdir()
+        r = runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"elmo.l2={lam}",
+                                  "trainer.lr=0.05", "elmo.dropout=0"), out)
+        s = r["mixing_weights"]["input"]["s"]
+        spread[lam] = max(s) - min(s)
+    assert spread["100"] < 0.5 * spread["0"]  # Adam steps ~lr, so "near" uniform, not exactly
+
+
+def test_regularizer_is_added_per_mix():
+    values = {}
+    for lam in (0.1, 0.0):
+        features = ElmoFeatures("both", 3, 4, l2=lam)
+        with torch.no_grad():
+            features.elmo.mixes[0].scalar_parameters.copy_(torch.tensor([1.0, 0.0, -1.0]))
+            features.elmo.mixes[1].scalar_parameters.copy_(torch.tensor([0.5, 0.5, 0.0]))
+        values[lam] = features.regularizer().item()
+    assert values[0.1] == pytest.approx(0.1 * (2 + 0.5))
+    assert values[0.0] == 0.0
+
+
+def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path):
+    from tasks.trainer import TrainerConfig, make_optimizer
+    cfg = tiny_ner_cfg(bilm_files, tmp_path, "trainer.optimizer=adadelta", "trainer.lr=1.0", "trainer.ema=0.9",
+                   "trainer.lr_halving=true", "trainer.weight_decay=0.01", "elmo.position=input", "trainer.max_epochs=3")
+    out = tmp_path / "opts"
+    out.mkdir()
+    r = runner.train(cfg, out)
+    assert len(r["epochs"]) >= 1 and 0 <= r["dev"]["f1"] <= 100
+    # ℓ2 goes to weight matrices only: not to ELMo's mixing weights, biases or embeddings
+    from tasks.layers import ElmoFeatures
+    task = runner.make_task(cfg)
+    splits = task.load_splits(cfg.data)
+    task.build_vocab(splits["train"])
+    model = task.build_model(ElmoFeatures("input", 3, 16))
+    opt = make_optimizer(model, TrainerConfig.from_config(cfg))
+    assert isinstance(opt, torch.optim.Adadelta)
+    decayed = {id(p) for g in opt.param_groups if g["weight_decay"] > 0 for p in g["params"]}
+    names = {n for n, p in model.named_parameters() if id(p) in decayed}
+    assert names == {"lstms.0.weight_ih_l0", "lstms.0.weight_hh_l0", "lstms.0.weight_ih_l0_reverse",
+                     "lstms.0.weight_hh_l0_reverse", "output.weight"}
+
+
+@pytest.mark.parametrize("task,fixture", [("srl", "srl_tiny.conllu"), ("nli", "sick_tiny.tsv"), ("ner", "ner_tiny.conll"),
+                                          ("sst", "sst_tiny.txt")])  # QA: test_qa_subsample_keeps_context_rows_dense
+def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
+    o, w = bilm_files
+    out = tmp_path / task
+    out.mkdir()
+    cfg = compose_cfg([f"task={task}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
+                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input",
+                "trainer.max_epochs=1", "task.model.word_dim=8", "data.fraction=0.5",
+                *(["data.format=sick"] if task == "nli" else [])])
+    full = len(runner.make_task(cfg).load_splits(cfg.data)["train"])
+    r = runner.train(cfg, out)
+    assert r["train_examples"] == -(-full // 2)  # ⌈n/2⌉ of a fixed permutation
+
+
+def test_equal_updates_for_small_fractions_and_record_identity():
+    """Figure 1's rule: with trainer.equal_updates a fraction f trains round(1/f) passes per epoch;
+    the key changes a run's identity only where it changes the training (f < 1)."""
+    from tasks.run_records import run_digest
+    from tasks.trainer import passes_per_epoch
+    assert passes_per_epoch(compose_cfg(["data.fraction=0.01", "trainer.equal_updates=true"])) == 100
+    assert passes_per_epoch(compose_cfg(["data.fraction=0.1", "trainer.equal_updates=true"])) == 10
+    assert passes_per_epoch(compose_cfg(["data.fraction=0.1"])) == 1 and passes_per_epoch(compose_cfg([])) == 1
+    from omegaconf import OmegaConf
+    plain = OmegaConf.to_container(compose_cfg(["task=srl"]), resolve=True)
+    older = json.loads(json.dumps(plain))
+    del older["trainer"]["equal_updates"]  # a record written before the key existed
+    full = OmegaConf.to_container(compose_cfg(["task=srl", "trainer.equal_updates=true"]), resolve=True)
+    small = OmegaConf.to_container(compose_cfg(["task=srl", "trainer.equal_updates=true", "data.fraction=0.1"]), resolve=True)
+    small_fixed = OmegaConf.to_container(compose_cfg(["task=srl", "data.fraction=0.1"]), resolve=True)
+    same = {"bilm_sha256": "b", "data_sha256": {}, "task_version": 1}
+    assert run_digest(plain, same) == run_digest(older, same) == run_digest(full, same)
+    assert run_digest(small, same) != run_digest(small_fixed, same)
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        sweep = compose("config", overrides=["+sweep=sample_efficiency"])
+    assert sweep.trainer.equal_updates is True
