@@ -7,7 +7,6 @@ are present; the paper's Tables 1-3 and ``probes.md`` never include them.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pandas as pd
 

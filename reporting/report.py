@@ -14,231 +14,23 @@ Our numbers are dev-set numbers on the data of this suite (see results/README.md
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from tasks.run_record import Record
 
 from . import paper_numbers as paper
-from .cell_rules import describe, differences
+from .cell_rules import describe
 from .encoders_report import NOTES as ENCODER_NOTES, encoders_table, probes_by_encoder
 from .figures import bilm_name, figure_name, layer_weights_figure, sample_efficiency_figure, shipped_bilms
+from .run_frame import Selection, choose, load_runs, probes_table, records, table7
+from .tables import ablation_table, table1, variants_table
 
 
-@dataclass(frozen=True)
-class Selection:
-    """Which records one set of tables reports: one run profile and one biLM (by SHA-256). Runs
-    without ELMo (baselines) do not depend on the biLM and go with any."""
-    profile: str | None = None
-    bilm: str | None = None
-
-    def admits(self, r: Record) -> bool:
-        return ((self.profile is None or r.profile == self.profile)
-                and (self.bilm is None or r.bilm_sha256 in (None, self.bilm)))
-
-
-ACCEPTED: tuple[str, ...] = ()  # keys that may differ from the profile's prescription (--accept)
-
-
-def records(roots: list[Path], name: str, select: Selection | None = None, extras: dict | None = None):
-    """``(path, Record)`` for every ``name`` file below ``roots`` that ``select`` admits. With
-    ``extras`` given, only records that may join a table cell (``cell_rules``); the others go into
-    ``extras`` (path -> (record, differing keys))."""
-    for root in roots:
-        for path in sorted(Path(root).glob(f"**/{name}")):
-            r = Record.read(path)
-            if select is None or select.admits(r):
-                if extras is not None and name == "results.json":
-                    diff = differences(r, ACCEPTED)
-                    if diff:
-                        extras[str(path)] = (r, diff)
-                        continue
-                yield path, r
-
-
-def _counted(values) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for v in values:
-        counts[v] = counts.get(v, 0) + 1
-    return counts
-
-
-def choose(roots: list[Path], profile: str | None, bilm: str | None) -> Selection:
-    """The records to report: the requested profile and biLM (a SHA-256 prefix or the name of a
-    shipped biLM); with none requested, the one the records share. Runs of different profiles or
-    different biLMs are never averaged into the same cell: with several present and none
-    requested, this is an error."""
-    found = [r for name in ("results.json", "finetune.json") for _, r in records(roots, name)]
-    profiles = _counted(str(r.profile or "(none recorded)") for r in found)
-    listed = ", ".join(f"{k} ({v} records)" for k, v in sorted(profiles.items())) or "no records"
-    if profile is not None and profile not in profiles:
-        raise SystemExit(f"error: no runs with profile {profile!r}; found: {listed}")
-    if profile is None and len(profiles) > 1:
-        raise SystemExit(f"error: the runs come from several profiles: {listed}. Their numbers are not "
-                         f"comparable; pass --profile NAME to report one of them.")
-    shipped = shipped_bilms()
-    bilms = _counted(r.bilm_sha256 for r in found if (profile is None or r.profile == profile) and r.bilm_sha256)
-    listed = ", ".join(f"{bilm_name(k, shipped)} ({v} records)" for k, v in sorted(bilms.items())) or "none"
-    if bilm is not None:
-        wanted = [sha for sha, name in shipped.items() if name == bilm] or [k for k in bilms if k.startswith(bilm)]
-        if len(wanted) != 1:
-            raise SystemExit(f"error: --bilm {bilm} matches {len(wanted)} biLMs; found: {listed}")
-        return Selection(profile, wanted[0])
-    if len(bilms) > 1:
-        raise SystemExit(f"error: the runs use several biLMs: {listed}. Their numbers are not comparable; "
-                         f"pass --bilm NAME|SHA to report one of them.")
-    return Selection(profile, next(iter(bilms), None))
-
-
-def probes_table(roots: list[Path], select: Selection | None = None,
-                 extras: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
-    rows = []
-    for _, r in records(roots, "results.json", select, extras):
-        if r.task in paper.PROBES:
-            for layer, acc in r.dev["accuracy_per_layer"].items():
-                rows.append({"probe": r.task, "layer": layer, "accuracy": acc, "key": r.config_hash,
-                             "encoder": r.encoder, **provenance_fields(r)})
-    if not rows:
-        return pd.DataFrame(), pd.DataFrame()
-    df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
-    df = df[df.encoder.isna()]  # a Transformer's layers are reported beside the biLM's in encoders.md
-    if df.empty:
-        return pd.DataFrame(), pd.DataFrame()
-    out = df.groupby(["probe", "layer"])["accuracy"].agg(["mean", "count"]).reset_index()
-    out["ours"] = [f"{m:.2f} (n={n})" for m, n in zip(out["mean"], out["count"])]
-    out["paper"] = [paper.PROBES[p].get(l, "—") for p, l in zip(out.probe, out.layer)]
-    return out[["probe", "layer", "ours", "paper"]], df.drop_duplicates("key")
-
-
-def table7(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 7's biLM half: dev perplexity before -> after fine-tuning on the task text (``mode=finetune``)."""
-    rows = []
-    for _, r in records(roots, "finetune.json", select):
-        ft = r.bilm_finetune
-        rows.append({"task": r.task, "biLM tokens of fine-tuning": ft["tokens"],
-                     "dev perplexity before → after (ours)": finetune_perplexities(ft),
-                     "paper (Table 7)": paper.TABLE7.get(r.task, "—"), "key": ft["dir"], **provenance_fields(r)})
-    if not rows:
-        return pd.DataFrame(), pd.DataFrame()
-    df = pd.DataFrame(rows).drop_duplicates("key")
-    order = {t: k for k, t in enumerate(paper.TASKS)}
-    df = df.sort_values("task", key=lambda c: c.map(order))
-    return df[["task", "biLM tokens of fine-tuning", "dev perplexity before → after (ours)", "paper (Table 7)"]], df
-
-
-def finetune_perplexities(info: dict | None) -> str | None:
-    return f"{info['dev_perplexity_before']:.1f} → {info['dev_perplexity_after']:.1f}" if info else None
-
-
-def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
-    rows, seen = [], set()
-    found = sorted(records(roots, "results.json", select, extras), key=lambda pr: str(pr[1].date))
-    for path, r in found:  # the earliest record of a configuration counts; later reruns of it do not
-        if r.task in paper.PROBES:
-            continue  # reported by probes_table
-        key = (r.config_hash or str(path), r.setting)  # one run may serve several settings
-        if key in seen:
-            continue
-        seen.add(key)
-        mix = r.mixing_weights or {}
-        rows.append({"task": r.task, "metric": r.metric, "value": r.value,
-                     "test_value": np.nan if r.test_value is None else r.test_value,
-                     "seed": r.seed, "setting": r.setting, "fraction": r.fraction, "path": str(path),
-                     "equal_updates": r.equal_updates,
-                     "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
-                     "finetune_ppl": finetune_perplexities(r.bilm_finetune), "encoder": r.encoder,
-                     **provenance_fields(r)})
-    df = pd.DataFrame(rows)
-    if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
-        df["full"] = df.fraction == df.groupby("task").fraction.transform("max")
-    return df
-
-
-def summarize(df: pd.DataFrame, settings: list[str], column: str = "value") -> pd.DataFrame:
-    """Mean, std and n of the dev metric (``column="test_value"``: the test metric of the same
-    runs, each scored once with its dev-selected model) per (task, setting); missing cells stay missing."""
-    sub = df[df.setting.isin(settings) & df.full]
-    g = sub.dropna(subset=[column]).groupby(["task", "setting"])[column]
-    return pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1), "n": g.count()}).reset_index()
-
-
-def mean_std_n(m: float, s: float, n: int) -> str:
-    """A table cell: mean ± sample std with the number of seeds; a missing cell says n=0."""
-    if n == 0:
-        return "— (n=0)"
-    return f"{m:.2f} ± {s:.2f} (n={n})" if n > 1 else f"{m:.2f} (n=1)"
-
-
-def cell(stats: pd.DataFrame, task: str, setting: str) -> str:
-    row = stats[(stats.task == task) & (stats.setting == setting)]
-    if row.empty:
-        return mean_std_n(0.0, 0.0, 0)
-    return mean_std_n(row.iloc[0]["mean"], row.iloc[0]["std"], int(row.iloc[0]["n"]))
-
-
-def mean_of(stats, task, setting):
-    row = stats[(stats.task == task) & (stats.setting == setting)]
-    return None if row.empty else float(row.iloc[0]["mean"])
-
-
-def gains(base: float | None, elmo: float | None) -> tuple[str, str]:
-    """Absolute gain and relative error reduction (paper Table 1's 'increase' columns)."""
-    if base is None or elmo is None:
-        return "—", "—"
-    return f"{elmo - base:+.2f}", f"{100 * (elmo - base) / (100 - base):.1f}%"
-
-
-def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
-    stats = summarize(df, ["baseline", "elmo"])
-    test_stats = summarize(df, ["baseline", "elmo"], "test_value") if test else None
-    rows = []
-    for task, info in paper.TASKS.items():
-        if task not in set(df.task):
-            continue
-        b, e = mean_of(stats, task, "baseline"), mean_of(stats, task, "elmo")
-        pb, pe = paper.TABLE1[task]
-        abs_gain, rel = gains(b, e)
-        p_abs, p_rel = gains(pb, pe)
-        rows.append({"task": f"{task} ({info['metric']}; paper: {info['paper_dataset']})",
-                     "baseline (ours, dev)": cell(stats, task, "baseline"),
-                     "ELMo (ours, dev)": cell(stats, task, "elmo"),
-                     **({"baseline (ours, test)": cell(test_stats, task, "baseline"),
-                         "ELMo (ours, test)": cell(test_stats, task, "elmo")} if test else {}),
-                     "increase: absolute / relative error reduction (ours)": f"{abs_gain} / {rel}",
-                     "paper baseline / ELMo (test)": f"{pb} / {pe}",
-                     "increase: absolute / relative error reduction (paper)": f"{p_abs} / {p_rel}"})
-    return pd.DataFrame(rows)
-
-
-def ablation_table(df: pd.DataFrame, published: dict, settings: list[str], test: bool = False) -> pd.DataFrame:
-    """The paper's tasks first, then any other task with runs in these settings (paper: —)."""
-    stats = summarize(df, settings)
-    test_stats = summarize(df, settings, "test_value") if test else None
-    rows = []
-    with_runs = set(stats[stats.setting != "baseline"].task)
-    for task in [*published, *(t for t in paper.TASKS if t not in published)]:
-        if task not in with_runs:
-            continue
-        row = {"task": task}
-        for s in settings:
-            row[f"{s} (ours)"] = cell(stats, task, s)
-            if test:
-                row[f"{s} (ours, test)"] = cell(test_stats, task, s)
-            row[f"{s} (paper)"] = published.get(task, {}).get(s, "—")
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def provenance_fields(r: Record) -> dict:
-    hw = r.hardware or {}
-    return {"command": r.command, "date": r.date, "profile": r.profile, "bilm_sha256": r.bilm_sha256,
-            "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
-                        f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
+ACCEPTED: tuple[str, ...] = ()  # keys that may differ from the profile's prescription (--accept), for the titles
 
 
 def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = "") -> str:
@@ -267,22 +59,6 @@ def provenance(sources: pd.DataFrame | None, out: Path = Path("results")) -> str
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
     lines += ["", f"Rebuilt from the records with `{REBUILD.get(out) or rebuild_command(out)}`."]
     return "\n".join(lines) + "\n"
-
-
-def variants_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Each variant run (state policy, fine-tuned biLM) beside its plain setting, same tasks."""
-    full = df[df.full]
-    rows = []
-    for (task, setting), g in full[full.setting.str.contains("+", regex=False)].groupby(["task", "setting"]):
-        base = setting.split("+")[0]
-        plain = full[(full.task == task) & (full.setting == base)]
-        same_seeds = plain[plain.seed.isin(g.seed)]
-        fmt = lambda v: mean_std_n(v.mean(), v.std(ddof=1), len(v))  # noqa: E731
-        rows.append({"task": task, "setting": base, "variant": setting.split("+", 1)[1], "variant (ours)": fmt(g.value),
-                     "plain, same seeds": fmt(same_seeds.value), "plain, all seeds": fmt(plain.value),
-                     "difference, same seeds": f"{g.value.mean() - same_seeds.value.mean():+.2f} points" if len(same_seeds)
-                     else "—", "biLM dev perplexity before → after": ", ".join(sorted(set(g.finetune_ppl.dropna()))) or "—"})
-    return pd.DataFrame(rows)
 
 
 def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: pd.DataFrame | None = None,
@@ -382,7 +158,7 @@ def main(argv=None) -> None:
     ACCEPTED = tuple(args.accept)
     WRITTEN.clear()
     roots = [r for r in args.runs if r.exists()]
-    select = choose(roots, args.profile, args.bilm)
+    select = dataclasses.replace(choose(roots, args.profile, args.bilm), accepted=ACCEPTED)
     refuse_other_tables(args.out, select)
     args.out.mkdir(parents=True, exist_ok=True)
     options = (f" --profile {args.profile}" if args.profile else "") + (f" --bilm {args.bilm}" if args.bilm else "") \

@@ -1,0 +1,153 @@
+"""The run records as the report reads them (Peters et al. 2018, Tables 1-3 and 7, the probes of
+Tables 5-6): which records one set of tables admits (``Selection``: one profile, one biLM, the
+accepted differences), the records themselves (``records``; those that may not join a cell go to
+the extras), and the frames built from them: one row per task run (``load_runs``), the probes per
+layer (``probes_table``) and the biLM fine-tunings (``table7``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tasks.run_record import Record
+
+from . import paper_numbers as paper
+from .cell_rules import differences
+from .figures import bilm_name, shipped_bilms
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which records one set of tables reports: one run profile and one biLM (by SHA-256). Runs
+    without ELMo (baselines) do not depend on the biLM and go with any."""
+    profile: str | None = None
+    bilm: str | None = None
+    accepted: tuple[str, ...] = ()  # keys that may differ from the profile's prescription (--accept)
+
+    def admits(self, r: Record) -> bool:
+        return ((self.profile is None or r.profile == self.profile)
+                and (self.bilm is None or r.bilm_sha256 in (None, self.bilm)))
+
+
+def records(roots: list[Path], name: str, select: Selection | None = None, extras: dict | None = None):
+    """``(path, Record)`` for every ``name`` file below ``roots`` that ``select`` admits. With
+    ``extras`` given, only records that may join a table cell (``cell_rules``); the others go into
+    ``extras`` (path -> (record, differing keys))."""
+    for root in roots:
+        for path in sorted(Path(root).glob(f"**/{name}")):
+            r = Record.read(path)
+            if select is None or select.admits(r):
+                if extras is not None and name == "results.json":
+                    diff = differences(r, select.accepted if select is not None else ())
+                    if diff:
+                        extras[str(path)] = (r, diff)
+                        continue
+                yield path, r
+
+
+def _counted(values) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
+def choose(roots: list[Path], profile: str | None, bilm: str | None) -> Selection:
+    """The records to report: the requested profile and biLM (a SHA-256 prefix or the name of a
+    shipped biLM); with none requested, the one the records share. Runs of different profiles or
+    different biLMs are never averaged into the same cell: with several present and none
+    requested, this is an error."""
+    found = [r for name in ("results.json", "finetune.json") for _, r in records(roots, name)]
+    profiles = _counted(str(r.profile or "(none recorded)") for r in found)
+    listed = ", ".join(f"{k} ({v} records)" for k, v in sorted(profiles.items())) or "no records"
+    if profile is not None and profile not in profiles:
+        raise SystemExit(f"error: no runs with profile {profile!r}; found: {listed}")
+    if profile is None and len(profiles) > 1:
+        raise SystemExit(f"error: the runs come from several profiles: {listed}. Their numbers are not "
+                         f"comparable; pass --profile NAME to report one of them.")
+    shipped = shipped_bilms()
+    bilms = _counted(r.bilm_sha256 for r in found if (profile is None or r.profile == profile) and r.bilm_sha256)
+    listed = ", ".join(f"{bilm_name(k, shipped)} ({v} records)" for k, v in sorted(bilms.items())) or "none"
+    if bilm is not None:
+        wanted = [sha for sha, name in shipped.items() if name == bilm] or [k for k in bilms if k.startswith(bilm)]
+        if len(wanted) != 1:
+            raise SystemExit(f"error: --bilm {bilm} matches {len(wanted)} biLMs; found: {listed}")
+        return Selection(profile, wanted[0])
+    if len(bilms) > 1:
+        raise SystemExit(f"error: the runs use several biLMs: {listed}. Their numbers are not comparable; "
+                         f"pass --bilm NAME|SHA to report one of them.")
+    return Selection(profile, next(iter(bilms), None))
+
+
+def probes_table(roots: list[Path], select: Selection | None = None,
+                 extras: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
+    rows = []
+    for _, r in records(roots, "results.json", select, extras):
+        if r.task in paper.PROBES:
+            for layer, acc in r.dev["accuracy_per_layer"].items():
+                rows.append({"probe": r.task, "layer": layer, "accuracy": acc, "key": r.config_hash,
+                             "encoder": r.encoder, **provenance_fields(r)})
+    if not rows:
+        return pd.DataFrame(), pd.DataFrame()
+    df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
+    df = df[df.encoder.isna()]  # a Transformer's layers are reported beside the biLM's in encoders.md
+    if df.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    out = df.groupby(["probe", "layer"])["accuracy"].agg(["mean", "count"]).reset_index()
+    out["ours"] = [f"{m:.2f} (n={n})" for m, n in zip(out["mean"], out["count"])]
+    out["paper"] = [paper.PROBES[p].get(l, "—") for p, l in zip(out.probe, out.layer)]
+    return out[["probe", "layer", "ours", "paper"]], df.drop_duplicates("key")
+
+
+def table7(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 7's biLM half: dev perplexity before -> after fine-tuning on the task text (``mode=finetune``)."""
+    rows = []
+    for _, r in records(roots, "finetune.json", select):
+        ft = r.bilm_finetune
+        rows.append({"task": r.task, "biLM tokens of fine-tuning": ft["tokens"],
+                     "dev perplexity before → after (ours)": finetune_perplexities(ft),
+                     "paper (Table 7)": paper.TABLE7.get(r.task, "—"), "key": ft["dir"], **provenance_fields(r)})
+    if not rows:
+        return pd.DataFrame(), pd.DataFrame()
+    df = pd.DataFrame(rows).drop_duplicates("key")
+    order = {t: k for k, t in enumerate(paper.TASKS)}
+    df = df.sort_values("task", key=lambda c: c.map(order))
+    return df[["task", "biLM tokens of fine-tuning", "dev perplexity before → after (ours)", "paper (Table 7)"]], df
+
+
+def finetune_perplexities(info: dict | None) -> str | None:
+    return f"{info['dev_perplexity_before']:.1f} → {info['dev_perplexity_after']:.1f}" if info else None
+
+
+def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
+    rows, seen = [], set()
+    found = sorted(records(roots, "results.json", select, extras), key=lambda pr: str(pr[1].date))
+    for path, r in found:  # the earliest record of a configuration counts; later reruns of it do not
+        if r.task in paper.PROBES:
+            continue  # reported by probes_table
+        key = (r.config_hash or str(path), r.setting)  # one run may serve several settings
+        if key in seen:
+            continue
+        seen.add(key)
+        mix = r.mixing_weights or {}
+        rows.append({"task": r.task, "metric": r.metric, "value": r.value,
+                     "test_value": np.nan if r.test_value is None else r.test_value,
+                     "seed": r.seed, "setting": r.setting, "fraction": r.fraction, "path": str(path),
+                     "equal_updates": r.equal_updates,
+                     "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
+                     "finetune_ppl": finetune_perplexities(r.bilm_finetune), "encoder": r.encoder,
+                     **provenance_fields(r)})
+    df = pd.DataFrame(rows)
+    if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
+        df["full"] = df.fraction == df.groupby("task").fraction.transform("max")
+    return df
+
+
+def provenance_fields(r: Record) -> dict:
+    hw = r.hardware or {}
+    return {"command": r.command, "date": r.date, "profile": r.profile, "bilm_sha256": r.bilm_sha256,
+            "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
+                        f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
