@@ -91,3 +91,23 @@ def test_prediction_does_not_depend_on_batch_or_padding(task_name, bilm_files, t
             assert reversed_order == alone
         else:  # one document per batch (coreference): padding is between its sentences, already exercised
             assert task.name == "coref"
+
+
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+def test_every_model_returns_one_output_type(task_name, bilm_files, tmp_path):
+    """The model contract: forward gives a TaskOutput, with the loss when the batch carries gold
+    labels, and the decoded predictions (one per example) only in eval mode."""
+    from tasks.layers import TaskOutput
+    cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
+    model = _new_model(cfg, task, source)
+    batch = task.make_batch(data["train"], task.batches(data["train"].examples, 4, shuffle=False)[0])
+    assert model.gold_keys and all(key in batch for key in model.gold_keys)
+    trained = model.train()(batch)
+    assert isinstance(trained, TaskOutput) and trained.predictions is None
+    assert trained.loss.ndim == 0 and trained.loss.requires_grad
+    with torch.no_grad():
+        evaluated = model.eval()(batch)
+        unlabelled = model({k: v for k, v in batch.items() if k not in model.gold_keys})
+    n_examples = 1 if task_name == "coref" else len(task.batches(data["train"].examples, 4, shuffle=False)[0])
+    assert len(evaluated.predictions) == n_examples and evaluated.loss is not None
+    assert unlabelled.loss is None and unlabelled.predictions == evaluated.predictions
