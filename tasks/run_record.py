@@ -54,6 +54,7 @@ class Record:
     bilm_finetune: dict | None = None
     # bookkeeping
     reused_from: str | None = None  # a finished run of the same identity, launched under another name
+    resumed_from_epoch: int | None = None  # the run was stopped and resumed after this epoch (``train_state``)
     config_hash_before_identity: str | None = None
     unknown: dict = field(default_factory=dict)  # keys of a newer version, kept on rewrite
     path: Path | None = field(default=None, compare=False)

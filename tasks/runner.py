@@ -137,7 +137,8 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     set_seed(cfg.seed)
     features = build_features(cfg, source)
     model = task.build_model(features)
-    result = fit(task, model, data, TrainerConfig.from_config(cfg))
+    state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
+    result = fit(task, model, data, TrainerConfig.from_config(cfg), state_path=state_path)
     prediction_files = {split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
                         for split, preds in result["predictions"].items()}
     record = Record(
@@ -146,11 +147,13 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         elmo_position=plan.position, train_examples=len(splits["train"]),
         mixing_weights=features.layer_weights(), best_epoch=result["best_epoch"], epochs=result["epochs"],
         train_seconds=result["train_seconds"], data_stats=task.data_stats, data_warnings=task.data_warnings(),
-        prediction_files=prediction_files, bilm_finetune=source.finetune_report)
+        prediction_files=prediction_files, bilm_finetune=source.finetune_report,
+        resumed_from_epoch=result.get("resumed_from_epoch"))
     torch_save_atomic({"config": plan.resolved, "task_state": task.state(), "model": model.state_dict(),
                        "bilm_sha256": source.sha256},  # the encoder's digest (biLM weights or Transformer files)
                       out_dir / "best.pt")  # complete or absent, like the record written after it
     record.write(results_path)
+    state_path.unlink(missing_ok=True)  # the record and best.pt hold everything now
     mark_finished(out_dir)
     results = record.to_dict()
     announce(results, results_path)

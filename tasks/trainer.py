@@ -19,6 +19,7 @@ import math
 import random
 import time
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -27,6 +28,7 @@ from tqdm import tqdm
 
 from suite_common.errors import ConfigError
 
+from . import train_state
 from .base import TaskSplit
 
 
@@ -116,8 +118,11 @@ def passes_per_epoch(cfg) -> int:
     return max(1, round(1 / fraction)) if cfg.trainer.get("equal_updates") and fraction < 1 else 1
 
 
-def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: bool = True) -> dict:
-    """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history."""
+def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: bool = True,
+        state_path: Path | None = None) -> dict:
+    """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history.
+    ``state_path``: the training state is saved there after every epoch, and a state found there is
+    resumed (``train_state``); the result then has ``resumed_from_epoch``."""
     set_seed(t.seed)
     rng = random.Random(t.seed)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -126,11 +131,18 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
         if t.lr_halving else None
     ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(t.ema), use_buffers=True) if t.ema else None
     evaluated = ema.module if ema is not None else model  # the paper's SQuAD model is evaluated with EMA weights
-    history, patience, best_state = History(), t.patience, None
-    started = time.time()
+    history, patience, best_state, best_dev = History(), t.patience, None, None
+    first_epoch, done, resumed_from, elapsed = 0, False, None, 0.0
+    if state_path is not None and Path(state_path).exists():
+        state = train_state.load(state_path, model=model, optimizer=optimizer, schedule=halve, average=ema,
+                                 history=history, batch_order=rng)
+        first_epoch, done, patience, elapsed = state["epoch"], state["done"], state["patience"], state["seconds"]
+        best_state, best_dev, resumed_from = state["best_state"], state["best_dev"], state["epoch"]
+        print(f"resuming after epoch {first_epoch} ({state_path})", flush=True)
+    started = time.time() - elapsed
     train, dev = splits["train"], splits["dev"]
     passes = t.passes_per_epoch
-    for epoch in range(t.max_epochs):
+    for epoch in range(first_epoch, 0 if done else t.max_epochs):
         model.train()
         total, steps = 0.0, 0
         order = [idx for _ in range(passes) for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)]
@@ -155,11 +167,18 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
             best_state, best_dev = copy.deepcopy(evaluated.state_dict()), (dev_predictions, dev_metrics)
         else:
             patience -= 1
-            if patience <= 0:
-                break
+        done = patience <= 0 or epoch + 1 == t.max_epochs
+        if state_path is not None:
+            train_state.save(state_path, epoch=epoch + 1, done=done, model=model, optimizer=optimizer, schedule=halve,
+                             average=ema, history=history, patience=patience, best_state=best_state,
+                             best_dev=best_dev, batch_order=rng, seconds=time.time() - started)
+        if done:
+            break
     model.load_state_dict(best_state)
     result = {"epochs": history.epochs, "best_epoch": history.best_epoch,
               "train_seconds": round(time.time() - started, 1), "predictions": {}}
+    if resumed_from is not None:
+        result["resumed_from_epoch"] = resumed_from
     result["predictions"]["dev"], result["dev"] = best_dev  # evaluation is deterministic: no second dev pass
     if "test" in splits:  # the selected model on test (when given) only now, once
         result["predictions"]["test"] = predict(task, model, splits["test"], t.eval_batch_size)

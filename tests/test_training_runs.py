@@ -135,3 +135,48 @@ def test_equal_updates_for_small_fractions_and_record_identity():
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         sweep = compose("config", overrides=["+sweep=sample_efficiency"])
     assert sweep.trainer.equal_updates is True
+
+
+@pytest.mark.parametrize("options", [(), ("trainer.optimizer=adadelta", "trainer.lr=1.0", "trainer.ema=0.9",
+                                          "trainer.lr_halving=true", "trainer.weight_decay=0.01")])
+def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(options, bilm_files, tmp_path, monkeypatch):
+    """A run stopped during its second epoch leaves its state after the first; launched again, it
+    continues from there and ends with exactly the numbers of a run that never stopped (same seed,
+    same threads), and says that it resumed. With the paper profiles' options too (Adadelta, a
+    weight average, learning-rate halving, weight decay)."""
+    from tasks import trainer
+    overrides = ("elmo.position=input", "trainer.max_epochs=3", "trainer.patience=3", "task.model.dropout=0.3", *options)
+    whole_dir, stopped_dir = tmp_path / "whole" / "ner" / "run", tmp_path / "stopped" / "ner" / "run"
+    whole_dir.mkdir(parents=True)
+    stopped_dir.mkdir(parents=True)
+    whole = runner.train(tiny_ner_cfg(bilm_files, tmp_path, *overrides, f"runs_root={tmp_path / 'whole'}"), whole_dir)
+    assert not (whole_dir / "train_state.pt").exists() and "resumed_from_epoch" not in whole
+
+    real_predict, calls = trainer.predict, []
+
+    def stop_in_epoch_two(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as a killed process: nothing after epoch 1 was saved
+        return real_predict(*args, **kwargs)
+
+    cfg = tiny_ner_cfg(bilm_files, tmp_path, *overrides, f"runs_root={tmp_path / 'stopped'}")
+    monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
+    with pytest.raises(KeyboardInterrupt):
+        runner.train(cfg, stopped_dir)
+    assert (stopped_dir / "train_state.pt").exists() and not (stopped_dir / "results.json").exists()
+    monkeypatch.setattr(trainer, "predict", real_predict)
+    resumed = runner.train(cfg, stopped_dir)
+    assert resumed["resumed_from_epoch"] == 1 and not (stopped_dir / "train_state.pt").exists()
+    assert resumed["dev"] == whole["dev"] and resumed["best_epoch"] == whole["best_epoch"]
+    assert [e["train_loss"] for e in resumed["epochs"]] == [e["train_loss"] for e in whole["epochs"]]
+    assert resumed["mixing_weights"] == whole["mixing_weights"] and resumed["config_hash"] == whole["config_hash"]
+
+
+def test_a_training_state_that_is_not_one_is_a_clear_error(bilm_files, tmp_path):
+    from suite_common.errors import WeightsError
+    out = tmp_path / "runs_root" / "ner" / "run"
+    out.mkdir(parents=True)
+    (out / "train_state.pt").write_bytes(b"not a torch file")
+    with pytest.raises(WeightsError, match="train_state.pt: not a training state of this run"):
+        runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input"), out)
