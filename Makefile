@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) run.py task=ner elmo.position=both profile=quick source=local $(ARGS)
 
+# -n auto: one test process per core (pytest-xdist), each on one torch thread so they do not fight over cores
 test: $(STAMP)
-	$(PY) -m pytest -q tests
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n auto tests
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.bilm_speed

@@ -133,6 +133,9 @@ def test_the_hub_copy_loads_and_trains_offline(task, bilm_files, tmp_path):
 def test_offline_default_source_fails_fast_with_one_line(tmp_path):
     env = {**__import__("os").environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"),
            "HF_HUB_OFFLINE": "0"}
+    started = time.time()  # what start-up alone costs on this machine now (other tests may share its cores)
+    subprocess.run([sys.executable, "-c", "import datasets, hydra, torch"], capture_output=True, timeout=120)
+    startup = time.time() - started
     started = time.time()
     done = subprocess.run([sys.executable, str(REPO / "run.py"), "task=ner", f"runs_root={tmp_path / 'runs'}"],
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
@@ -140,5 +143,5 @@ def test_offline_default_source_fails_fast_with_one_line(tmp_path):
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "source=local" in lines[0] and "eriktks/conll2003" in lines[0], done.stderr
-    assert seconds < 15, seconds  # start-up included; the hub itself is not waited for
+    assert seconds < max(15, 4 * startup), (seconds, startup)  # the hub's retries are not waited for
     assert not (tmp_path / "runs" / "ner").exists()
