@@ -138,7 +138,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     features = build_features(cfg, source)
     model = task.build_model(features)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
-    result = fit(task, model, data, TrainerConfig.from_config(cfg), state_path=state_path)
+    result = fit(task, model, data, TrainerConfig.from_config(cfg), state_path=state_path, run=plan.digest)
     prediction_files = {split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
                         for split, preds in result["predictions"].items()}
     record = Record(

@@ -44,11 +44,11 @@ def _set_numpy_state(state: list) -> None:
     np.random.set_state((name, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
 
 
-def save(path: Path, *, epoch: int, done: bool, model, optimizer, schedule, average, history, patience: int,
+def save(path: Path, *, run: str | None, epoch: int, done: bool, model, optimizer, schedule, average, history, patience: int,
          best_state: dict | None, best_dev, batch_order: random.Random, seconds: float) -> None:
     """The state at the end of ``epoch`` (1-based); ``done``: training stopped there."""
     torch_save_atomic({
-        "format": FORMAT, "epoch": epoch, "done": done, "seconds": seconds,
+        "format": FORMAT, "run": run, "epoch": epoch, "done": done, "seconds": seconds,
         "model": model.state_dict(), "optimizer": optimizer.state_dict(),
         "schedule": schedule.state_dict() if schedule is not None else None,
         "average": average.state_dict() if average is not None else None,
@@ -65,14 +65,22 @@ def _tuples(x):
     return tuple(_tuples(v) for v in x) if isinstance(x, list) else x
 
 
-def load(path: Path, *, model, optimizer, schedule, average, history, batch_order: random.Random) -> dict:
-    """Restore a saved state into the given objects; returns ``epoch``, ``done``, ``patience``,
-    ``best_state``, ``best_dev`` and ``seconds``. A file that is not a training state is an error
-    naming it (it is never half-read)."""
+def load(path: Path, *, run: str | None, model, optimizer, schedule, average, history, batch_order: random.Random) -> dict:
+    """Restore the state of the run ``run`` (its identity digest) into the given objects; returns
+    ``epoch``, ``done``, ``patience``, ``best_state``, ``best_dev`` and ``seconds``. A file that is not
+    a training state, or is another run's (a stopped run of another configuration launched under the
+    same name), is an error naming it; the file is left as it is."""
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
         if state.get("format") != FORMAT:
             raise ValueError(f"format {state.get('format')!r}")
+    except Exception as e:  # noqa: BLE001 - any unreadable state is the same error
+        raise WeightsError(f"{path}: not a training state ({type(e).__name__}: {e}); "
+                           "delete it to train from the start") from None
+    if state.get("run") != run:
+        raise WeightsError(f"{path}: the training state of another run (identity {state.get('run')}, this one is "
+                           f"{run}); move or delete it to train this one")
+    try:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         if schedule is not None:
@@ -80,8 +88,8 @@ def load(path: Path, *, model, optimizer, schedule, average, history, batch_orde
         if average is not None:
             average.load_state_dict(state["average"])
     except Exception as e:  # noqa: BLE001 - any unreadable or mismatched state is the same error
-        raise WeightsError(f"{path}: not a training state of this run ({type(e).__name__}: {e}); "
-                           "delete it to train from the start") from None
+        raise WeightsError(f"{path}: a training state that does not fit this run's model ({type(e).__name__}: "
+                           f"{e}); delete it to train from the start") from None
     history.epochs, history.best_epoch, history.best_dev = (state["history"][k] for k in ("epochs", "best_epoch", "best_dev"))
     rng = state["rng"]
     random.setstate(_tuples(rng["python"]))

@@ -119,10 +119,11 @@ def passes_per_epoch(cfg) -> int:
 
 
 def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: bool = True,
-        state_path: Path | None = None) -> dict:
+        state_path: Path | None = None, run: str | None = None) -> dict:
     """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history.
     ``state_path``: the training state is saved there after every epoch, and a state found there is
-    resumed (``train_state``); the result then has ``resumed_from_epoch``."""
+    resumed (``train_state``; ``run``: the run's identity digest, stored with it and checked when
+    resuming); the result then has ``resumed_from_epoch``."""
     set_seed(t.seed)
     rng = random.Random(t.seed)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -134,7 +135,7 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
     history, patience, best_state, best_dev = History(), t.patience, None, None
     first_epoch, done, resumed_from, elapsed = 0, False, None, 0.0
     if state_path is not None and Path(state_path).exists():
-        state = train_state.load(state_path, model=model, optimizer=optimizer, schedule=halve, average=ema,
+        state = train_state.load(state_path, run=run, model=model, optimizer=optimizer, schedule=halve, average=ema,
                                  history=history, batch_order=rng)
         first_epoch, done, patience, elapsed = state["epoch"], state["done"], state["patience"], state["seconds"]
         best_state, best_dev, resumed_from = state["best_state"], state["best_dev"], state["epoch"]
@@ -169,7 +170,7 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
             patience -= 1
         done = patience <= 0 or epoch + 1 == t.max_epochs
         if state_path is not None:
-            train_state.save(state_path, epoch=epoch + 1, done=done, model=model, optimizer=optimizer, schedule=halve,
+            train_state.save(state_path, run=run, epoch=epoch + 1, done=done, model=model, optimizer=optimizer, schedule=halve,
                              average=ema, history=history, patience=patience, best_state=best_state,
                              best_dev=best_dev, batch_order=rng, seconds=time.time() - started)
         if done:

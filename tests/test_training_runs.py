@@ -178,5 +178,30 @@ def test_a_training_state_that_is_not_one_is_a_clear_error(bilm_files, tmp_path)
     out = tmp_path / "runs_root" / "ner" / "run"
     out.mkdir(parents=True)
     (out / "train_state.pt").write_bytes(b"not a torch file")
-    with pytest.raises(WeightsError, match="train_state.pt: not a training state of this run"):
+    with pytest.raises(WeightsError, match="train_state.pt: not a training state"):
         runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input"), out)
+
+
+def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp_path, monkeypatch):
+    """Two configurations launched into one directory (another ELMo position here, as when the data
+    files change under the same overrides): the second never continues the first one's state."""
+    from suite_common.errors import WeightsError
+    from tasks import trainer
+    out = tmp_path / "runs_root" / "ner" / "run"
+    out.mkdir(parents=True)
+    calls = []
+    real = trainer.predict
+
+    def stop_in_epoch_two(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
+    with pytest.raises(KeyboardInterrupt):
+        runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=2"), out)
+    saved = (out / "train_state.pt").read_bytes()
+    monkeypatch.setattr(trainer, "predict", real)
+    with pytest.raises(WeightsError, match="train_state.pt: the training state of another run"):
+        runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2"), out)
+    assert (out / "train_state.pt").read_bytes() == saved  # nothing of the stopped run is lost
