@@ -29,7 +29,7 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
 
     source = BiLMEncoder.from_config(cfg)
     options, weights = source.options, source.weights
-    bilm = load_bilm(options, weights, stateful=cfg.elmo.state != "stateless", device=cfg.device,
+    bilm = load_bilm(options, weights, stateful=source.state != "stateless", device=cfg.device,
                      allow_extra=source.allow_extra)
     ds, _ = read_conll2003_file(cfg.demo.sentences)
     sentences = list(ds["tokens"])[: cfg.demo.limit]

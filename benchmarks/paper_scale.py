@@ -103,8 +103,8 @@ def paper_bilm(directory: Path) -> tuple[Path, Path]:
 
 
 def compose_paper(task: str, options: Path, weights: Path, cache_dir: Path, threads: int, position: str):
-    overrides = [f"task={task}", "profile=paper", "source=local", f"elmo.options={options}",
-                 f"elmo.weights={weights}", f"elmo.cache_dir={cache_dir}", f"threads={threads}",
+    overrides = [f"task={task}", "profile=paper", "source=local", f"encoder.options={options}",
+                 f"encoder.weights={weights}", f"cache.dir={cache_dir}", f"threads={threads}",
                  f"elmo.position={position}", *STAND_IN.get(task, [])]
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose("config", overrides=overrides)
@@ -260,7 +260,7 @@ def report(results: list[dict], args, bilm: str, started: str) -> str:
               + (f" (mean tokens per text used: {', '.join(f'{k} {v:.1f}' for k, v in m['full']['lengths'].items())})"
                  if m["full"].get("lengths") else "") for m in results]
     lines += ["", "Reading the table: *planned / written* is the size a run estimates before building its cache "
-              "(`ActivationCache.planned_bytes`, the check behind `elmo.cache_max_gb`) over the bytes actually "
+              "(`ActivationCache.planned_bytes`, the check behind `cache.max_gb`) over the bytes actually "
               "written for the sample. Hours per epoch are training updates only (no dev evaluation); hours to the "
               "paper's epochs multiply by `trainer.max_epochs` of `profile=paper`, an upper bound when early stopping "
               "ends a run sooner. The biLM hours are one pass over the distinct texts, shared by every run on the "

@@ -83,7 +83,7 @@ def read_weight_arrays(path: str | Path, opts: BiLMOptions, allow_extra: bool = 
         if unused and not allow_extra:
             shown = ", ".join(f"'{k}'" for k in unused[:4]) + (f" and {len(unused) - 4} more" if len(unused) > 4 else "")
             raise BiLMFormatError(f"{path}: {len(unused)} dataset(s) the options do not use: {shown} (do the options "
-                                  "match these weights? allow_extra=True / elmo.allow_extra_weights=true / "
+                                  "match these weights? allow_extra=True / encoder.allow_extra_weights=true / "
                                   "--allow-extra-weights ignores them)")
         for key, shape in expected_shapes(opts).items():
             if key not in f:

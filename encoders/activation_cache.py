@@ -14,7 +14,7 @@ deleted and rebuilt, never read.
 This module also owns the one interface through which contextual layers reach a task:
 ``LayerSource.batch(rows) -> (layers (L+1, B, T, D) float32, mask (B, T))`` for rows of the
 dataset's sentence list. ``CachedLayers`` reads a cache entry; an encoder's ``live`` source runs it
-per batch (``elmo.cache=false``). A task's batch carries what its source returns (``tasks.base``);
+per batch (``cache.enabled=false``). A task's batch carries what its source returns (``tasks.base``);
 the cache, the runner and the task models never know which encoder produced the layers.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ def size_text(n_bytes: float) -> str:
 
 
 class CacheBudgetError(ConfigError):
-    """A cache that would not fit the disk or ``elmo.cache_max_gb``: raised before anything is written."""
+    """A cache that would not fit the disk or ``cache.max_gb``: raised before anything is written."""
 
 
 class LayerSource(Protocol):
@@ -59,7 +59,7 @@ class LayerSource(Protocol):
 
 
 class EmbeddedLayers:
-    """Any encoder's ``embed`` per batch (``elmo.cache=false``), padded into the batch layout."""
+    """Any encoder's ``embed`` per batch (``cache.enabled=false``), padded into the batch layout."""
 
     def __init__(self, encoder, sentences: list[list[str]]):
         self.encoder, self.sentences = encoder, sentences
@@ -110,7 +110,7 @@ class ActivationCache:
     def __init__(self, root: str | Path, encoder, dtype: str = "float32"):
         """``encoder``: an ``encoders.Encoder`` (its ``cache_identity``, ``layer_shape``, ``meta`` and ``embed``)."""
         if dtype not in ("float32", "float16"):
-            raise ConfigError(f"elmo.cache_dtype must be float32 or float16, got {dtype!r}")
+            raise ConfigError(f"cache.dtype must be float32 or float16, got {dtype!r}")
         self.root, self.encoder, self.dtype = Path(root), encoder, dtype
 
     def key(self, sentences: list[list[str]]) -> str:
@@ -132,7 +132,7 @@ class ActivationCache:
 
     def check_budget(self, named: dict[str, list[list[str]]], max_gb: float | None) -> int:
         """Stop before writing anything when the entries still missing for ``named`` (split name ->
-        sentences) would exceed ``max_gb`` (``elmo.cache_max_gb``; None: no limit) or the free disk
+        sentences) would exceed ``max_gb`` (``cache.max_gb``; None: no limit) or the free disk
         space under the cache root; returns the bytes the missing entries will take."""
         missing, keys = {}, set()
         for name, s in named.items():  # two splits with the same text share one entry
@@ -148,7 +148,7 @@ class ActivationCache:
         free = shutil.disk_usage(existing).free
         limit = None
         if max_gb is not None and need > max_gb * 1e9:
-            limit = f"elmo.cache_max_gb={max_gb:g}"
+            limit = f"cache.max_gb={max_gb:g}"
         elif need > free:
             limit = f"the {size_text(free)} free under {existing}"
         if limit:
@@ -157,8 +157,8 @@ class ActivationCache:
             raise CacheBudgetError(
                 f"the activation cache for {', '.join(missing)} would take {size_text(need)} ({tokens:,} tokens x "
                 f"{L1} layers x {D} x {np.dtype(self.dtype).itemsize} bytes), more than {limit}; nothing was written. "
-                f"Run the encoder on each batch instead with elmo.cache=false"
-                + (" (or halve the cache with elmo.cache_dtype=float16)" if self.dtype == "float32" else ""))
+                f"Run the encoder on each batch instead with cache.enabled=false"
+                + (" (or halve the cache with cache.dtype=float16)" if self.dtype == "float32" else ""))
         return need
 
     def get(self, sentences: list[list[str]], name: str = "data") -> CachedLayers:

@@ -19,8 +19,7 @@ from .activation_cache import ActivationCache, LayerSource
 
 @dataclass(frozen=True)
 class CacheSettings:
-    """The activation cache of a run (``elmo.cache``, ``elmo.cache_dir``, ``elmo.cache_dtype``,
-    ``elmo.cache_max_gb``)."""
+    """The activation cache of a run (``cache.enabled``, ``cache.dir``, ``cache.dtype``, ``cache.max_gb``)."""
 
     enabled: bool = True
     root: str = ".cache/activations"
@@ -29,9 +28,9 @@ class CacheSettings:
 
     @classmethod
     def from_config(cls, cfg) -> "CacheSettings":
-        elmo = cfg.elmo
-        return cls(bool(elmo.get("cache", True)), str(elmo.get("cache_dir", cls.root)),
-                   str(elmo.get("cache_dtype", "float32")), elmo.get("cache_max_gb"))
+        cache = cfg.get("cache") or {}
+        return cls(bool(cache.get("enabled", True)), str(cache.get("dir", cls.root)),
+                   str(cache.get("dtype", "float32")), cache.get("max_gb"))
 
 
 class Encoder:
@@ -73,7 +72,7 @@ class Encoder:
         raise NotImplementedError
 
     def live(self, sentences: list[list[str]]) -> LayerSource:
-        """The encoder run per batch instead of cached (``elmo.cache=false``)."""
+        """The encoder run per batch instead of cached (``cache.enabled=false``)."""
         raise NotImplementedError
 
     def cache(self) -> ActivationCache:
@@ -81,7 +80,7 @@ class Encoder:
 
     def check_budget(self, named: dict[str, list[list[str]]]) -> None:
         """With the cache on: stop before writing anything if the entries still missing would not fit
-        the disk or ``elmo.cache_max_gb`` (``ActivationCache.check_budget``)."""
+        the disk or ``cache.max_gb`` (``ActivationCache.check_budget``)."""
         if self.cache_settings.enabled:
             self.cache().check_budget(named, self.cache_settings.max_gb)
 
@@ -92,4 +91,4 @@ class Encoder:
         return self.live(sentences)
 
     def finetuned(self, train_text: str, dev_text: str, task_name: str) -> "Encoder":
-        raise ConfigError(f"elmo.finetune=true fine-tunes the biLM (§3.4); it is not available with encoder={self.kind}")
+        raise ConfigError(f"encoder.finetune=true fine-tunes the biLM (§3.4); it is not available with encoder={self.kind}")

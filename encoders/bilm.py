@@ -1,6 +1,6 @@
 """The biLM as a run's encoder (Peters et al. 2018 §3.1-3.4): a frozen biLM in the original format —
-the embedded one, one given by ``elmo.options``/``elmo.weights``, or either of them fine-tuned on
-the task's training text first (§3.4, ``elmo.finetune``) — with its state policy (stateless;
+the embedded one, one given by ``encoder.options``/``encoder.weights``, or either of them fine-tuned on
+the task's training text first (§3.4, ``encoder.finetune``) — with its state policy (stateless;
 stateful with states carried across batches in file order, as the original; stateful after a
 warm-up of the data's first batches) and its pass over a dataset.
 """
@@ -26,7 +26,7 @@ STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
 
 
 class LiveLayers:
-    """Runs the biLM per batch (``elmo.cache=false``); its carried state, if stateful, follows the batches."""
+    """Runs the biLM per batch (``cache.enabled=false``); its carried state, if stateful, follows the batches."""
 
     def __init__(self, bilm, sentences: list[list[str]]):
         self.bilm, self.sentences = bilm, sentences
@@ -59,7 +59,7 @@ class BiLMEncoder(Encoder):
 
     def __post_init__(self):
         if self.state not in STATE_POLICIES:
-            raise ConfigError(f"elmo.state must be one of {STATE_POLICIES}, got {self.state!r}")
+            raise ConfigError(f"encoder.state must be one of {STATE_POLICIES}, got {self.state!r}")
         object.__setattr__(self, "options", Path(self.options))
         object.__setattr__(self, "weights", Path(self.weights))
         if self.state != "stateful_warmup":
@@ -67,17 +67,17 @@ class BiLMEncoder(Encoder):
 
     @classmethod
     def from_config(cls, cfg) -> "BiLMEncoder":
-        """``elmo.options`` + ``elmo.weights``, or the embedded biLM when neither is given, with the
-        run's state policy, batch size, device and cache settings."""
-        elmo = cfg.elmo
-        settings = dict(state=elmo.get("state", "stateless"), batch_size=int(elmo.get("batch_size", 64)),
-                        device=str(cfg.get("device", "cpu")), warmup_batches=int(elmo.get("warmup_batches", 0)),
-                        cache_settings=CacheSettings.from_config(cfg), finetune_epochs=int(elmo.get("finetune_epochs", 1)))
-        if elmo.get("options") or elmo.get("weights"):
-            if not (elmo.get("options") and elmo.get("weights")):
-                raise ConfigError("give both elmo.options and elmo.weights (or neither, for the embedded biLM)")
-            return cls(Path(elmo.options), Path(elmo.weights), "given",
-                       allow_extra=bool(elmo.get("allow_extra_weights", False)), **settings)
+        """``encoder.options`` + ``encoder.weights``, or the embedded biLM when neither is given, with
+        the run's state policy, batch size, device and cache settings."""
+        bilm = cfg.get("encoder") or {}
+        settings = dict(state=bilm.get("state", "stateless"), batch_size=int(bilm.get("batch_size", 64)),
+                        device=str(cfg.get("device", "cpu")), warmup_batches=int(bilm.get("warmup_batches", 0)),
+                        cache_settings=CacheSettings.from_config(cfg), finetune_epochs=int(bilm.get("finetune_epochs", 1)))
+        if bilm.get("options") or bilm.get("weights"):
+            if not (bilm.get("options") and bilm.get("weights")):
+                raise ConfigError("give both encoder.options and encoder.weights (or neither, for the embedded biLM)")
+            return cls(Path(bilm["options"]), Path(bilm["weights"]), "given",
+                       allow_extra=bool(bilm.get("allow_extra_weights", False)), **settings)
         return cls(*embedded_files(), "embedded", **settings)
 
     @cached_property
@@ -137,16 +137,16 @@ class BiLMEncoder(Encoder):
 
     def layer_source(self, sentences: list[list[str]], name: str) -> LayerSource:
         if not self.cache_settings.enabled and self.state not in ("stateless", "stateful"):
-            raise ConfigError(f"elmo.state={self.state} needs elmo.cache=true (the warm-up runs while caching)")
+            raise ConfigError(f"encoder.state={self.state} needs cache.enabled=true (the warm-up runs while caching)")
         return super().layer_source(sentences, name)
 
     def finetuned(self, train_text: str, dev_text: str, task_name: str) -> "BiLMEncoder":
         """§3.4 / Table 7: this biLM trained further on a task's text (labels ignored) for
-        ``elmo.finetune_epochs``, then frozen. Kept under ``<cache_dir>/../finetuned/<hash>`` keyed
+        ``encoder.finetune_epochs``, then frozen. Kept under ``<cache_dir>/../finetuned/<hash>`` keyed
         by the weights and the text, so every run (and seed) on the same data shares it."""
         from elmo_core.pretrain import finetune
         if not (self.options.parent / "vocab.txt").exists():
-            raise WeightsError(f"elmo.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
+            raise WeightsError(f"encoder.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
                                "(models exported by elmo_core.pretrain have them)")
         key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
         out = Path(self.cache_settings.root).parent / "finetuned" / key
@@ -172,5 +172,5 @@ def embedded_files() -> tuple[Path, Path]:
     try:
         d = model_dir("small")
     except FileNotFoundError as e:
-        raise ConfigError(f"{e}; pass elmo.options=... elmo.weights=...") from None
+        raise ConfigError(f"{e}; pass encoder.options=... encoder.weights=...") from None
     return d / "options.json", d / "weights.hdf5"

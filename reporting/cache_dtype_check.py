@@ -1,11 +1,11 @@
 """Is a float16 activation cache harmless? The same runs with the biLM's layers cached in float32 and in
-float16 (``elmo.cache_dtype``; Peters et al. 2018 §3.3: the frozen biLM's layers are computed once),
+float16 (``cache.dtype``; Peters et al. 2018 §3.3: the frozen biLM's layers are computed once),
 seed by seed, beside the seed-to-seed spread.
 
     python -m reporting.cache_dtype_check --float32 results/small/runs --float16 results/small/float16/runs \
         [--out results/small/float16/cache_dtype.md]
 
-Pairs the records of ``--float16`` (runs with ``elmo.cache_dtype=float16``) with the records of
+Pairs the records of ``--float16`` (runs with ``cache.dtype=float16``) with the records of
 ``--float32`` that have the same task, ablation, profile, seed and biLM and the default dtype, and
 writes per task: the dev metric of each seed in both dtypes, mean ± std of each, and the difference of
 the means against the float32 seeds' standard deviation.
@@ -18,9 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
+from tasks.config_layout import current_layout
+
 
 def records(root: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(root.glob("**/results.json"))]
+
+
+def cache_dtype(r: dict) -> str:
+    return (current_layout(r["config"]).get("cache") or {}).get("dtype", "float32")  # records of either layout
 
 
 def key(r: dict) -> tuple:
@@ -28,11 +34,11 @@ def key(r: dict) -> tuple:
 
 
 def table(float32: list[dict], float16: list[dict]) -> tuple[str, list[str]]:
-    plain = {key(r): r for r in float32 if r["config"]["elmo"].get("cache_dtype", "float32") == "float32"
+    plain = {key(r): r for r in float32 if cache_dtype(r) == "float32"
              and r["config"]["data"].get("fraction", 1.0) == 1.0}
     by_task: dict[str, list[tuple[float, float]]] = {}
     for r in float16:
-        if r["config"]["elmo"].get("cache_dtype") != "float16" or key(r) not in plain:
+        if cache_dtype(r) != "float16" or key(r) not in plain:
             continue
         metric = r["metric"]
         by_task.setdefault(f"{r['task']} ({metric})", []).append((plain[key(r)]["dev"][metric], r["dev"][metric]))
@@ -51,7 +57,7 @@ def table(float32: list[dict], float16: list[dict]) -> tuple[str, list[str]]:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--float32", type=Path, required=True, help="records of the default (float32) runs")
-    ap.add_argument("--float16", type=Path, required=True, help="records of the same runs with elmo.cache_dtype=float16")
+    ap.add_argument("--float16", type=Path, required=True, help="records of the same runs with cache.dtype=float16")
     ap.add_argument("--out", type=Path, help="Markdown file to write (default: print only)")
     args = ap.parse_args(argv)
     text, commands = table(records(args.float32), records(args.float16))

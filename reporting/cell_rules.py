@@ -16,12 +16,13 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from tasks.config_layout import current_layout
 from tasks.run_record import Record
 from tasks.run_records import comparable
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
-VARYING = ("seed", "data.fraction", "trainer.equal_updates", "elmo.state", "elmo.warmup_batches", "elmo.finetune",
-           "elmo.finetune_epochs")
+VARYING = ("seed", "data.fraction", "trainer.equal_updates", "encoder.state", "encoder.warmup_batches", "encoder.finetune",
+           "encoder.finetune_epochs")
 
 
 def flat(d: dict, prefix: str = "") -> dict:
@@ -40,7 +41,13 @@ def prescribed(choices: tuple[str, ...]) -> dict:
     from hydra import compose, initialize_config_dir
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=list(choices))
-    return flat(comparable(OmegaConf.to_container(cfg, resolve=True), {}))
+    return settings(OmegaConf.to_container(cfg, resolve=True))
+
+
+def settings(config: dict) -> dict:
+    """A configuration's comparable settings, flattened and named as ``conf/`` names them today
+    (records of the layout before #28 are read through ``config_layout``)."""
+    return flat(current_layout(comparable(config, {})))
 
 
 def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
@@ -55,8 +62,8 @@ def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
         wanted = prescribed(r.choices)
     except Exception as e:  # a task, profile or ablation that no longer exists
         return {"(configuration)": (" ".join(r.choices), f"does not compose now: {type(e).__name__}")}
-    ran = flat(comparable(r.config, {}))
-    unread = () if r.uses_encoder else ("elmo.",)  # a baseline reads no ELMo: its ELMo settings do not matter
+    ran = settings(r.config)
+    unread = () if r.uses_encoder else ("elmo.", "encoder.", "cache.")  # a baseline reads no encoder: its settings do not matter
     keys = sorted(k for k in set(ran) | set(wanted)
                   if not k.startswith(("identity", *unread)) and k not in VARYING and ran.get(k) != wanted.get(k)
                   and not any(k == a or k.startswith(f"{a}.") for a in accepted))

@@ -7,7 +7,8 @@ command with one ``ConfigError`` line that names the key (or option) and the nea
 
 * a config group's option (``task=nre``, ``+ablation=inptu``) must be a file ``conf/<group>/<option>.yaml``;
 * every other key (with or without ``+``, ``++`` or ``~``) must be a key of the configuration those
-  groups compose (for a sweep over tasks, of each task's configuration).
+  groups compose (for a sweep over tasks, of each task's configuration);
+* a key of the layout before #28 (``elmo.state``, ``elmo.cache_dtype``, ...) names its new key.
 
 ``hydra.*`` and ``hydra/...`` overrides are Hydra's own and are left to it.
 """
@@ -19,6 +20,8 @@ from pathlib import Path
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from suite_common.errors import ConfigError
+
+from .config_layout import RENAMED
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
@@ -72,6 +75,10 @@ def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "conf
         key = o.key_or_group
         if key == "hydra" or key.startswith(("hydra.", "hydra/")):
             continue
+        if key in RENAMED:
+            shown = ",".join(values(o)) or "..."
+            raise ConfigError(f"{key} is now {RENAMED[key]} (the encoder's and the cache's settings left elmo.*); "
+                              f"write {RENAMED[key]}={shown}; nothing was run")
         if key in groups:
             for option in values(o):
                 if option not in groups[key]:
@@ -83,19 +90,29 @@ def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "conf
     if not key_overrides:
         return
     from hydra import compose, initialize_config_dir
-    task_override = next((o for o in group_overrides if o.key_or_group == "task"), None)
-    fixed = [first_choice(o) for o in group_overrides if o is not task_override]
-    tasks = values(task_override) if task_override is not None else [None]
-    for task in tasks:
-        chosen = fixed + ([f"{'+' if task_override.is_add() else ''}task={task}"] if task else [])
+    swept = [o for o in group_overrides if o.key_or_group in ("task", "encoder")]  # groups whose option changes the keys
+    fixed = [first_choice(o) for o in group_overrides if o not in swept]
+    combinations = [[]]
+    for o in swept:
+        prefix = "+" if o.is_add() else ""
+        combinations = [[*c, f"{prefix}{o.key_or_group}={v}"] for c in combinations for v in values(o)]
+    for chosen in combinations:
         with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
-            cfg = compose(config_name, overrides=chosen)
+            cfg = compose(config_name, overrides=fixed + chosen)
         known = dotted_keys(cfg)
         for o in key_overrides:
             if o.key_or_group not in known:
-                where = f" for task={task}" if task and len(tasks) > 1 else ""
-                raise ConfigError(f"unknown key {o.key_or_group!r}{where}{nearest(o.key_or_group, known)}; nothing was run "
+                where = f" for {' '.join(c.lstrip('+') for c in chosen)}" if chosen and len(combinations) > 1 else ""
+                hint = encoder_hint(o.key_or_group, cfg) or nearest(o.key_or_group, known)
+                raise ConfigError(f"unknown key {o.key_or_group!r}{where}{hint}; nothing was run "
                                   f"(python run.py --cfg job lists every key)")
+
+
+def encoder_hint(key: str, cfg) -> str:
+    """Why a biLM setting is unknown with a Transformer (and the reverse)."""
+    if key.startswith("encoder.") and OmegaConf.select(cfg, "encoder.kind") == "transformer":
+        return " (a biLM setting: encoder=transformer has none; its files are encoder.model)"
+    return ""
 
 
 def first_choice(o) -> str:

@@ -19,6 +19,8 @@ from typing import Any
 
 from suite_common.errors import DataError
 
+from .config_layout import current_layout
+
 RECORD_NAMES = ("results.json", "finetune.json")
 TASK_RUN_NULLABLE = ("test", "bilm_finetune")
 
@@ -164,9 +166,9 @@ class Record:
         biLM state policy other than stateless, a fine-tuned biLM (§3.4), a Transformer's layers."""
         if not self.uses_encoder:
             return ""
-        elmo = self.config.get("elmo") or {}
-        parts = [f"state={elmo['state']}"] if elmo.get("state", "stateless") != "stateless" else []
-        parts += ["finetuned biLM"] if elmo.get("finetune") else []
+        encoder = current_layout(self.config).get("encoder") or {}  # records of either layout
+        parts = [f"state={encoder['state']}"] if encoder.get("state", "stateless") != "stateless" else []
+        parts += ["finetuned biLM"] if encoder.get("finetune") else []
         return ",".join(parts + (["encoder=transformer"] if self.encoder else []))
 
     @property

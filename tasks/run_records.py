@@ -29,6 +29,7 @@ from pathlib import Path
 
 from suite_common.atomic_files import process_alive, remove_dead_leftovers, temporary_path
 
+from .config_layout import current_layout, earlier_layout
 from .data_files import data_files
 from .run_settings import NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder
 
@@ -37,19 +38,22 @@ RECORD_NAMES = ("results.json", "finetune.json")
 
 def comparable(resolved: dict, identity: dict) -> dict:
     """What decides a run's result: the configuration without paths (and without the hub copy's
-    name when local files are read), plus ``identity`` (what the paths point at). ``elmo.position=paper`` is the task's own position spelled out;
+    name when local files are read), plus ``identity`` (what the paths point at), in the layout
+    before #28 (``config_layout.earlier_layout``: identities did not change when keys moved).
+    ``elmo.position=paper`` is the task's own position spelled out;
     ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1);
     ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)
     and the run reads contextual layers (a baseline is the same run whichever encoder is named)."""
-    out = {k: v for k, v in resolved.items() if k not in VOLATILE}
-    if (out.get("encoder") or {}).get("kind", "bilm") == "bilm" or not uses_encoder(out):
-        out.pop("encoder", None)  # the biLM (as before the key existed), or no contextual layers at all
+    out = current_layout({k: v for k, v in resolved.items() if k not in VOLATILE})
     data = out.get("data")
     if isinstance(data, dict) and (data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test"))):
         out["data"] = {k: v for k, v in data.items() if not k.startswith("hf_")}  # the hub copy is not read
     for group, keys in [*PATH_KEYS.items(), *NEUTRAL.items()]:
         if isinstance(out.get(group), dict):
             out[group] = {k: v for k, v in out[group].items() if k not in keys}
+    out = earlier_layout(out)
+    if (out.get("encoder") or {}).get("kind", "bilm") == "bilm" or not uses_encoder(out):
+        out.pop("encoder", None)  # the biLM (as before the key existed), or no contextual layers at all
     if isinstance(out.get("elmo"), dict) and effective_position(out):  # position=paper spelled out
         out["elmo"] = {**out["elmo"], "position": effective_position(out)}
     trainer, data = out.get("trainer") or {}, out.get("data") or {}
@@ -100,7 +104,7 @@ def legacy_identity(record: dict, finetuned_base=None) -> dict | None:
     if not isinstance(config, dict):
         return None
     bilm = (record.get("bilm") or {}).get("sha256") if record.get("elmo_position", "input") != "none" else None
-    if bilm and record.get("bilm_finetune") and (config.get("elmo") or {}).get("finetune"):
+    if bilm and record.get("bilm_finetune") and (current_layout(config).get("encoder") or {}).get("finetune"):
         bilm = finetuned_base(record) if finetuned_base else None
         if bilm is None:
             return None

@@ -9,16 +9,17 @@
   (where its files are: their content is in the identity instead) and ``NEUTRAL`` (a run either goes
   ahead or stops). They are left out of a run's identity (``run_records``) and, with ``task``, out
   of its directory name (``run_dir_excludes``, Hydra's ``override_dirname.exclude_keys``), and they
-  are what ``mode=evaluate`` takes from the command line over a checkpoint's settings.
+  are what ``mode=evaluate`` takes from the command line over a checkpoint's settings. They are named
+  in today's layout (``tasks.config_layout``).
 
 Configurations may be ``DictConfig`` or plain dicts (a record's stored ``config``).
 """
 from __future__ import annotations
 
 VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")
-PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "elmo": ("options", "weights", "cache_dir"),
-             "encoder": ("model",)}
-NEUTRAL = {"elmo": ("allow_extra_weights", "cache_max_gb")}
+PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "encoder": ("options", "weights", "model"),
+             "cache": ("dir",)}
+NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
 
 
 def _get(node, key: str, default=None):

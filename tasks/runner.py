@@ -25,6 +25,7 @@ from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, DataError, WeightsError
 
 from .base import TaskSplit
+from .config_layout import current_layout
 from .layers import ElmoFeatures
 from .registry import probe_function, task_class
 from .run_plan import PROBE_VERSION, RunPlan
@@ -43,16 +44,16 @@ def finetuned_base_sha256(record: dict) -> str | None:
     only the fine-tuned weights' hash): the base biLM it was fine-tuned from, found among the
     configured and embedded biLMs by recomputing the fine-tuned model's directory key."""
     from elmo_core.pretrained import model_dir
-    cfg = OmegaConf.create(record["config"])
+    cfg = OmegaConf.create(current_layout(record["config"]))
     task = make_task(cfg)
     splits = training_splits(cfg, task)
     texts = task_text(task, splits["train"]), task_text(task, splits["dev"])
-    candidates = [Path(cfg.elmo.weights)] if cfg.elmo.weights else []
+    candidates = [Path(cfg.encoder.weights)] if cfg.encoder.weights else []
     candidates += [model_dir(name) / "weights.hdf5" for name in ("small", "small-v1")]
     wanted = Path(record["bilm_finetune"]["dir"]).name
     for weights in candidates:
         sha = BiLMEncoder(weights.with_name("options.json"), weights).sha256 if weights.exists() else None
-        if sha and finetune_key(sha, *texts, cfg.elmo.finetune_epochs) == wanted:
+        if sha and finetune_key(sha, *texts, cfg.encoder.finetune_epochs) == wanted:
             return sha
     return None
 
@@ -91,7 +92,7 @@ def training_splits(cfg: DictConfig, task) -> dict:
 def with_layers(cfg: DictConfig, task, splits: dict, source) -> dict[str, TaskSplit]:
     """Each split with the layer source of its sentences (none when ELMo is not used). With the
     cache on, the entries still missing are sized first: a run whose cache would not fit
-    (``elmo.cache_max_gb``, the free disk) stops before it writes any (``check_budget``)."""
+    (``cache.max_gb``, the free disk) stops before it writes any (``check_budget``)."""
     if not uses_encoder(cfg):
         return {name: TaskSplit(name, ds) for name, ds in splits.items()}
     sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
@@ -131,7 +132,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     task.build_vocab(splits["train"])
-    if cfg.elmo.finetune and plan.position != "none":
+    if cfg.encoder.get("finetune", False) and plan.position != "none":
         source = source.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     data = with_layers(cfg, task, splits, source)
     set_seed(cfg.seed)
@@ -174,7 +175,7 @@ def announce(record: dict, results_path: Path) -> None:
 
 def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     """``mode=finetune`` (§3.4, Table 7): only fine-tune the biLM on the task's training text and report
-    the dev perplexity before and after; the result is the same cached biLM that ``elmo.finetune=true``
+    the dev perplexity before and after; the result is the same cached biLM that ``encoder.finetune=true``
     runs use."""
     plan = RunPlan.resolve(cfg, task_version(cfg.task.name), finetune=True)
     source = plan.source
@@ -230,7 +231,7 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
         raise WeightsError(f"{path}: unreadable checkpoint ({type(e).__name__}: {e})") from None
-    saved = OmegaConf.create(ckpt["config"])
+    saved = OmegaConf.create(current_layout(ckpt["config"]))  # a checkpoint of either layout
     saved.device = cfg.device
     overrides = command_line_overrides(cfg, evaluate_overrides())
     for key, value in overrides.items():
@@ -272,5 +273,5 @@ def shipped_hint(sha256: str) -> str:
     for d in sorted(ROOT.iterdir()):
         if (d / "weights.hdf5").exists() and file_sha256(d / "weights.hdf5") == sha256:
             rel = d.relative_to(ROOT.parents[1])
-            return f"; it is the shipped {d.name}: add elmo.options={rel}/options.json elmo.weights={rel}/weights.hdf5"
+            return f"; it is the shipped {d.name}: add encoder.options={rel}/options.json encoder.weights={rel}/weights.hdf5"
     return ""

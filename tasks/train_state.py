@@ -8,7 +8,7 @@ generator the training draws from (Python's, NumPy's, torch's, and the batch ord
 again with the same identity finds it and continues with the next epoch, so a resumed run draws the
 same dropout masks and batch orders as one that never stopped and, on the same machine and number of
 threads, ends with the same numbers. The file is deleted once the run's record is written. (A biLM
-run live with a carried state, ``elmo.state=stateful elmo.cache=false``, restarts its state.)
+run live with a carried state, ``encoder.state=stateful cache.enabled=false``, restarts its state.)
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ def compose_cfg(overrides=()):
 def tiny_ner_cfg(bilm_files, tmp_path, *overrides):
     o, w = bilm_files
     return compose_cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
                  "trainer.max_epochs=2", "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
                  "trainer.batch_size=8", *overrides])
 
@@ -23,6 +23,6 @@ def tiny_ner_cfg(bilm_files, tmp_path, *overrides):
 def tiny_qa_cfg(bilm_files, tmp_path, *overrides):
     o, w = bilm_files
     return compose_cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
-                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
                  "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4", "task.model.word_dim=8",
                  *overrides])

@@ -56,7 +56,7 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
     assert not np.allclose(first["stateful"][1:], first["stateful_warmup"][1:])  # warmed-up from the first batch
     # the token layer has no state (equal up to float rounding: the two paths batch the words differently)
     np.testing.assert_allclose(first["stateless"][0], first["stateful_warmup"][0], atol=1e-6, rtol=0)
-    with pytest.raises(ValueError, match="elmo.state must be one of"):
+    with pytest.raises(ValueError, match="encoder.state must be one of"):
         BiLMEncoder(*bilm_files, state="sometimes")
 
 
@@ -72,8 +72,8 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
         out = tmp_path / run
         out.mkdir()
         cfg = compose_cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-                    f"elmo.options={base / 'options.json'}", f"elmo.weights={base / 'weights.hdf5'}",
-                    f"elmo.cache_dir={tmp_path / 'cache' / 'activations'}", "elmo.finetune=true", "elmo.position=input",
+                    f"encoder.options={base / 'options.json'}", f"encoder.weights={base / 'weights.hdf5'}",
+                    f"cache.dir={tmp_path / 'cache' / 'activations'}", "encoder.finetune=true", "elmo.position=input",
                     "trainer.max_epochs=1", "task.model.hidden=[4]", "task.model.char_filters=2", f"seed={len(results)}"])
         results.append(runner.train(cfg, out))
     ft = results[0]["bilm_finetune"]

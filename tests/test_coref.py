@@ -207,7 +207,7 @@ def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, t
         with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
             cfg = compose("config", overrides=[
                 "task=coref", f"data.dir={FIXTURES}", "data.train_file=coref_tiny.conll", "data.dev_file=coref_tiny.conll",
-                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input",
+                f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", "elmo.position=input",
                 "trainer.max_epochs=2", "task.model.word_dim=8", *TASKS["coref"][1], f"runs_root={tmp_path / run / 'root'}"])
         results.append(runner.train(cfg, out))
     assert results[0]["dev"] == results[1]["dev"] and results[0]["metric"] == "conll_f1"

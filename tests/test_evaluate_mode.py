@@ -31,8 +31,8 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     o, w = bilm_files
     runs = tmp_path / "runs"
     train = [sys.executable, str(REPO / "run.py"), "task=nli", "source=local", f"data.dir={FIXTURES}",
-             "data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", f"elmo.options={o}", f"elmo.weights={w}",
-             f"elmo.cache_dir={tmp_path / 'cache'}", f"runs_root={runs}", "elmo.position=input", "trainer.max_epochs=1",
+             "data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", f"encoder.options={o}", f"encoder.weights={w}",
+             f"cache.dir={tmp_path / 'cache'}", f"runs_root={runs}", "elmo.position=input", "trainer.max_epochs=1",
              "task.model.hidden=8", "task.model.word_dim=8", "task.model.char_filters=4", "seed=3"]
     done = subprocess.run(train, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

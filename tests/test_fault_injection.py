@@ -54,8 +54,8 @@ def workload(tmp_path_factory):
 
 def _train_command(w: Path, state: Path) -> list[str]:
     return [sys.executable, str(REPO / "run.py"), "task=ner", f"data.dir={w}", "data.train_file=train.conll",
-            "data.dev_file=dev.conll", f"elmo.options={w / 'options.json'}", f"elmo.weights={w / 'weights.hdf5'}",
-            f"elmo.cache_dir={state / 'cache'}", f"runs_root={state / 'runs'}", "elmo.position=input",
+            "data.dev_file=dev.conll", f"encoder.options={w / 'options.json'}", f"encoder.weights={w / 'weights.hdf5'}",
+            f"cache.dir={state / 'cache'}", f"runs_root={state / 'runs'}", "elmo.position=input",
             "trainer.max_epochs=2", "trainer.patience=2", "task.model.hidden=[8]", "task.model.char_filters=4",
             "task.model.word_dim=8", "trainer.batch_size=16"]
 

@@ -121,8 +121,8 @@ def test_the_hub_copy_loads_and_trains_offline(task, bilm_files, tmp_path):
     o, w = bilm_files
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=[
-            f"task={task}", f"data.hf_name={local}", f"elmo.options={o}", f"elmo.weights={w}",
-            f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input", "trainer.max_epochs=1",
+            f"task={task}", f"data.hf_name={local}", f"encoder.options={o}", f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}", "elmo.position=input", "trainer.max_epochs=1",
             "task.model.word_dim=8", "task.model.char_filters=4", *SIZES[task]])
     record = runner.train(cfg, tmp_path / "run")
     assert record["train_examples"] > 0 and record["dev"][record["metric"]] >= 0

@@ -25,7 +25,7 @@ def _setup(task_name, bilm_files, tmp_path):
     fixture, extra = TASKS[task_name]
     o, w = bilm_files
     overrides = [f"task={task_name}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
-                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
                  "elmo.position=both", "elmo.dropout=0.0", "task.model.word_dim=8", "task.model.dropout=0.0", *extra]
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=overrides)

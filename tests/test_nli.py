@@ -113,7 +113,7 @@ def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(b
     _toy_sick(tmp_path / "toy.tsv")
     o, w = bilm_files
     cfg = _cfg(["task=nli", "profile=quick", "source=local", "+ablation=input", "data.format=sick", f"data.dir={tmp_path}", "data.train_file=toy.tsv",
-                "data.dev_file=toy.tsv", f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'c'}",
+                "data.dev_file=toy.tsv", f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'c'}",
                 f"runs_root={tmp_path / 'runs'}", "task.model.hidden=16", "task.model.word_dim=8",
                 "task.model.char_filters=4", "trainer.max_epochs=12", "trainer.patience=12", "trainer.batch_size=8",
                 "trainer.lr=0.005"])  # 60 pairs: a larger step than SICK's 4.5k need

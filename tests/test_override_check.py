@@ -20,6 +20,8 @@ from conftest import REPO
     (["+ablation=inptu"], "ablation=inptu: no such ablation (did you mean input?)"),
     (["-m", "task=ner,sst", "task.model.char_width=5", "task.model.predicate_dim=9"],
      "unknown key 'task.model.predicate_dim' for task=ner"),  # an SRL key: exists for SRL only
+    (["-m", "encoder=bilm,transformer", "encoder.state=stateful"],  # a biLM key: exists for the biLM only
+     "unknown key 'encoder.state' for encoder=transformer (a biLM setting: encoder=transformer has none"),
 ])
 def test_unknown_keys_and_options_are_refused(args, message):
     with pytest.raises(ConfigError) as e:
@@ -30,7 +32,7 @@ def test_unknown_keys_and_options_are_refused(args, message):
 @pytest.mark.parametrize("args", [
     ["-m", "+sweep=table1", "profile=paper", "source=local", "task=ner,sst", "+ablation=elmo,baseline", "seed=0,1"],
     ["task=srl", "task.model.layers=2", "hydra.launcher.n_jobs=2", "hydra/launcher=joblib"],
-    ["task=nli", "data.format=sick", "encoder=transformer", "encoder.pooling=mean", "elmo.cache_max_gb=5"],
+    ["task=nli", "data.format=sick", "encoder=transformer", "encoder.pooling=mean", "cache.max_gb=5"],
     ["--cfg", "job", "mode=evaluate", "checkpoint=/x", "data.test_path=/y"],
 ])
 def test_valid_command_lines_pass(args):

@@ -1,5 +1,5 @@
 """The paper profile at scale (Peters et al. 2018 appendix A): every task's ``profile=paper`` trains
-end to end (biLM run live, ``elmo.cache=false``, and scored on a test file), and a cache that would
+end to end (biLM run live, ``cache.enabled=false``, and scored on a test file), and a cache that would
 not fit stops the run before it writes anything."""
 import json
 import subprocess
@@ -33,8 +33,8 @@ def test_every_task_trains_at_the_paper_profile_with_the_biLM_run_live(task, bil
     o, w = bilm_files
     fixture, extra = FILES[task]
     cfg = _cfg([f"task={task}", "profile=paper", "source=local", f"data.dir={FIXTURES}", f"data.train_file={fixture}",
-                f"data.dev_file={fixture}", f"data.test_file={fixture}", f"elmo.options={o}", f"elmo.weights={w}",
-                f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.cache=false", "elmo.position=paper",
+                f"data.dev_file={fixture}", f"data.test_file={fixture}", f"encoder.options={o}", f"encoder.weights={w}",
+                f"cache.dir={tmp_path / 'cache'}", "cache.enabled=false", "elmo.position=paper",
                 "trainer.max_epochs=1", *extra])
     out = tmp_path / "run"
     out.mkdir()
@@ -64,7 +64,7 @@ def test_over_budget_is_refused_in_the_library_before_any_entry(bilm_files, tmp_
     o, w = bilm_files
     cache = ActivationCache(tmp_path / "cache", BiLMEncoder(o, w))
     sentences = {"t/train": [["a", "b"]] * 50, "t/dev": [["c"]] * 5}
-    with pytest.raises(CacheBudgetError, match=r"elmo.cache_max_gb=1e-06.*elmo.cache=false"):
+    with pytest.raises(CacheBudgetError, match=r"cache.max_gb=1e-06.*cache.enabled=false"):
         cache.check_budget(sentences, 1e-6)
     assert not (tmp_path / "cache").exists()
     assert cache.check_budget(sentences, None) == sum(cache.planned_bytes(s) for s in sentences.values())
@@ -77,18 +77,18 @@ def test_a_run_whose_cache_would_exceed_the_limit_stops_with_one_line_and_writes
     runs, cache = tmp_path / "runs", tmp_path / "cache"
     done = subprocess.run(
         [sys.executable, str(REPO / "run.py"), "task=ner", "source=local", f"data.dir={FIXTURES}",
-         "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", f"elmo.options={o}", f"elmo.weights={w}",
-         f"elmo.cache_dir={cache}", "elmo.cache_max_gb=0.000001", f"runs_root={runs}", "threads=1"],
+         "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", f"encoder.options={o}", f"encoder.weights={w}",
+         f"cache.dir={cache}", "cache.max_gb=0.000001", f"runs_root={runs}", "threads=1"],
         capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "would take 35 kB (180 tokens x 3 layers x 16 x 4 bytes)" in lines[0] and "elmo.cache_max_gb=1e-06" in lines[0] and "elmo.cache=false" in lines[0]
+    assert "would take 35 kB (180 tokens x 3 layers x 16 x 4 bytes)" in lines[0] and "cache.max_gb=1e-06" in lines[0] and "cache.enabled=false" in lines[0]
     assert not cache.exists() and not runs.exists()
 
 
 def test_cache_max_gb_does_not_change_a_runs_identity():
     from tasks.run_records import run_digest
-    a, b = (json.loads(json.dumps(dict(elmo={"cache_max_gb": v, "l2": 0.1}, task={"name": "ner"}))) for v in (100, 5))
+    a, b = (json.loads(json.dumps(dict(elmo={"l2": 0.1}, cache={"max_gb": v}, task={"name": "ner"}))) for v in (100, 5))
     c = {"elmo": {"l2": 0.1}, "task": {"name": "ner"}}  # records written before the key existed
     assert run_digest(a, {}) == run_digest(b, {}) == run_digest(c, {})

@@ -36,8 +36,8 @@ def _train(task_overrides, tmp_path, bilm_files, name):
     o, w = bilm_files
     out = tmp_path / name
     out.mkdir()
-    cfg = _cfg([*task_overrides, f"data.dir={FIXTURES}", f"elmo.options={o}", f"elmo.weights={w}",
-                f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input", "trainer.max_epochs=1"])
+    cfg = _cfg([*task_overrides, f"data.dir={FIXTURES}", f"encoder.options={o}", f"encoder.weights={w}",
+                f"cache.dir={tmp_path / 'cache'}", "elmo.position=input", "trainer.max_epochs=1"])
     return runner.train(cfg, out), out
 
 

@@ -51,8 +51,8 @@ def _probe(task, data_dir, tmp_path, bilm_files, *extra):
     o, w = bilm_files
     out = tmp_path / task
     out.mkdir()
-    cfg = _cfg([f"task={task}", f"data.dir={data_dir}", f"elmo.options={o}", f"elmo.weights={w}",
-                f"elmo.cache_dir={tmp_path / 'cache'}", *extra])
+    cfg = _cfg([f"task={task}", f"data.dir={data_dir}", f"encoder.options={o}", f"encoder.weights={w}",
+                f"cache.dir={tmp_path / 'cache'}", *extra])
     runner.train(cfg, out)
     return json.loads((out / "results.json").read_text())
 

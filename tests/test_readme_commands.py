@@ -43,7 +43,7 @@ TINY = {  # task -> data files and sizes substituted for the shared data and the
 MODEL_SIZES = ["task.model.word_dim=8", "task.model.char_filters=4"]
 REPORTS = itertools.count()  # each documented report writes its own directory (it never writes over another's)
 TINY_KEYS = ["data.train_file", "data.dev_file", "data.format", "data.words", "task.model", "task.max_training_sentences",
-             "trainer.max_epochs", "elmo.finetune_epochs"]  # what the tiny runs change: the report tables them anyway
+             "trainer.max_epochs", "encoder.finetune_epochs"]  # what the tiny runs change: the report tables them anyway
 
 
 def documented_commands() -> list[tuple[str, list[str]]]:
@@ -110,10 +110,13 @@ def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
     validate(cfg)  # every documented value is one the schema accepts
     task = cfg.task.name
     sizes = [o for o in MODEL_SIZES if task not in ("probe_pos", "probe_wsd")]
-    bert = [f"encoder.model={env['bert']}"] if cfg.encoder.kind == "transformer" else []  # no hub in tests
-    return [f"data.dir={FIXTURES}", *TINY[task], *sizes, *bert, "trainer.max_epochs=1",
-            f"elmo.options={env['bilm'] / 'options.json'}", f"elmo.weights={env['bilm'] / 'weights.hdf5'}",
-            f"elmo.cache_dir={env['root'] / 'cache'}", f"runs_root={runs_root}", "elmo.finetune_epochs=1"]
+    if cfg.encoder.kind == "transformer":
+        encoder = [f"encoder.model={env['bert']}"]  # no hub in tests
+    else:
+        encoder = [f"encoder.options={env['bilm'] / 'options.json'}", f"encoder.weights={env['bilm'] / 'weights.hdf5'}",
+                   "encoder.finetune_epochs=1"]
+    return [f"data.dir={FIXTURES}", *TINY[task], *sizes, *encoder, "trainer.max_epochs=1",
+            f"cache.dir={env['root'] / 'cache'}", f"runs_root={runs_root}"]
 
 
 def run_py_in_process(overrides: list[str], where: str) -> str:
@@ -152,7 +155,7 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
     runs_root = env["root"] / ("runs_paper" if "profile=paper" in overrides else "runs")
     for job in jobs:
         tiny_overrides(job, env, runs_root)  # composes and validates every job of a sweep
-    job = [o for o in jobs[0] if not o.startswith(("encoder.model=", "elmo.options=", "elmo.weights="))]  # tiny models
+    job = [o for o in jobs[0] if not o.startswith(("encoder.model=", "encoder.options=", "encoder.weights="))]  # tiny models
     key = tuple(sorted(job))
     if key in made.setdefault("ran", set()):
         return  # the same run as an earlier command: its jobs were composed and validated above

@@ -12,7 +12,7 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=[
             "task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-            f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "trainer.max_epochs=1",
+            f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", "trainer.max_epochs=1",
             "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8", f"runs_root={tmp_path}"])
     out = tmp_path / "run"
     out.mkdir()

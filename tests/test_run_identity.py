@@ -27,7 +27,7 @@ def _second_bilm(tmp_path):
 def _ner(bilm, tmp_path, data_dir=FIXTURES, *overrides):
     o, w = bilm
     return _cfg(["task=ner", f"data.dir={data_dir}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-                 f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                 f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
                  f"runs_root={tmp_path / 'runs'}", "trainer.max_epochs=1", "task.model.hidden=[8]",
                  "task.model.char_filters=4", "task.model.word_dim=8", "trainer.batch_size=8", *overrides])
 

@@ -18,4 +18,4 @@ def test_effective_position_and_encoder_use_on_configs_and_records():
     assert not uses_encoder({"elmo": {"position": "none"}, "task": {"name": "ner"}})
     assert uses_encoder({"elmo": {"position": "none"}, "task": {"name": "ner"}, "mode": "finetune"})
     assert uses_encoder({"elmo": {"position": "paper"}, "task": {"name": "probe_pos", "elmo_position": "probe"}})
-    assert evaluate_overrides()[0] == "data." and "elmo.weights" in evaluate_overrides()
+    assert evaluate_overrides()[0] == "data." and "encoder.weights" in evaluate_overrides()

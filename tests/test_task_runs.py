@@ -17,7 +17,7 @@ def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
         out = tmp_path / f"sst-{binary}"
         out.mkdir()
         cfg = compose_cfg(["task=sst", f"data.dir={FIXTURES}", "data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt",
-                    f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                    f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
                     "elmo.position=output", f"task.binary={binary}", "trainer.max_epochs=3", "task.model.hidden=8",
                     "task.model.feedforward=8", "task.model.char_filters=4", "task.model.word_dim=8"])
         r = runner.train(cfg, out)
@@ -30,7 +30,7 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
     out = tmp_path / "srl"
     out.mkdir()
     cfg = compose_cfg(["task=srl", f"data.dir={FIXTURES}", "data.train_file=srl_tiny.conllu", "data.dev_file=srl_tiny.conllu",
-                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}",
+                f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
                 "elmo.position=both", "trainer.max_epochs=2", "task.model.hidden=8", "task.model.layers=2",
                 "task.model.word_dim=8", "task.model.predicate_dim=4"])
     r = runner.train(cfg, out)
@@ -59,8 +59,8 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
         out = tmp_path / run
         out.mkdir()
         cfg = compose_cfg(["task=nli", "data.format=sick", f"data.dir={FIXTURES}", "data.train_file=sick_tiny.tsv",
-                    "data.dev_file=sick_tiny.tsv", f"elmo.options={o}", f"elmo.weights={w}",
-                    f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=both", "elmo.layer_norm=true",
+                    "data.dev_file=sick_tiny.tsv", f"encoder.options={o}", f"encoder.weights={w}",
+                    f"cache.dir={tmp_path / 'cache'}", "elmo.position=both", "elmo.layer_norm=true",
                     "trainer.max_epochs=2", "task.model.hidden=6", "task.model.word_dim=8"])
         results.append(runner.train(cfg, out))
     assert results[0]["dev"] == results[1]["dev"] and results[0]["epochs"][0]["train_loss"] == results[1]["epochs"][0]["train_loss"]
@@ -72,7 +72,7 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
 @pytest.mark.parametrize("task", ["nli", "srl"])
 def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
     o, w = bilm_files
-    cfg = compose_cfg([f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"elmo.options={o}", f"elmo.weights={w}"])
+    cfg = compose_cfg([f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"encoder.options={o}", f"encoder.weights={w}"])
     with pytest.raises(ConfigError, match="data.format must be one of .* got 'xml'"):
         runner.train(cfg, tmp_path)
 

@@ -48,7 +48,7 @@ def test_same_seed_same_result_and_cached_equals_live(bilm_files, tmp_path):
     for i, cache in enumerate(["true", "true", "false"]):
         out = tmp_path / f"run{i}"
         out.mkdir()
-        results.append(runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"elmo.cache={cache}"), out))
+        results.append(runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"cache.enabled={cache}"), out))
     assert results[0]["dev"] == results[1]["dev"] and results[0]["mixing_weights"] == results[1]["mixing_weights"]
     assert results[0]["epochs"][0]["train_loss"] == pytest.approx(results[2]["epochs"][0]["train_loss"], abs=1e-4)
 
@@ -106,7 +106,7 @@ def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
     out = tmp_path / task
     out.mkdir()
     cfg = compose_cfg([f"task={task}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
-                f"elmo.options={o}", f"elmo.weights={w}", f"elmo.cache_dir={tmp_path / 'cache'}", "elmo.position=input",
+                f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", "elmo.position=input",
                 "trainer.max_epochs=1", "task.model.word_dim=8", "data.fraction=0.5",
                 *(["data.format=sick"] if task == "nli" else [])])
     full = len(runner.make_task(cfg).load_splits(cfg.data)["train"])

@@ -11,6 +11,7 @@ from suite_common.errors import EncoderError
 from tasks import runner
 from encoders.activation_cache import ActivationCache
 from tasks.run_records import run_digest
+from tasks.config_layout import earlier_layout
 from encoders import TransformerEncoder
 
 from conftest import FIXTURES, REPO
@@ -26,7 +27,7 @@ def _cfg(overrides):
 def _task_overrides(task_name, tmp_path, model_dir, *extra):
     fixture, task_extra = TASKS[task_name]
     return [f"task={task_name}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
-            "encoder=transformer", f"encoder.model={model_dir}", f"elmo.cache_dir={tmp_path / 'cache'}",
+            "encoder=transformer", f"encoder.model={model_dir}", f"cache.dir={tmp_path / 'cache'}",
             "elmo.position=both", "trainer.max_epochs=1", "task.model.word_dim=8", *task_extra, *extra]
 
 
@@ -51,7 +52,7 @@ def test_cache_is_keyed_by_model_and_pooling(tmp_path):
 
     def cache(model_dir, pooling="first"):
         cfg = _cfg([f"encoder=transformer", f"encoder.model={model_dir}", f"encoder.pooling={pooling}",
-                    f"elmo.cache_dir={tmp_path / 'cache'}"])
+                    f"cache.dir={tmp_path / 'cache'}"])
         return TransformerEncoder.from_config(cfg).cache()
 
     before = ActivationCache.encoder_passes
@@ -71,10 +72,10 @@ def test_cache_is_keyed_by_model_and_pooling(tmp_path):
 
 def test_live_layers_equal_cached_layers(tmp_path):
     model_dir = tiny_bert(tmp_path / "bert")
-    cfg = _cfg(["encoder=transformer", f"encoder.model={model_dir}", f"elmo.cache_dir={tmp_path / 'cache'}"])
+    cfg = _cfg(["encoder=transformer", f"encoder.model={model_dir}", f"cache.dir={tmp_path / 'cache'}"])
     sentences = [["the", "cat"], ["a", "big", "red", "dog", "sat"]]
     cached = TransformerEncoder.from_config(cfg).layer_source(sentences, "t").batch([1, 0])
-    cfg.elmo.cache = False
+    cfg.cache.enabled = False
     live = TransformerEncoder.from_config(cfg).layer_source(sentences, "t").batch([1, 0])
     np.testing.assert_allclose(cached[0].numpy(), live[0].numpy(), atol=1e-6)
     assert cached[1].tolist() == live[1].tolist()
@@ -83,7 +84,8 @@ def test_live_layers_equal_cached_layers(tmp_path):
 def test_identities_keep_encoders_apart_and_bilm_records_unchanged(tmp_path):
     bilm = _cfg(["task=ner"])
     resolved = runner.OmegaConf.to_container(bilm, resolve=True)
-    without_key = {k: v for k, v in resolved.items() if k != "encoder"}  # a record made before encoder existed
+    earlier = earlier_layout(resolved)  # the biLM's settings under elmo.*, as before #28
+    without_key = {k: v for k, v in earlier.items() if k != "encoder"}  # a record made before encoder existed
     identity = {"bilm_sha256": "x", "data_sha256": {}, "task_version": 1}
     assert run_digest(resolved, identity) == run_digest(without_key, identity)
     bert = runner.OmegaConf.to_container(_cfg(["task=ner", "encoder=transformer"]), resolve=True)
@@ -129,7 +131,7 @@ def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
     out = tmp_path / probe
     out.mkdir()
     cfg = _cfg([f"task={probe}", f"data.dir={FIXTURES}", "encoder=transformer", f"encoder.model={model_dir}",
-                f"elmo.cache_dir={tmp_path / 'cache'}", *extra])
+                f"cache.dir={tmp_path / 'cache'}", *extra])
     runner.train(cfg, out)
     record = json.loads((out / "results.json").read_text())
     assert set(record["dev"]["accuracy_per_layer"]) == layers and record["bilm"]["kind"] == "transformer"

@@ -1,0 +1,87 @@
+"""The move of the encoder's and the cache's settings out of ``elmo.*`` (#28): today's keys compose to
+the identities the committed records were given under the earlier ones, records of either layout
+read the same, and the earlier keys on the command line name their new place."""
+import json
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from suite_common.errors import ConfigError
+from tasks.config_layout import RENAMED, current_layout, earlier_layout
+from tasks.override_check import check_overrides
+from tasks.run_records import run_digest
+from tests.run_configs import CONF
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = sorted(ROOT.glob("results/**/results.json"))
+
+# committed records of the earlier layout, and the command-line overrides that spell them today
+SPELLED_TODAY = {
+    "results/runs/ner/+ablation=elmo,elmo.state=stateful_warmup,profile=quick,seed=0,source=local":
+        ["task=ner", "+ablation=elmo", "encoder.state=stateful_warmup", "elmo.dropout=0.5", "seed=0"],
+    "results/small/float16/runs/ner/+ablation:elmo+elmo.cache_dtype:float16+profile:quick+seed:1+source:local":
+        ["task=ner", "+ablation=elmo", "cache.dtype=float16", "elmo.dropout=0.5", "seed=1"],
+    "results/small/runs/ner/+ablation:elmo+encoder:transformer+profile:quick+seed:0+source:local":
+        ["task=ner", "+ablation=elmo", "encoder=transformer", "elmo.dropout=0.5", "seed=0"],
+    "results/paper/runs/ner/+ablation:baseline+profile:paper+seed:0+source:local":
+        ["task=ner", "+ablation=baseline", "profile=paper", "seed=0"],
+}
+
+
+def composed(overrides: list[str]) -> dict:
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose("config", overrides=["source=local", *overrides])
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+@pytest.mark.parametrize("run_dir", sorted(SPELLED_TODAY))
+def test_todays_keys_compose_to_the_identity_the_record_was_given(run_dir):
+    record = json.loads((ROOT / run_dir / "results.json").read_text())
+    assert "state" in record["config"]["elmo"]  # written in the earlier layout
+    config = composed(SPELLED_TODAY[run_dir])
+    assert run_digest(config, record["identity"]) == record["config_hash"]
+
+
+def test_every_committed_record_has_one_identity_in_either_layout():
+    assert len(COMMITTED) > 100
+    for path in COMMITTED:
+        record = json.loads(path.read_text())
+        config, identity = record["config"], record.get("identity")
+        if identity is None:
+            continue
+        now = current_layout(config)
+        assert run_digest(now, identity) == run_digest(config, identity) == record["config_hash"], path
+        assert current_layout(earlier_layout(now)) == now, path
+        assert not any(k in (now.get("elmo") or {}) for k in ("state", "cache", "cache_dir", "options")), path
+
+
+def test_a_transformer_configuration_carries_no_bilm_keys():
+    config = composed(["task=ner", "encoder=transformer"])
+    assert set(config["elmo"]) == {"position", "mix", "l2", "dropout", "layer_norm"}
+    assert not {"state", "options", "finetune"} & set(config["encoder"])
+    assert config["cache"]["enabled"] is True
+    bilm = composed(["task=ner"])
+    assert {"state", "options", "weights", "finetune", "batch_size"} <= set(bilm["encoder"])
+
+
+def test_a_record_of_the_earlier_layout_reads_in_todays():
+    earlier = {"elmo": {"position": "both", "state": "stateful", "cache": False, "cache_dir": "c", "finetune": True},
+               "encoder": {"kind": "bilm"}}
+    assert current_layout(earlier) == {"elmo": {"position": "both"}, "cache": {"enabled": False, "dir": "c"},
+                                       "encoder": {"kind": "bilm", "state": "stateful", "finetune": True}}
+    transformer = {"elmo": {"position": "both", "state": "stateless", "batch_size": 64, "cache_dtype": "float16"},
+                   "encoder": {"kind": "transformer", "batch_size": 32}}
+    assert current_layout(transformer) == {"elmo": {"position": "both"}, "cache": {"dtype": "float16"},
+                                           "encoder": {"kind": "transformer", "batch_size": 32}}
+
+
+@pytest.mark.parametrize("old", ["elmo.state=stateful", "elmo.cache=false", "+elmo.cache_dtype=float16",
+                                 "elmo.options=o.json"])
+def test_an_earlier_key_on_the_command_line_names_the_new_one(old):
+    key = old.lstrip("+").split("=")[0]
+    with pytest.raises(ConfigError) as e:
+        check_overrides(["task=ner", old])
+    message = str(e.value)
+    assert "\n" not in message and f"{key} is now {RENAMED[key]}" in message and "nothing was run" in message
