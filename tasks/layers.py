@@ -16,7 +16,7 @@ from elmo_core import Elmo
 from elmo_core.characters import N_CHARACTERS
 from suite_common.errors import ConfigError, DataError
 
-POSITIONS = ("none", "input", "output", "both")
+POSITIONS = ("none", "input", "output", "both", "probe")  # probe: one mix, read by a layer probe (§5.3)
 
 
 def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -110,8 +110,9 @@ class ElmoFeatures(nn.Module):
         self.l2 = l2  # λ of λ‖w‖² on every mix's raw weights (elmo.l2)
         if position not in POSITIONS:
             raise ConfigError(f"elmo.position must be one of {POSITIONS}, got {position!r}")
-        self.position, self.dim = position, dim
-        self.slots = {"none": [], "input": ["input"], "output": ["output"], "both": ["input", "output"]}[position]
+        self.position, self.num_layers, self.dim = position, num_layers, dim
+        self.slots = {"none": [], "input": ["input"], "output": ["output"], "both": ["input", "output"],
+                      "probe": ["probe"]}[position]
         self.elmo = Elmo(num_layers=num_layers, num_output_representations=len(self.slots), dropout=dropout,
                          mix=mix, layer_norm=layer_norm) if self.slots else None
 

@@ -3,7 +3,9 @@ the suite's layout rather than a list: adding a task touches its folder and its 
 
 * A task ``<name>`` is the one ``Task`` subclass in ``tasks/<name>/task.py`` (``conf/task/<name>.yaml``
   names it; ``conf/task_profile/<name>_<profile>.yaml`` sizes it).
-* A probe ``probe_<kind>`` is the function ``run_<kind>_probe`` in ``tasks/probes/<kind>.py``.
+  A layer probe trained by the trainer is a task like any other (``tasks/probe_pos/``).
+* A probe with nothing to train (``probe_wsd``: 1-nearest-neighbour on sense centroids, the paper's
+  method) is the function ``run_<kind>_probe`` in ``tasks/probes/<kind>.py``.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def _unknown(name: str) -> ConfigError:
 
 def task_class(name: str) -> type[Task]:
     """The ``Task`` subclass of ``tasks/<name>/task.py``."""
-    if name.startswith("probe_") or not (ROOT / name / "task.py").is_file():
+    if not (ROOT / name / "task.py").is_file():
         raise _unknown(name)
     module = importlib.import_module(f"tasks.{name}.task")
     found = [c for c in vars(module).values()
@@ -38,6 +40,11 @@ def task_class(name: str) -> type[Task]:
     if len(found) != 1:
         raise ConfigError(f"tasks/{name}/task.py must define exactly one Task subclass (found {len(found)})")
     return found[0]
+
+
+def is_probe_function(name: str) -> bool:
+    """Whether ``name`` runs as a probe function (``tasks/probes/<kind>.py``) rather than a task."""
+    return name.startswith("probe_") and (ROOT / "probes" / f"{name.removeprefix('probe_')}.py").is_file()
 
 
 def probe_function(name: str) -> Callable:

@@ -20,12 +20,13 @@ from encoders import Encoder, encoder_for
 
 from .config_schema import validate
 from .data_files import data_files
+from .registry import is_probe_function
 from .run_record import Record
 from .run_records import (finished_run, hydra_choice, make_identity, mark_running, record_dir,
                           remove_dead_runs, run_digest, run_metadata)
 from .run_settings import effective_position, uses_encoder
 
-PROBE_VERSION = 1  # raise when a probe's code changes its results (part of every probe record's identity)
+PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class RunPlan:
         source = encoder_for(cfg)
         resolved = OmegaConf.to_container(cfg, resolve=True)
         name = str(cfg.task.name)
-        kind = "finetune" if finetune else "probe" if name.startswith("probe_") else "task"
+        kind = "finetune" if finetune else "probe" if is_probe_function(name) else "task"
         uses = uses_encoder(cfg)
         version = PROBE_VERSION if kind == "probe" else task_version
         encoder_sha = source.sha256 if uses else None

@@ -27,7 +27,7 @@ from suite_common.errors import ConfigError, DataError, WeightsError
 from .base import TaskSplit
 from .config_layout import current_layout
 from .layers import ElmoFeatures
-from .registry import probe_function, task_class
+from .registry import is_probe_function, probe_function, task_class
 from .run_plan import PROBE_VERSION, RunPlan
 from .run_record import Record
 from .run_settings import effective_position, evaluate_overrides, uses_encoder
@@ -59,7 +59,7 @@ def finetuned_base_sha256(record: dict) -> str | None:
 
 
 def task_version(name: str) -> int:
-    return PROBE_VERSION if name.startswith("probe_") else task_class(name).VERSION
+    return PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
 
 
 def build_features(cfg: DictConfig, source) -> ElmoFeatures:

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from tasks import runner
-from tasks.probes.pos import DataFormatError, read_tagged
+from suite_common.errors import DataError as DataFormatError
+from tasks.probe_pos.reader import read_tagged
 from tasks.probes.wsd import DataFormatError as WsdFormatError
 from tasks.probes.wsd import nearest_sense_accuracy, read_senseval, split_80_20
 
@@ -59,11 +60,34 @@ def _probe(task, data_dir, tmp_path, bilm_files, *extra):
 
 def test_pos_probe_end_to_end(tmp_path, bilm_files):
     r = _probe("probe_pos", FIXTURES, tmp_path, bilm_files, "data.train_file=pos_tiny.txt",
-               "data.dev_file=pos_tiny.txt", "task.epochs=30", "task.lr=0.05", "task.batch_size=16")
+               "data.dev_file=pos_tiny.txt", "trainer.max_epochs=30", "trainer.patience=30", "trainer.lr=0.05",
+               "trainer.batch_size=4")
     acc = r["dev"]["accuracy_per_layer"]
     assert set(acc) == {"0", "1", "2", "mix"} and all(0 <= v <= 100 for v in acc.values())
     assert acc["0"] > 50  # the token layer alone separates this tiny tag set on its training data
-    assert abs(sum(r["mix_weights"]) - 1) < 1e-5 and r["bilm"]["sha256"]
+    assert acc["mix"] == r["dev"]["accuracy"] and r["metric"] == "accuracy" and r["bilm"]["sha256"]
+    assert abs(sum(r["mixing_weights"]["probe"]["s"]) - 1) < 1e-5  # the mix's softmax weights
+    assert r["best_epoch"] >= 1 and len(r["epochs"]) == 30  # trained by the one trainer
+
+
+def test_the_pos_probe_heads_train_as_if_alone():
+    """The summed loss of independent heads gives each head the gradient it would get alone."""
+    from tasks.layers import ElmoFeatures
+    from tasks.probe_pos.model import LayerProbe
+    torch.manual_seed(0)
+    features = ElmoFeatures("probe", 3, 8, dropout=0.0)
+    model = LayerProbe(["A", "B", "C"], features)
+    batch = {"bilm_layers": torch.randn(3, 2, 5, 8), "bilm_mask": torch.ones(2, 5, dtype=torch.bool),
+             "mask": torch.ones(2, 5, dtype=torch.bool), "tags": torch.randint(0, 3, (2, 5))}
+    model(batch).loss.backward()
+    together = model.heads[1].weight.grad.clone()
+    model.zero_grad()
+    scores = model.scores(batch)
+    torch.nn.functional.cross_entropy(scores[1].reshape(-1, 3), batch["tags"].reshape(-1)).backward()
+    assert torch.allclose(together, model.heads[1].weight.grad)
+    model.eval()
+    heads = model(batch).predictions[0]
+    assert set(heads) == {"0", "1", "2", "mix"} and all(len(v) == 5 for v in heads.values())
 
 
 def test_wsd_probe_end_to_end(tmp_path, bilm_files):

@@ -14,7 +14,7 @@ from suite_common.errors import DataError
 from tasks.coref.task import CorefTask
 from tasks.ner.task import NerTask
 from tasks.nli.task import NliTask
-from tasks.probes.pos import read_tagged
+from tasks.probe_pos.reader import read_tagged
 from tasks.probes.wsd import read_senseval
 from tasks.qa.task import QaTask
 from tasks.srl.task import SrlTask

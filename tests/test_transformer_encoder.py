@@ -124,7 +124,7 @@ def test_transformer_layers_report_their_shape_without_loading(tmp_path):
 
 
 @pytest.mark.parametrize("probe, extra, layers", [
-    ("probe_pos", ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt", "task.epochs=3"], {"0", "1", "2", "3", "mix"}),
+    ("probe_pos", ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt", "trainer.max_epochs=3"], {"0", "1", "2", "3", "mix"}),
     ("probe_wsd", ["data.words=[wsd_tiny_hard,wsd_tiny_line]"], {"0", "1", "2", "3", "average", "most_frequent_sense"})])
 def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
     model_dir = tiny_bert(tmp_path / "bert", layers=3)

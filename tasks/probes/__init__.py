@@ -1,2 +1,3 @@
-"""What the biLM layers encode (Peters et al. 2018 §5.3): a POS probe (Table 6) and a word sense
-disambiguation probe (Table 5), each run on layer 0 (tokens), every LSTM layer, and a mix."""
+"""What the encoder layers hold (Peters et al. 2018 §5.3): the probes with nothing to train. The WSD probe
+(Table 5) is 1-nearest-neighbour on sense centroids per layer, the paper's method; the POS probe
+(Table 6), a linear classifier per layer, is a task trained by the trainer (``tasks/probe_pos``)."""
