@@ -11,7 +11,9 @@ settings, lived under ``elmo.*`` next to the mix. They moved (``RENAMED``); noth
 * a run's identity is unchanged: it is computed on the earlier layout (``earlier_layout``), so a run of
   today and the same run recorded before have one digest, and a finished run is found and reused;
 * the earlier names on the command line stop the command with one line naming the new key
-  (``tasks.override_check``).
+  (``tasks.override_check``);
+* a Transformer run's record names no biLM either: its encoder is under ``transformer`` (was
+  ``bilm``) and its identity has no ``bilm_sha256`` (``earlier_identity`` puts it back for hashing).
 
 Both functions accept either layout and return a new nested dict (the input is not changed).
 """
@@ -27,6 +29,14 @@ RENAMED = {**{f"elmo.{k}": f"encoder.{k}" for k in BILM_KEYS}, **{f"elmo.{k}": f
 # values, never read by a Transformer run but part of its identity (paths and neutral keys are not).
 EARLIER_TRANSFORMER_BILM_VALUES = {"state": "stateless", "warmup_batches": 5, "batch_size": 64, "finetune": False,
                                    "finetune_epochs": 1}
+
+
+def earlier_identity(identity: dict | None):
+    """A run identity as it was hashed before Transformer records stopped naming a biLM: a
+    Transformer run's identity (``encoder_sha256``) gets ``bilm_sha256: None`` back."""
+    if isinstance(identity, dict) and "encoder_sha256" in identity and "bilm_sha256" not in identity:
+        return {"bilm_sha256": None, **identity}
+    return identity
 
 
 def _group(config: dict, name: str) -> dict:

@@ -28,7 +28,8 @@ TASK_RUN_NULLABLE = ("test", "bilm_finetune")
 @dataclass
 class Record:
     # what every record holds (``run_records.run_metadata``), in the order records have it
-    bilm: dict = field(default_factory=dict)  # the encoder's identity (the key predates Transformers)
+    bilm: dict | None = None  # the biLM's files and hash (a Transformer run's record before #28 had its model here)
+    transformer: dict | None = None  # a Transformer run's model, files and hash
     identity: dict | None = None  # None: written before identities existed (``record_migration``)
     hardware: dict = field(default_factory=dict)
     date: str = "?"
@@ -142,7 +143,7 @@ class Record:
         """The biLM the record depends on (the base biLM of a fine-tuned one); None without ELMo."""
         if self.identity is not None:
             return self.identity.get("bilm_sha256")
-        return None if self.elmo_position == "none" else self.bilm.get("sha256")
+        return None if self.elmo_position == "none" else (self.bilm or {}).get("sha256")
 
     @property
     def encoder(self) -> str | None:
@@ -151,7 +152,7 @@ class Record:
         sha = (self.identity or {}).get("encoder_sha256")
         if not sha:
             return None
-        model = str(self.bilm.get("model", "?")).rstrip("/")
+        model = str((self.transformer or self.bilm or {}).get("model", "?")).rstrip("/")
         name = "embedded small BERT" if model.endswith("bert_core/pretrained/small") else Path(model).name or model
         pooling = (self.config.get("encoder") or {}).get("pooling", "first")
         return f"{name} ({sha[:12]}, {pooling} piece)" if pooling == "first" else f"{name} ({sha[:12]}, {pooling} of pieces)"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from suite_common.atomic_files import process_alive, remove_dead_leftovers, temporary_path
 
-from .config_layout import current_layout, earlier_layout
+from .config_layout import current_layout, earlier_identity, earlier_layout
 from .data_files import data_files
 from .run_settings import NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder
 
@@ -59,7 +59,7 @@ def comparable(resolved: dict, identity: dict) -> dict:
     trainer, data = out.get("trainer") or {}, out.get("data") or {}
     if "equal_updates" in trainer and (not trainer["equal_updates"] or float(data.get("fraction", 1.0)) >= 1):
         out["trainer"] = {k: v for k, v in trainer.items() if k != "equal_updates"}
-    return {**out, "identity": identity}
+    return {**out, "identity": earlier_identity(identity)}
 
 
 def run_digest(resolved: dict, identity: dict) -> str:
@@ -85,12 +85,15 @@ def content_sha256(path) -> str:
 def make_identity(resolved: dict, bilm_sha256: str | None, task_version: int,
                   encoder_sha256: str | None = None) -> dict:
     """What the paths of a configuration point at, and the task code's version. A Transformer
-    encoder's files go under ``encoder_sha256`` (absent for biLM runs, as in older records)."""
+    encoder's files go under ``encoder_sha256`` (absent for biLM runs, as in older records), and a
+    Transformer run's identity names no biLM (``config_layout.earlier_identity`` hashes it as before)."""
     identity = {"bilm_sha256": bilm_sha256,
                 "data_sha256": {k: content_sha256(p) for k, p in data_files(resolved.get("data") or {}).items()},
                 "task_version": task_version}
     if encoder_sha256 is not None:
         identity["encoder_sha256"] = encoder_sha256
+        if bilm_sha256 is None:
+            del identity["bilm_sha256"]
     return identity
 
 
@@ -207,10 +210,12 @@ def hydra_choice(group: str) -> str | None:
     return HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
 
 
-def run_metadata(cfg, out_dir: Path, bilm_identity: dict, resolved: dict, identity: dict) -> dict:
-    """What every record holds besides its metrics: biLM, run identity, hardware, date, command."""
+def run_metadata(cfg, out_dir: Path, encoder_identity: dict, resolved: dict, identity: dict) -> dict:
+    """What every record holds besides its metrics: the encoder (under ``bilm``, or ``transformer``
+    for a Transformer), run identity, hardware, date, command."""
     import torch
-    return {"bilm": bilm_identity, "identity": identity,
+    kind = "transformer" if encoder_identity.get("kind") == "transformer" else "bilm"
+    return {kind: encoder_identity, "identity": identity,
             "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(),
                          "torch_threads": torch.get_num_threads(), "device": cfg.device},
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -85,3 +85,10 @@ def test_an_earlier_key_on_the_command_line_names_the_new_one(old):
         check_overrides(["task=ner", old])
     message = str(e.value)
     assert "\n" not in message and f"{key} is now {RENAMED[key]}" in message and "nothing was run" in message
+
+
+def test_a_transformer_identity_without_a_bilm_hashes_as_it_did_with_none():
+    config = composed(["task=ner", "encoder=transformer"])
+    now = {"data_sha256": {"train": "t"}, "task_version": 1, "encoder_sha256": "e"}
+    assert run_digest(config, now) == run_digest(config, {"bilm_sha256": None, **now})
+    assert run_digest(config, now) != run_digest(config, {**now, "encoder_sha256": "f"})

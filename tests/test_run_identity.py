@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 from elmo_core import save_bilm
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 from tasks import run_records, runner
+from tasks.config_layout import current_layout
 
 from conftest import FIXTURES, REPO, random_bilm
 from run_configs import compose_cfg as _cfg
@@ -113,8 +114,9 @@ def test_committed_records_carry_their_identity():
         if r.get("elmo_position", "input") == "none":
             assert r["identity"]["bilm_sha256"] is None and "encoder_sha256" not in r["identity"], path
         elif r["identity"].get("encoder_sha256"):  # a Transformer's layers: its files, no biLM
-            assert r["identity"]["bilm_sha256"] is None and r["identity"]["encoder_sha256"] == r["bilm"]["sha256"], path
-        elif not r["config"]["elmo"].get("finetune"):  # a fine-tuned run's identity names its base biLM
+            encoder = r.get("transformer") or r["bilm"]  # under bilm before #28 named it apart
+            assert r["identity"].get("bilm_sha256") is None and r["identity"]["encoder_sha256"] == encoder["sha256"], path
+        elif not current_layout(r["config"])["encoder"].get("finetune"):  # a fine-tuned run's identity names its base biLM
             assert r["identity"]["bilm_sha256"] == r["bilm"]["sha256"], path
 
 
