@@ -2,7 +2,8 @@
 results/README.md runs on tiny data (fixtures, a tiny biLM, one epoch, a temporary runs root), with only data paths
 and sizes substituted. A Hydra sweep (``-m``) has every one of its jobs composed and validated and
 its first job run. Commands that cannot run here are listed in ``NOT_RUN`` with the reason; a new
-command that matches no rule fails the test."""
+command that matches no rule fails the test. The reports over the committed records run in a test of
+their own, so that the two halves run side by side."""
 import itertools
 import json
 import re
@@ -168,9 +169,19 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
         made.setdefault(task, printed[0])
 
 
-def test_every_documented_command_runs(env, tmp_path):
+def reads_committed_results(argv: list[str]) -> bool:
+    """A module command that reads only the committed records (``--runs results/...``), not the runs
+    the documented ``run.py`` commands make: it runs in its own test, beside them (pytest-xdist)."""
+    return argv[:2] == ["python", "-m"] and any(a.startswith("results/") for a in argv[3:]) \
+        and "outputs/runs" not in argv
+
+
+@pytest.mark.parametrize("part", ["runs and tools", "reports of the committed records"])
+def test_every_documented_command_runs(part, env, tmp_path):
     commands = documented_commands()
     assert len(commands) > 30
+    commands = [(w, a) for w, a in commands if reads_committed_results(a) == (part != "runs and tools")]
+    assert commands
     made: dict = {}
     later = []
     makefile = (REPO / "Makefile").read_text()
