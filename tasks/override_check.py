@@ -109,7 +109,7 @@ def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "conf
 
 
 def encoder_hint(key: str, cfg) -> str:
-    """Why a biLM setting is unknown with a Transformer (and the reverse)."""
+    """Why an ``encoder.*`` key is unknown with ``encoder=transformer``: the biLM settings exist for the biLM only."""
     if key.startswith("encoder.") and OmegaConf.select(cfg, "encoder.kind") == "transformer":
         return " (a biLM setting: encoder=transformer has none; its files are encoder.model)"
     return ""
