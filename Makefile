@@ -20,9 +20,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) run.py task=ner elmo.position=both profile=quick source=local $(ARGS)
 
-# -n auto: one test process per core (pytest-xdist), each on one torch thread so they do not fight over cores
+# -n auto: one test process per core (pytest-xdist), each on one torch thread so they do not fight over cores;
+# --durations: the slowest tests, printed so that the CI time (target: under 15 min) can be watched
 test: $(STAMP)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n auto tests
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n auto --durations=15 tests
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.bilm_speed
