@@ -8,7 +8,7 @@ corpus the embedded biLM was trained on, for an equal-data comparison with ELMo.
    from ``--tokenizer``), saved with the model as a ``transformers`` fast tokenizer.
 2. ``transformers``' ``BertForPreTraining`` is trained on the streamed MLM + NSP instances
    (``bert_core.pretraining_data``); masking is ``DataCollatorForLanguageModeling``'s (15 %,
-   80/10/10). AdamW with linear warm-up and linear decay to zero at ``--max-steps``.
+   80/10/10), drawing from a generator whose state the checkpoint holds (``SeededMasking``). AdamW with linear warm-up and linear decay to zero at ``--max-steps``.
 3. ``checkpoint.pt`` (weights, optimizer, schedule, position, the masking and dropout generators'
    states) is written atomically every ``--checkpoint-every`` updates and when ``--max-minutes``
    is up; rerunning the same command resumes exactly where it stopped.
@@ -95,12 +95,30 @@ def piece_ids(tokenizer):
     return lambda words: backend.encode(words, is_pretokenized=True, add_special_tokens=False).ids
 
 
-def make_collator(tokenizer, seed: int):
-    from transformers import DataCollatorForLanguageModeling
-    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, mask_replace_prob=0.8,
-                                               random_replace_prob=0.1, seed=seed)
-    collator.generator = torch.Generator().manual_seed(seed)
-    return collator
+class SeededMasking:
+    """``DataCollatorForLanguageModeling`` (15 %, 80/10/10) drawing from a generator this class owns.
+
+    The collator is built without a seed, so it draws from torch's global generator (its documented
+    behaviour); each call swaps this object's state in and out with ``torch.random.fork_rng``. The
+    state is plain bytes (``state``), saved in the checkpoint and restored on resume, so resuming
+    does not depend on how a ``transformers`` release manages the collator's own generator (5.24
+    re-seeds a seeded collator on its first call in each process, which lost a restored state).
+    The draws equal those of ``torch.Generator().manual_seed(seed)``: same Mersenne Twister.
+    """
+
+    def __init__(self, tokenizer, seed: int):
+        from transformers import DataCollatorForLanguageModeling
+        self.collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, mask_replace_prob=0.8,
+                                                        random_replace_prob=0.1, seed=None)
+        self.tokenizer = tokenizer
+        self.state = torch.Generator().manual_seed(seed).get_state()
+
+    def __call__(self, examples):
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(self.state)
+            batch = self.collator(examples)
+            self.state = torch.get_rng_state()
+        return batch
 
 
 def evaluate(model, tokenizer, heldout: Path, args, device) -> dict:
@@ -110,7 +128,7 @@ def evaluate(model, tokenizer, heldout: Path, args, device) -> dict:
     stream = PairStream(list(documents.values()), piece_ids(tokenizer), args.max_length, seed=12345)
     names = list(documents)
     counts = {name: {"masked": 0, "correct": 0, "loss": 0.0, "pairs": 0, "nsp_correct": 0} for name in names}
-    collator = make_collator(tokenizer, seed=12345)
+    collator = SeededMasking(tokenizer, seed=12345)
     model.eval()
     with torch.inference_mode():
         instances = list(stream.instances())
@@ -180,12 +198,12 @@ def train(args) -> dict:
               {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0}]
     optimizer = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.999), eps=1e-6)
     schedule = get_linear_schedule_with_warmup(optimizer, args.warmup_steps, args.max_steps)
-    collator = make_collator(tokenizer, args.seed)
+    collator = SeededMasking(tokenizer, args.seed)
     progress = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "pieces": 0, "seconds": 0.0, "finished": False}
     identity, ckpt = identity_of(args, files), out / "checkpoint.pt"
     if ckpt.exists():
         try:
-            saved = torch.load(ckpt, map_location="cpu", weights_only=False)
+            saved = torch.load(ckpt, map_location="cpu", weights_only=True)  # tensors and plain data only: never runs code
         except Exception as e:  # noqa: BLE001 - any unreadable file is the same error to the user
             raise WeightsError(f"{ckpt}: unreadable checkpoint ({type(e).__name__}: {e})") from None
         if saved.get("format") != FORMAT or saved.get("identity") != identity:
@@ -193,7 +211,7 @@ def train(args) -> dict:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         schedule.load_state_dict(saved["schedule"])
-        collator.generator.set_state(saved["masking_rng"])
+        collator.state = saved["masking_rng"]
         torch.set_rng_state(saved["rng"])
         progress = saved["progress"]
         print(f"resuming from {ckpt}: update {progress['step']}, epoch {progress['epoch']}", flush=True)
@@ -204,7 +222,7 @@ def train(args) -> dict:
     def checkpoint():
         torch_save_atomic({"format": FORMAT, "identity": identity, "model": model.state_dict(),
                                "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
-                               "masking_rng": collator.generator.get_state(), "rng": torch.get_rng_state(),
+                               "masking_rng": collator.state, "rng": torch.get_rng_state(),
                                "progress": dict(progress)}, ckpt)
 
     started, session_start = time.monotonic(), progress["seconds"]

@@ -182,7 +182,7 @@ def encode_pair(instance: Instance, cls_id: int, sep_id: int) -> dict:
 
 def batches(stream: PairStream, collator, batch_size: int, epoch: int = 0, skip_batches: int = 0
             ) -> Iterator[dict[str, torch.Tensor]]:
-    """Padded, masked batches (``collator``: ``DataCollatorForLanguageModeling``). Skipped batches
+    """Padded, masked batches (``collator``: ``bert_pretrain.SeededMasking``). Skipped batches
     are not masked, so the masking generator's state must be restored with the position."""
     tokenizer = collator.tokenizer
     pending = []

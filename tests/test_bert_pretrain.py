@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bert_core.bert_pretrain import build_parser, make_collator, train
+from bert_core.bert_pretrain import build_parser, SeededMasking, train
 from bert_core.pretraining_data import ListDocument, PairStream, encode_pair
 
 WORDS = "the a cat dog sat ran on under mat house red blue big small one two three".split()
@@ -76,7 +76,7 @@ def test_masking_is_15_percent_then_80_10_10():
     from transformers import BertTokenizerFast
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(500)]
     tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=False)
-    collator = make_collator(tokenizer, seed=0)
+    collator = SeededMasking(tokenizer, seed=0)
     rng = random.Random(0)
     rows = [{"input_ids": [2] + [rng.randrange(5, 505) for _ in range(200)] + [3], "token_type_ids": [0] * 202,
              "next_sentence_label": 0} for _ in range(200)]
