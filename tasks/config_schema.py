@@ -15,6 +15,8 @@ from suite_common.errors import ConfigError
 
 from encoders.bilm import STATE_POLICIES
 
+from .layers import EMBEDDING_INITS
+
 
 def one_of(*choices):
     return lambda v: None if v in choices else f"must be one of {', '.join(map(str, choices))}"
@@ -72,6 +74,7 @@ RULES = {
     "encoder.pooling": one_of("first", "mean"),
     "encoder.max_length": integer(3),
     "encoder.batch_size": integer(1),
+    "task.model.embedding_init": one_of(*EMBEDDING_INITS),
     "trainer.optimizer": one_of("adam", "adadelta"),
     "trainer.lr": number(0, low_open=True),
     "trainer.adadelta_rho": number(0, 1, low_open=True, high_open=True),

@@ -57,14 +57,32 @@ def read_vectors(path: str | Path, words: list[str]) -> tuple[torch.Tensor, int]
     return matrix, found
 
 
+EMBEDDING_INITS = ("normal", "xavier_uniform")
+
+
+def init_embedding(embedding: nn.Embedding, how: str) -> nn.Embedding:
+    """``normal``: PyTorch's N(0, 1) as constructed; ``xavier_uniform``: what AllenNLP's ``Embedding``
+    does without a pretrained file (and TensorFlow's default glorot_uniform in the original task code),
+    the padding row kept at zero. Applied to word and character embeddings alike."""
+    if how not in EMBEDDING_INITS:
+        raise ConfigError(f"task.model.embedding_init={how!r}: expected one of {', '.join(EMBEDDING_INITS)}")
+    if how == "xavier_uniform":
+        with torch.no_grad():
+            nn.init.xavier_uniform_(embedding.weight)
+            if embedding.padding_idx is not None:
+                embedding.weight[embedding.padding_idx].zero_()
+    return embedding
+
+
 class TokenEmbedder(nn.Module):
     """x_k: word embedding (optionally initialised from pretrained vectors) + a character CNN
-    over the same 262 character ids the biLM uses."""
+    over the same 262 character ids the biLM uses. ``init`` (``init_embedding``) sets the start of
+    both embeddings where no pretrained vectors are given."""
 
     def __init__(self, words: list[str], word_dim: int, char_dim: int, char_filters: int, char_width: int,
-                 vectors: str | None = None, freeze_vectors: bool = False):
+                 vectors: str | None = None, freeze_vectors: bool = False, init: str = "normal"):
         super().__init__()
-        self.word = nn.Embedding(len(words), word_dim, padding_idx=0)
+        self.word = init_embedding(nn.Embedding(len(words), word_dim, padding_idx=0), init)
         if vectors:
             matrix, found = read_vectors(vectors, words)
             if matrix.shape[1] != word_dim:
@@ -72,15 +90,15 @@ class TokenEmbedder(nn.Module):
             self.word.weight.data.copy_(matrix)
             self.word.weight.requires_grad_(not freeze_vectors)
             print(f"pretrained vectors: {found}/{len(words)} words found in {vectors}", file=sys.stderr)
-        self.char = nn.Embedding(N_CHARACTERS, char_dim, padding_idx=0) if char_filters else None
+        self.char = init_embedding(nn.Embedding(N_CHARACTERS, char_dim, padding_idx=0), init) if char_filters else None
         self.conv = nn.Conv1d(char_dim, char_filters, char_width, padding=char_width // 2) if char_filters else None
         self.output_dim = word_dim + char_filters
 
     @classmethod
     def from_config(cls, words: list[str], m) -> "TokenEmbedder":
-        """From a task's ``model`` config (word_dim, char_dim, char_filters, char_width, vectors)."""
+        """From a task's ``model`` config (word_dim, char_dim, char_filters, char_width, vectors, embedding_init)."""
         return cls(words, m.word_dim, m.char_dim, m.char_filters, m.char_width, m.get("vectors"),
-                   m.get("freeze_vectors", False))
+                   m.get("freeze_vectors", False), m.get("embedding_init", "normal"))
 
     def forward(self, word_ids: torch.Tensor, char_ids: torch.Tensor) -> torch.Tensor:
         x = self.word(word_ids)

@@ -31,7 +31,7 @@ from suite_common.atomic_files import process_alive, remove_dead_leftovers, temp
 
 from .config_layout import current_layout, earlier_identity, earlier_layout
 from .data_files import data_files
-from .run_settings import NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder
+from .run_settings import NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder, without_added_defaults
 
 RECORD_NAMES = ("results.json", "finetune.json")
 
@@ -42,9 +42,10 @@ def comparable(resolved: dict, identity: dict) -> dict:
     before #28 (``config_layout.earlier_layout``: identities did not change when keys moved).
     ``elmo.position=paper`` is the task's own position spelled out;
     ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1);
+    keys added later count only away from their earlier value (``run_settings.ADDED_AT_DEFAULT``);
     ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)
     and the run reads contextual layers (a baseline is the same run whichever encoder is named)."""
-    out = current_layout({k: v for k, v in resolved.items() if k not in VOLATILE})
+    out = without_added_defaults(current_layout({k: v for k, v in resolved.items() if k not in VOLATILE}))
     data = out.get("data")
     if isinstance(data, dict) and (data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test"))):
         out["data"] = {k: v for k, v in data.items() if not k.startswith("hf_")}  # the hub copy is not read

@@ -20,6 +20,26 @@ VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")
 PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "encoder": ("options", "weights", "model"),
              "cache": ("dir",)}
 NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
+# keys added after runs were recorded, with the value every earlier run had: at that value a key is
+# left out of the identity, so earlier records keep their digests; any other value is a new identity
+ADDED_AT_DEFAULT = {("task", "model", "embedding_init"): "normal"}
+
+
+def without_added_defaults(config: dict) -> dict:
+    """``config`` (a plain dict) less the ``ADDED_AT_DEFAULT`` keys that hold their default."""
+    out = dict(config)
+    for path, default in ADDED_AT_DEFAULT.items():
+        parents, node = [out], out
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+            parents.append(node)
+        if not isinstance(node, dict) or node.get(path[-1], default) != default:
+            continue
+        node = {k: v for k, v in node.items() if k != path[-1]}
+        for depth in range(len(path) - 2, -1, -1):  # copy the branch down to the key, never the caller's dicts
+            node = {**parents[depth], path[depth]: node}
+        out = node
+    return out
 
 
 def _get(node, key: str, default=None):

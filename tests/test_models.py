@@ -10,6 +10,7 @@ from hydra import compose, initialize_config_dir
 
 from tasks import runner
 from encoders import BiLMEncoder
+from suite_common.errors import ConfigError
 from tasks.layers import TaskModel
 from tasks.trainer import TrainerConfig, make_optimizer, predict, set_seed
 
@@ -111,3 +112,21 @@ def test_every_model_returns_one_output_type(task_name, bilm_files, tmp_path):
     n_examples = 1 if task_name == "coref" else len(task.batches(data["train"].examples, 4, shuffle=False)[0])
     assert len(evaluated.predictions) == n_examples and evaluated.loss is not None
     assert unlabelled.loss is None and unlabelled.predictions == evaluated.predictions
+
+
+def test_xavier_uniform_embeddings_start_small_with_a_zero_padding_row():
+    """``task.model.embedding_init``: AllenNLP's xavier_uniform (bound sqrt(6 / (rows + cols))) for the
+    word and the character table, padding rows zero; ``normal`` keeps PyTorch's N(0, 1)."""
+    import math
+    from tasks.layers import TokenEmbedder
+    words = ["@@PADDING@@"] + [f"w{i}" for i in range(999)]
+    torch.manual_seed(0)
+    xavier = TokenEmbedder(words, 50, 16, 8, 3, init="xavier_uniform")
+    normal = TokenEmbedder(words, 50, 16, 8, 3)
+    bound = math.sqrt(6 / (1000 + 50))
+    w = xavier.word.weight.detach()
+    assert w[0].abs().sum() == 0 and xavier.char.weight.detach()[0].abs().sum() == 0
+    assert w.abs().max() <= bound and abs(w[1:].std().item() - bound / math.sqrt(3)) < 0.1 * bound
+    assert abs(normal.word.weight.detach()[1:].std().item() - 1.0) < 0.05
+    with pytest.raises(ConfigError, match="embedding_init"):
+        TokenEmbedder(words, 50, 16, 8, 3, init="zeros")

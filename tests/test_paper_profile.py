@@ -14,3 +14,17 @@ def test_a_differing_setting_is_reported(monkeypatch, tmp_path):
     assert mismatches == 1 and "| ner | λ | 0.5 | `elmo.l2` | 0.1 | test | ✗ differs |" in text
     with pytest.raises(SystemExit, match="1 setting"):
         paper_profile.main(["--check", "--out", str(tmp_path / "x.md")])
+
+
+TASKS = ("ner", "sst", "qa", "srl", "nli", "coref")
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_every_elmo_setting_and_the_embedding_init_has_a_sourced_row(task):
+    """No paper-profile value of ``elmo.*`` (position, mix, λ, dropout, layer norm) or of the embeddings'
+    initialization may come from a suite default without a row naming its source."""
+    cfg = paper_profile.composed(task)
+    keys = {"elmo_position" if k == "position" else f"elmo.{k}" for k in cfg.elmo} | {"task.model.embedding_init"}
+    rows = {key: source for t, _, _, key, source in paper_profile.SPEC if t == task}
+    assert keys <= set(rows), f"{task}: no row for {sorted(keys - set(rows))}"
+    assert all(rows[k].strip() for k in keys)

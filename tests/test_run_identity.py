@@ -143,3 +143,16 @@ def test_migrate_command_reports_counts(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tasks.record_migration", str(tmp_path)],
                           capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0 and "0 records migrated" in done.stdout
+
+
+def test_a_key_added_later_counts_only_away_from_the_value_earlier_runs_had():
+    """``task.model.embedding_init`` at ``normal`` (what every earlier run did) leaves the digest as it was
+    before the key existed; ``xavier_uniform`` is another run."""
+    identity = {"bilm_sha256": None, "data_sha256": {}, "task_version": 1}
+    config = {"task": {"name": "ner", "model": {"word_dim": 50}}, "elmo": {"position": "none"}}
+    before = run_records.run_digest(config, identity)
+    at_default = {**config, "task": {"name": "ner", "model": {"word_dim": 50, "embedding_init": "normal"}}}
+    assert run_records.run_digest(at_default, identity) == before
+    assert at_default["task"]["model"]["embedding_init"] == "normal"  # the caller's configuration is untouched
+    other = {**config, "task": {"name": "ner", "model": {"word_dim": 50, "embedding_init": "xavier_uniform"}}}
+    assert run_records.run_digest(other, identity) != before
