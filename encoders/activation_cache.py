@@ -7,9 +7,11 @@ A cache entry is a directory ``<root>/<key>/`` holding ``layers.npy`` (all token
 ``meta.json`` (what it was built from, shapes, and the SHA-256 of both arrays). The key is a hash of
 what the encoder's activations depend on (``Encoder.cache_identity``: for the biLM its weights and
 options files and the state policy; for a Transformer its files, the word pooling and the window
-length), the tokenized text and the dtype. Entries are built in a temporary directory and renamed
-into place only when complete; on open the sizes and checksums are verified, and a bad entry is
-deleted and rebuilt, never read.
+length, and the batch size, which changes the last bits), the tokenized text and the dtype. Entries
+are built in a temporary directory whose blocks are claimed first (a full disk is one error line,
+not a crash) and renamed into place only when complete; processes that share a cache build each
+entry once (a lock per entry: the second waits and reads the first one's); on open the sizes and
+checksums are verified, and a bad entry is deleted and rebuilt, never read.
 
 This module also owns the one interface through which contextual layers reach a task:
 ``LayerSource.batch(rows) -> (layers (L+1, B, T, D) float32, mask (B, T))`` for rows of the
@@ -19,6 +21,8 @@ the cache, the runner and the task models never know which encoder produced the 
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -31,7 +35,7 @@ import numpy as np
 import torch
 
 from elmo_core import file_sha256
-from suite_common.errors import ConfigError, DataError
+from suite_common.errors import ConfigError, DataError, storage_error
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 FORMAT = "elmo-suite/activations/2"  # 2: keyed by the encoder's cache_identity
@@ -142,6 +146,7 @@ class ActivationCache:
         need = sum(self.planned_bytes(s) for s in missing.values())
         if not need:
             return 0
+        remove_dead_leftovers(self.root)  # a dead build's temporary is not used space
         existing = self.root
         while not existing.exists() and existing != existing.parent:
             existing = existing.parent
@@ -162,14 +167,23 @@ class ActivationCache:
         return need
 
     def get(self, sentences: list[list[str]], name: str = "data") -> CachedLayers:
+        """The entry for ``sentences``, built if missing or bad. Processes sharing the cache take a lock
+        per entry (``.locks/<key>``), so the second one waits for the first one's entry and reads it."""
         directory = self.root / self.key(sentences)
-        if directory.exists():
-            problem = self._verify(directory, len(sentences))
-            if problem is None:
-                return CachedLayers(directory, json.loads((directory / "meta.json").read_text()))
-            print(f"activation cache {directory} is unusable ({problem}); rebuilding", file=sys.stderr)
-            shutil.rmtree(directory)
-        self._build(sentences, directory, name)
+        try:
+            (self.root / ".locks").mkdir(parents=True, exist_ok=True)
+            lock = open(self.root / ".locks" / directory.name, "a")
+        except OSError as e:
+            raise storage_error(self.root, e) from None
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
+            if directory.exists():
+                problem = self._verify(directory, len(sentences))
+                if problem is None:
+                    return CachedLayers(directory, json.loads((directory / "meta.json").read_text()))
+                print(f"activation cache {directory} is unusable ({problem}); rebuilding", file=sys.stderr)
+                shutil.rmtree(directory)
+            self._build(sentences, directory, name)
         return CachedLayers(directory, json.loads((directory / "meta.json").read_text()))
 
     @staticmethod
@@ -194,14 +208,15 @@ class ActivationCache:
         L1, D = self.encoder.layer_shape()
         lengths = np.array([len(s) for s in sentences])
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        self.root.mkdir(parents=True, exist_ok=True)
         remove_dead_leftovers(self.root)
         tmp = temporary_path(directory)
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
         try:
+            tmp.mkdir()
             layers = np.lib.format.open_memmap(tmp / "layers.npy", mode="w+", dtype=self.dtype,
                                                shape=(int(offsets[-1]), L1, D))
+            with open(tmp / "layers.npy", "r+b") as f:  # claim the blocks now: a full disk is an error here,
+                os.posix_fallocate(f.fileno(), 0, os.fstat(f.fileno()).st_size)  # not a SIGBUS in the mmap
             for i, sent_layers in self.encoder.embed(sentences, name):
                 layers[offsets[i]: offsets[i + 1]] = sent_layers.transpose(1, 0, 2)
             layers.flush()
@@ -214,5 +229,9 @@ class ActivationCache:
                 meta[f"{part}_sha256"] = file_sha256(tmp / f"{part}.npy")
             (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
             os.replace(tmp, directory)
+        except OSError as e:
+            if e.errno in (errno.ENOTEMPTY, errno.EEXIST) and directory.exists():
+                return  # another host's process (no shared lock there) put the same entry in place first
+            raise storage_error(directory, e) from None
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -62,7 +62,8 @@ class TransformerEncoder(Encoder):
                 "pooling": self.pooling, "max_length": self.max_length}
 
     def cache_identity(self) -> list:
-        return ["transformer", self.sha256, self.pooling, self.max_length]
+        # the batch size changes the padding, and with it the last bits of the layers
+        return ["transformer", self.sha256, self.pooling, self.max_length, f"b{self.batch_size}"]
 
     def layer_shape(self) -> tuple[int, int]:
         """(L+1, hidden) from the model's config.json, without loading the weights."""

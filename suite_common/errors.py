@@ -5,6 +5,8 @@ message that names the file and line, or the configuration key, at fault; only t
 * ``ConfigError``: an impossible or inconsistent setting (names the key).
 * ``DataError``: malformed or unusable input data (names the file and line, or the example).
 * ``WeightsError``: a biLM, checkpoint or model file that does not match what it claims to be.
+* ``StorageError``: a file or directory the suite must write cannot be (disk full, read-only file
+  system, no permission, out of memory while writing); names the path.
 * ``EncoderError``: a Transformer directory or hub name that cannot be loaded, or a model that cannot
   do what the suite asks (no fast tokenizer, no hidden states).
 
@@ -31,3 +33,16 @@ class WeightsError(SuiteError):
 
 class EncoderError(WeightsError):
     pass
+
+
+class StorageError(SuiteError):
+    pass
+
+
+def storage_error(path, e: OSError) -> StorageError:
+    """One line for an ``OSError`` met while writing ``path``."""
+    import errno
+    why = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+           errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+           errno.EPERM: "permission denied"}.get(e.errno, e.strerror or type(e).__name__)
+    return StorageError(f"{path}: cannot write ({why}); nothing partial was kept")

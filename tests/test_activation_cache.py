@@ -1,6 +1,11 @@
 """The activation cache and the biLM encoder behind it: reuse, corrupt entries rebuilt, state policies
 kept apart, the fine-tuned biLM trained once."""
+import errno
 import json
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -37,7 +42,7 @@ def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
     cache.get(sentences)
     assert ActivationCache.encoder_passes == before + 6
     # a half-built entry (interrupted) is never visible under the final name
-    assert [p.name for p in (tmp_path / "cache").iterdir()] == [directory.name]
+    assert [p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")] == [directory.name]
 
 
 def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, tmp_path):
@@ -48,7 +53,7 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
         before = ActivationCache.encoder_passes
         layers[state] = cache.get(sentences)
         assert ActivationCache.encoder_passes - before == 3 + (2 if state == "stateful_warmup" else 0)
-    assert len(list((tmp_path / "c").iterdir())) == 3  # one entry per policy
+    assert len([p for p in (tmp_path / "c").iterdir() if not p.name.startswith(".")]) == 3  # one entry per policy
     first = {k: v.sentence(0) for k, v in layers.items()}
     last = {k: v.sentence(5) for k, v in layers.items()}
     np.testing.assert_allclose(first["stateless"], first["stateful"], atol=1e-6)  # both start from zero
@@ -85,3 +90,71 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
     assert only["bilm_finetune"] == ft and only["bilm"]["sha256"] == __import__("elmo_core").file_sha256(base / "weights.hdf5")
     saved = json.loads((tmp_path / "a" / "finetune.json").read_text())
     assert saved["task"] == "ner" and saved["command"] and saved["hardware"]["cpus"] >= 1
+
+
+SENTENCES = [["a", "b", "c"], ["d"], ["the", "cat", "sat", "down", "."], ["x", "y"]]
+
+
+def test_the_batch_size_is_part_of_the_key(bilm_files, tmp_path):
+    """The biLM's layers differ in their last bits with the batch size, so two batch sizes never share
+    an entry (a cached run gives the same bytes whichever run filled the cache)."""
+    keys = {b: ActivationCache(tmp_path, BiLMEncoder(*bilm_files, batch_size=b)).key(SENTENCES) for b in (1, 2, 3)}
+    assert len(set(keys.values())) == 3
+
+
+BUILD = textwrap.dedent("""
+    import sys, time
+    from encoders import BiLMEncoder
+    from encoders.activation_cache import ActivationCache
+    options, weights, root = sys.argv[1:4]
+    encoder = BiLMEncoder(options, weights, batch_size=1)
+    embed = encoder.embed
+    def slow(sentences, name):  # long enough that the two builds overlap
+        for item in embed(sentences, name):
+            time.sleep(0.3)
+            yield item
+    object.__setattr__(encoder, "embed", slow)
+    sentences = [["a", "b", "c"], ["d"], ["the", "cat", "sat", "down", "."], ["x", "y"]]
+    ActivationCache(root, encoder).get(sentences)
+    print("passes", ActivationCache.encoder_passes)
+""")
+
+
+def test_two_processes_on_one_cold_entry_both_finish_and_build_it_once(bilm_files, tmp_path):
+    args = [sys.executable, "-c", BUILD, *map(str, bilm_files)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    jobs = [subprocess.Popen(args + [str(tmp_path / "shared")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env) for _ in range(2)]
+    results = [job.communicate(timeout=120) for job in jobs]
+    assert [job.returncode for job in jobs] == [0, 0], [err[-2000:] for _, err in results]
+    passes = sorted(int(out.split()[-1]) for out, _ in results)
+    assert passes == [0, 4]  # one process built the entry, the other waited and read it
+    alone = subprocess.run(args + [str(tmp_path / "alone")], capture_output=True, text=True, env=env)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    (entry,) = [p for p in (tmp_path / "shared").iterdir() if not p.name.startswith(".")]
+    for name in ("layers.npy", "offsets.npy"):
+        assert (entry / name).read_bytes() == (tmp_path / "alone" / entry.name / name).read_bytes()
+
+
+def test_a_full_disk_during_a_build_is_one_line_and_leaves_nothing(bilm_files, tmp_path, monkeypatch):
+    from suite_common.errors import StorageError
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    cache = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2))
+    with pytest.raises(StorageError, match=r"cache.*cannot write \(the disk is full\)"):
+        cache.get(SENTENCES)
+    assert [p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")] == []
+
+
+def test_a_dead_builds_temporary_is_removed_before_free_space_is_measured(bilm_files, tmp_path):
+    cache = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    from suite_common.atomic_files import temporary_path
+    leftover = temporary_path(tmp_path / "cache" / cache.key(SENTENCES))
+    leftover = leftover.with_name(leftover.name.rsplit("-", 1)[0] + f"-{dead.stdout.strip()}")
+    leftover.mkdir(parents=True)
+    (leftover / "layers.npy").write_bytes(b"\0" * 4096)
+    assert cache.check_budget({"train": SENTENCES}, max_gb=None) > 0
+    assert not leftover.exists()
