@@ -1,0 +1,102 @@
+"""A received ``.pt`` file never runs code: every place the suite loads one (task checkpoints for
+``mode=evaluate`` and the report, training states, biLM and BERT pretraining checkpoints) is given a
+file whose pickle would create a marker file when unpickled; each must refuse it with one error
+line and leave no marker."""
+import random
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from suite_common.errors import SuiteError
+
+from conftest import FIXTURES, REPO
+from run_configs import compose_cfg
+
+
+class Payload:
+    """Unpickling this calls ``open(marker, "w")``: the marker's existence proves code ran."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return open, (str(self.marker), "w")
+
+
+def plant(path: Path, marker: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"format": "anything", "config": {}, "payload": Payload(marker)}, path)
+    return path
+
+
+def test_the_payload_runs_code_when_loaded_without_weights_only(tmp_path):
+    """The planted file is a real attack: a plain ``torch.load`` creates the marker."""
+    marker = tmp_path / "marker"
+    torch.load(plant(tmp_path / "x.pt", marker), weights_only=False)
+    assert marker.exists()
+
+
+def test_evaluate_refuses_a_planted_best_pt(tmp_path):
+    from tasks import runner
+    marker = tmp_path / "marker"
+    plant(tmp_path / "run" / "best.pt", marker)
+    cfg = compose_cfg(["mode=evaluate", f"checkpoint={tmp_path / 'run'}",
+                       f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+    with pytest.raises(SuiteError, match="best.pt"):
+        runner.evaluate(cfg, tmp_path / "run")
+    assert not marker.exists()
+
+
+def test_a_planted_training_state_is_refused(tmp_path):
+    from tasks import train_state
+    marker = tmp_path / "marker"
+    path = plant(tmp_path / "train_state.pt", marker)
+    model = torch.nn.Linear(2, 2)
+    with pytest.raises(SuiteError, match="not a training state"):
+        train_state.load(path, run="x", model=model, optimizer=torch.optim.Adam(model.parameters()), schedule=None,
+                         average=None, history=[], batch_order=random.Random(0))
+    assert not marker.exists() and path.exists()  # refused, and the file is left as it is
+
+
+def test_a_planted_bilm_pretraining_checkpoint_is_refused(tmp_path):
+    from elmo_core.pretraining.lm_checkpoint import load_checkpoint
+    marker = tmp_path / "marker"
+    path = plant(tmp_path / "checkpoint.pt", marker)
+    with pytest.raises(SuiteError, match="checkpoint"):
+        load_checkpoint(path, {}, None, None, 0, 1, "cpu")
+    assert not marker.exists()
+
+
+def test_a_planted_bert_checkpoint_is_refused_before_anything_runs(tmp_path):
+    from bert_core.bert_pretrain import build_parser, train
+    from test_bert_pretrain import tiny_args
+    marker = tmp_path / "marker"
+    plant(tmp_path / "bert" / "checkpoint.pt", marker)
+    with pytest.raises(SuiteError, match="unreadable checkpoint"):
+        train(build_parser().parse_args(tiny_args(tmp_path, "bert")))
+    assert not marker.exists()
+
+
+def test_the_report_tool_refuses_a_planted_best_pt(tmp_path):
+    from reporting.elmo_input_norms import input_norms
+    marker = tmp_path / "marker"
+    plant(tmp_path / "run" / "best.pt", marker)
+    with pytest.raises(Exception):
+        input_norms(tmp_path / "run")
+    assert not marker.exists()
+
+
+def test_no_torch_load_in_the_suite_unpickles_objects():
+    """Every ``torch.load`` in the packages passes ``weights_only=True`` (a new call site must too)."""
+    calls = []
+    for path in REPO.glob("*/**/*.py"):
+        if path.parts[len(REPO.parts)] in (".venv", ".venv-latest", ".venv-lock", "tests"):
+            continue
+        text = path.read_text()
+        for match in re.finditer(r"torch\.load\(([^()]|\([^()]*\))*\)", text):
+            calls.append((path.relative_to(REPO), match.group(0)))
+    assert len(calls) >= 5
+    unsafe = [(str(p), c) for p, c in calls if "weights_only=True" not in c]
+    assert not unsafe
