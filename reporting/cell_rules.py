@@ -5,7 +5,8 @@ A cell is (profile, biLM, task, setting), and the report averages its records ov
 belongs in a cell only when its configuration is exactly what its profile, task, data source and
 ablation prescribe, as ``conf/`` composes them now: any other override (``trainer.max_epochs=1`` in a
 debugging run, a learning rate being tried, another ELMo dropout) makes it an *extra*, listed apart
-in ``extras.md`` with the keys that differ, never averaged in. Keys that the report itself separates
+in ``extras.md`` with the keys that differ, never averaged in. So does a run that read other data
+(the content hashes of its identity against the files its choices read now). Keys that the report itself separates
 are allowed to vary: the seed, the training fraction of Figure 1 (``data.fraction``,
 ``trainer.equal_updates``), and the biLM variants of ``variants.md`` (state policy, fine-tuning).
 """
@@ -17,8 +18,10 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from tasks.config_layout import current_layout
+from tasks.data_files import data_files
 from tasks.run_record import Record
-from tasks.run_records import comparable
+from tasks.run_records import comparable, content_sha256
+from tasks.run_settings import ADDED_AT_DEFAULT
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 VARYING = ("seed", "data.fraction", "trainer.equal_updates", "encoder.state", "encoder.warmup_batches", "encoder.finetune",
@@ -36,18 +39,43 @@ def flat(d: dict, prefix: str = "") -> dict:
 
 
 @lru_cache(maxsize=None)
-def prescribed(choices: tuple[str, ...]) -> dict:
-    """The flattened, comparable configuration these choices compose to today."""
+def composed(choices: tuple[str, ...]) -> dict:
+    """The configuration these choices compose to today (resolved, plain)."""
     from hydra import compose, initialize_config_dir
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=list(choices))
-    return settings(OmegaConf.to_container(cfg, resolve=True))
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def prescribed(choices: tuple[str, ...]) -> dict:
+    """The flattened, comparable configuration these choices compose to today."""
+    return settings(composed(choices))
+
+
+@lru_cache(maxsize=None)
+def prescribed_data(choices: tuple[str, ...]) -> dict[str, str]:
+    """split -> SHA-256 of the data file these choices read now (``missing`` where it is not here)."""
+    return {split: content_sha256(path) for split, path in data_files(composed(choices).get("data") or {}).items()}
 
 
 def settings(config: dict) -> dict:
     """A configuration's comparable settings, flattened and named as ``conf/`` names them today
-    (records of the layout before #28 are read through ``config_layout``)."""
-    return flat(current_layout(comparable(config, {})))
+    (records of the layout before #28 are read through ``config_layout``); a key added later that a
+    configuration does not hold has the value every run had before it existed."""
+    out = flat(current_layout(comparable(config, {})))
+    for path, default in ADDED_AT_DEFAULT.items():
+        out.setdefault(".".join(path), default)
+    return out
+
+
+def data_differences(r: Record) -> dict[str, tuple]:
+    """The data files whose content a record's run read differently from what its choices read now
+    (another ``data.train_path``, an edited file): such a run never joins the cell, whatever its
+    directory's name says. Files not here now cannot be compared and count as the same."""
+    ran = (r.identity or {}).get("data_sha256") or {}
+    wanted = prescribed_data(r.choices)
+    return {f"data.{split} (file content)": (sha[:12], wanted[split][:12]) for split, sha in sorted(ran.items())
+            if wanted.get(split, "missing") != "missing" and sha != wanted[split]}
 
 
 def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
@@ -67,7 +95,7 @@ def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
     keys = sorted(k for k in set(ran) | set(wanted)
                   if not k.startswith(("identity", *unread)) and k not in VARYING and ran.get(k) != wanted.get(k)
                   and not any(k == a or k.startswith(f"{a}.") for a in accepted))
-    return {k: (ran.get(k), wanted.get(k)) for k in keys}
+    return {**{k: (ran.get(k), wanted.get(k)) for k in keys}, **data_differences(r)}
 
 
 def describe(diff: dict[str, tuple]) -> str:

@@ -1,6 +1,6 @@
 """Tables and figures of the paper from run records (Peters et al. 2018, Tables 1-3, Figures 1-2).
 
-    python -m reporting.report [--runs outputs/runs results/runs] [--out results] [--collect] [--profile P] [--bilm B]
+    python -m reporting.report [--runs outputs/runs] [--out outputs/tables] [--collect] [--profile P] [--bilm B]
 
 Reads every ``results.json`` below the given directories into a pandas frame (one row per run;
 identical configurations counted once), then writes ``table1/2/3.{md,csv,tex}`` with mean ± std
@@ -10,11 +10,18 @@ over seeds, the number of seeds, and the paper's number beside ours, plus ``laye
 different profiles (``quick``, ``paper``) or different biLMs are never mixed: with several present,
 ``--profile`` and ``--bilm`` say which to report (runs without ELMo go with any biLM).
 Our numbers are dev-set numbers on the data of this suite (see results/README.md).
+
+By default the report reads your own runs (``outputs/runs``) and writes ``outputs/tables``. Each
+table directory keeps the options it was built with in ``report.json`` (profile, biLM, accepted keys,
+split); a later report into the same directory takes them from there, refuses different ones (a
+committed table is never rebuilt under other rules), and reads the records kept beside the tables
+(``<out>/runs``) unless ``--runs`` is given.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 
@@ -36,7 +43,7 @@ ACCEPTED: tuple[str, ...] = ()  # keys that may differ from the profile's prescr
 def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = "") -> str:
     """The command that rebuilds a table directory: from the records it was made from (``runs``;
     default: those kept beside it, ``<out>/runs``), with the same selection ``options``."""
-    extra = "" if out == Path("results") else f" --out {out}"
+    extra = "" if out == Path("outputs/tables") else f" --out {out}"
     return f"python -m reporting.report --runs {' '.join(map(str, runs or [out / 'runs']))}{extra}{options}"
 
 
@@ -137,12 +144,39 @@ def write_extras(extras: dict, out: Path) -> None:
     print(f"{len(extras)} run(s) whose configuration differs from their profile's are listed apart in {path}")
 
 
+SETTINGS = ("profile", "bilm", "accept", "split")  # the options a table directory keeps in report.json
+
+
+def stored_settings(args: argparse.Namespace, given: set[str]) -> None:
+    """Fill the options not given on the command line from ``<out>/report.json``; an option given with
+    another value than the stored one stops the report (the directory's tables were built by other rules)."""
+    path = args.out / "report.json"
+    if not path.is_file():
+        if args.runs is None:
+            args.runs = [Path("outputs/runs")]
+        return
+    try:
+        stored = json.loads(path.read_text())
+    except ValueError as e:
+        raise SystemExit(f"error: {path}: not JSON ({e}); delete it to rebuild {args.out} under new options") from None
+    for key in SETTINGS:
+        if key not in given:
+            setattr(args, key, stored.get(key, getattr(args, key)))
+        elif getattr(args, key) != stored.get(key):
+            flag = f"--{key}"
+            raise SystemExit(f"error: {args.out} was built with {flag} {stored.get(key)!r}, not {getattr(args, key)!r} "
+                             f"({path}); write these tables with another --out")
+    if args.runs is None:
+        args.runs = [args.out / "runs"]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", nargs="+", type=Path, default=[Path("outputs/runs"), Path("results/runs")],
-                    help="directories searched (recursively) for results.json records (default: outputs/runs results/runs)")
-    ap.add_argument("--out", type=Path, default=Path("results"),
-                    help="where the tables (.md .csv .tex) and figures are written (default: results)")
+    ap.add_argument("--runs", nargs="+", type=Path, default=None,
+                    help="directories searched (recursively) for results.json records (default: <out>/runs when --out "
+                         "holds a report.json, else outputs/runs)")
+    ap.add_argument("--out", type=Path, default=Path("outputs/tables"),
+                    help="where the tables (.md .csv .tex) and figures are written (default: outputs/tables)")
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
     ap.add_argument("--bilm", help="report the runs made with this biLM: a shipped one's name (small, small-v1) "
                     "or a SHA-256 prefix; required when the records come from more than one")
@@ -154,6 +188,8 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
                     "when the records come from more than one")
     args = ap.parse_args(argv)
+    given = {key for key in SETTINGS if getattr(args, key) != ap.get_default(key)}
+    stored_settings(args, given)
     global ACCEPTED
     ACCEPTED = tuple(args.accept)
     WRITTEN.clear()
@@ -175,6 +211,7 @@ def main(argv=None) -> None:
                              f"prescribes ({len(extras)} listed in {args.out / 'extras.md'}); --accept KEY tables runs "
                              "made with such a key on purpose")
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
+    (args.out / "report.json").write_text(json.dumps({key: getattr(args, key) for key in SETTINGS}, indent=2) + "\n")
     if args.collect:
         for src in sorted(str(p) for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select)
                           if str(p) not in extras):  # the records behind the tables, not the extras

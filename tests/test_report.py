@@ -390,3 +390,48 @@ def test_a_baselines_elmo_settings_never_make_it_an_extra():
     elmo = next(r for r in runs if r.ablation == "elmo" and r.fraction == 1.0 and r.config["elmo"]["dropout"] == 0.5)
     assert baseline.config["elmo"]["dropout"] == 0.5 and differences(baseline) == {}
     assert differences(elmo) == {"elmo.dropout": (0.5, 0.0)}
+
+
+def test_a_run_on_other_data_never_joins_its_cell_whatever_its_directory_says(tmp_path):
+    """Issue #38's repro: a SICK baseline trained on another train file (``data.train_path``, which the run
+    directory's name leaves out) under the committed configuration's name goes to extras, not into the cell."""
+    from conftest import REPO
+    committed = REPO / "results" / "small"
+    source = next(p for p in sorted((committed / "runs" / "nli").glob("*/results.json"))
+                  if json.loads(p.read_text()).get("ablation") == "baseline")
+    other = json.loads(source.read_text())
+    other["identity"]["data_sha256"]["train"] = "0" * 64  # a 100-pair file
+    other["config"]["data"]["train_path"] = str(tmp_path / "sick_100.tsv")
+    other.update(config_hash="other-data", seed=3, date="2026-11-24T09:00:00+00:00", dev={"accuracy": 56.7})
+    other["config"]["seed"] = 3
+    planted = tmp_path / "planted" / "nli" / "+ablation:baseline+profile:quick+seed:3+source:local"
+    planted.mkdir(parents=True)
+    (planted / "results.json").write_text(json.dumps(other))
+    out = tmp_path / "out"
+    report.main(["--runs", str(committed / "runs"), str(tmp_path / "planted"), "--out", str(out)])
+    assert (out / "table1.csv").read_bytes() == (committed / "table1.csv").read_bytes()
+    extras = (out / "extras.md").read_text()
+    assert "data.train (file content)='000000000000'" in extras and "56.70" in extras
+
+
+def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_path, monkeypatch):
+    """Issue #38's repro: the committed tables rebuild byte-identically from their own directory (the options
+    they were built with, such as ``--accept elmo.dropout``, are in its report.json); other options are
+    refused; the default report reads ``outputs/runs`` into ``outputs/tables`` and never writes ``results/``."""
+    import shutil
+    from conftest import REPO
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(REPO / "results", tmp_path / "results", ignore=shutil.ignore_patterns("*.png"))
+    shutil.copytree(REPO / "conf", tmp_path / "conf")
+    monkeypatch.setattr("reporting.cell_rules.CONF", tmp_path / "conf")
+    before = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file()}
+    for out in ("results", "results/small"):
+        report.main(["--out", out, "--collect"])
+    after = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file() and p.suffix != ".png"}
+    changed = sorted(str(p.relative_to(tmp_path)) for p in after if before.get(p) != after[p])
+    assert not changed
+    with pytest.raises(SystemExit, match=r"results was built with --accept \['elmo.dropout'\], not \['task.model'\]"):
+        report.main(["--out", "results", "--accept", "task.model"])
+    with pytest.raises(SystemExit, match="no results.json under outputs/runs"):
+        report.main(["--collect"])
+    assert not (tmp_path / "outputs" / "tables").exists() or not any((tmp_path / "outputs" / "tables").iterdir())
