@@ -18,6 +18,7 @@ are rebuilt from the records alone.
 """
 from __future__ import annotations
 
+import copy
 import datetime
 import hashlib
 import json
@@ -31,7 +32,8 @@ from suite_common.atomic_files import process_alive, remove_dead_leftovers, temp
 
 from .config_layout import current_layout, earlier_identity, earlier_layout
 from .data_files import data_files
-from .run_settings import NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder, without_added_defaults
+from .run_settings import (CONTENT_KEYS, NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder,
+                           without_added_defaults)
 
 RECORD_NAMES = ("results.json", "finetune.json")
 
@@ -45,13 +47,20 @@ def comparable(resolved: dict, identity: dict) -> dict:
     keys added later count only away from their earlier value (``run_settings.ADDED_AT_DEFAULT``);
     ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)
     and the run reads contextual layers (a baseline is the same run whichever encoder is named)."""
-    out = without_added_defaults(current_layout({k: v for k, v in resolved.items() if k not in VOLATILE}))
+    out = copy.deepcopy(without_added_defaults(current_layout({k: v for k, v in resolved.items() if k not in VOLATILE})))
     data = out.get("data")
     if isinstance(data, dict) and (data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test"))):
         out["data"] = {k: v for k, v in data.items() if not k.startswith("hf_")}  # the hub copy is not read
     for group, keys in [*PATH_KEYS.items(), *NEUTRAL.items()]:
         if isinstance(out.get(group), dict):
             out[group] = {k: v for k, v in out[group].items() if k not in keys}
+    for key in CONTENT_KEYS:  # a set path counts by its file's content (None stays None, as before the key counted)
+        *parents, name = key.split(".")
+        node = out
+        for p in parents:
+            node = node.get(p) if isinstance(node, dict) else None
+        if isinstance(node, dict) and node.get(name) is not None:
+            node[name] = "sha256:" + (identity.get("files_sha256") or {}).get(key, "unknown")
     out = earlier_layout(out)
     if (out.get("encoder") or {}).get("kind", "bilm") == "bilm" or not uses_encoder(out):
         out.pop("encoder", None)  # the biLM (as before the key existed), or no contextual layers at all
@@ -91,6 +100,15 @@ def make_identity(resolved: dict, bilm_sha256: str | None, task_version: int,
     identity = {"bilm_sha256": bilm_sha256,
                 "data_sha256": {k: content_sha256(p) for k, p in data_files(resolved.get("data") or {}).items()},
                 "task_version": task_version}
+    files = {}
+    for key in CONTENT_KEYS:
+        value = resolved
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            files[key] = content_sha256(value)
+    if files:  # only when set: the identities of runs without such files are as they were
+        identity["files_sha256"] = files
     if encoder_sha256 is not None:
         identity["encoder_sha256"] = encoder_sha256
         if bilm_sha256 is None:
@@ -156,7 +174,11 @@ def record_dir(out_dir: Path, digest: str, name: str = "results.json") -> Path:
 
 def run_dir_name(overrides: str, limit: int = 120) -> str:
     """A run directory's name: its overrides (``key:value+key:value``), or when they are longer than
-    ``limit`` characters their start and a hash of the whole (file names have a length limit)."""
+    ``limit`` characters their start and a hash of the whole (file names have a length limit). A ``/``
+    in a value becomes ``%2F`` and a name of dots only is prefixed, so a name never leaves the runs root."""
+    overrides = overrides.replace("/", "%2F").replace("\\", "%5C")
+    if overrides.strip(".") == "":
+        overrides = f"_{overrides}"
     if len(overrides.encode("utf-8")) <= limit:
         return overrides
     head = overrides.encode("utf-8")[: limit - 12].decode("utf-8", "ignore").rstrip("+")

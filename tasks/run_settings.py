@@ -6,7 +6,8 @@
 * ``uses_encoder``: whether a run reads contextual layers at all (ELMo somewhere, a probe, or
   ``mode=finetune``); a run that does not is the same run whatever biLM or encoder is named;
 * the keys that do not change a run's result: ``VOLATILE`` (how and where it runs), ``PATH_KEYS``
-  (where its files are: their content is in the identity instead) and ``NEUTRAL`` (a run either goes
+  (where its files are: their content is in the identity instead; ``CONTENT_KEYS`` likewise for the optional
+  files a task model reads) and ``NEUTRAL`` (a run either goes
   ahead or stops). They are left out of a run's identity (``run_records``) and, with ``task``, out
   of its directory name (``run_dir_excludes``, Hydra's ``override_dirname.exclude_keys``), and they
   are what ``mode=evaluate`` takes from the command line over a checkpoint's settings. They are named
@@ -20,6 +21,9 @@ VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")
 PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "encoder": ("options", "weights", "model"),
              "cache": ("dir",)}
 NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
+# optional path-valued settings read by a task model: their file's SHA-256 replaces the path in the identity
+# (``identity["files_sha256"]``), and they never name a run directory; unset (null) they count as before
+CONTENT_KEYS = ("task.model.vectors",)
 # keys added after runs were recorded, with the value every earlier run had: at that value a key is
 # left out of the identity, so earlier records keep their digests; any other value is a new identity
 ADDED_AT_DEFAULT = {("task", "model", "embedding_init"): "normal"}
@@ -66,7 +70,7 @@ def keys_of(groups: dict) -> list[str]:
 def run_dir_excludes() -> list[str]:
     """Overrides that do not name a run directory: the task (the directory above it) and every key
     that does not change the result."""
-    return ["task", *[k for k in VOLATILE if k != "demo"], *keys_of(PATH_KEYS), *keys_of(NEUTRAL)]
+    return ["task", *[k for k in VOLATILE if k != "demo"], *keys_of(PATH_KEYS), *keys_of(NEUTRAL), *CONTENT_KEYS]
 
 
 def evaluate_overrides() -> tuple[str, ...]:

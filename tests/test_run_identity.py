@@ -156,3 +156,33 @@ def test_a_key_added_later_counts_only_away_from_the_value_earlier_runs_had():
     assert at_default["task"]["model"]["embedding_init"] == "normal"  # the caller's configuration is untouched
     other = {**config, "task": {"name": "ner", "model": {"word_dim": 50, "embedding_init": "xavier_uniform"}}}
     assert run_records.run_digest(other, identity) != before
+
+
+def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path):
+    """Issue #38's repro: ``task.model.vectors`` is a path: its file's content is in the identity (an edited
+    file is another run), its value is not in the directory name, and no name leaves the runs root."""
+    vectors = tmp_path / "vec.txt"
+    vectors.write_text("the 0.1 0.2\n")
+    config = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": str(vectors)}}, "elmo": {"position": "none"}}
+
+    def digest():
+        return run_records.run_digest(config, run_records.make_identity(config, None, 1))
+    first = digest()
+    moved = tmp_path / "elsewhere.txt"
+    moved.write_text(vectors.read_text())
+    config["task"]["model"]["vectors"] = str(moved)
+    assert digest() == first  # the same content under another path: the same run
+    moved.write_text("the 0.3 0.2\n")
+    run_records._file_sha256.cache_clear()
+    assert digest() != first  # edited: another run
+    plain = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": None}}, "elmo": {"position": "none"}}
+    assert "files_sha256" not in run_records.make_identity(plain, None, 1)  # unset: identities as before
+    assert "task.model.vectors" in runner_excludes()
+    name = run_records.run_dir_name("task.model.vectors:../../../../x/vec.txt+seed:0")
+    assert "/" not in name and (tmp_path / name).resolve().parent == tmp_path.resolve()
+    assert run_records.run_dir_name("..") != ".."
+
+
+def runner_excludes():
+    from tasks.run_settings import run_dir_excludes
+    return run_dir_excludes()
