@@ -26,7 +26,8 @@ SPELLED_TODAY = {
     "results/small/runs/ner/+ablation:elmo+encoder:transformer+profile:quick+seed:0+source:local":
         ["task=ner", "+ablation=elmo", "encoder=transformer", "elmo.dropout=0.5", "seed=0"],
     "results/paper/runs/ner/+ablation:baseline+profile:paper+seed:0+source:local":
-        ["task=ner", "+ablation=baseline", "profile=paper", "task.model.embedding_init=normal", "seed=0"],
+        ["task=ner", "+ablation=baseline", "profile=paper", "task.model.embedding_init=normal", "elmo.dropout=0.5",
+         "seed=0"],
 }
 
 
