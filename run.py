@@ -70,12 +70,30 @@ def main(cfg: DictConfig) -> None:
         if cfg.mode == "demo":  # train and finetune write theirs into the run directory they choose
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         modes[cfg.mode](cfg, out_dir)
-    except SuiteError as e:  # configuration, data and weights errors: one line, exit status 2
+    except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
+        line = one_line(e, out_dir)
+        if line is None:  # a programming error: the traceback is the report
+            raise
         remove_if_unused(out_dir, Path(cfg.runs_root))
         if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the full traceback, on request
             raise
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {line}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def one_line(e: Exception, out_dir: Path) -> str | None:
+    """The user's one line for a configuration, data or weights error, a file that cannot be written
+    (disk full, read-only, no permission) or memory that ran out; None for anything else."""
+    from suite_common.errors import WRITE_ERRNOS, SuiteError, storage_error
+    if isinstance(e, SuiteError):
+        return str(e)
+    if isinstance(e, OSError) and e.errno in WRITE_ERRNOS:
+        return str(storage_error(e.filename or out_dir, e))
+    text = str(e)
+    if isinstance(e, MemoryError) or "out of memory" in text or "can't allocate memory" in text:
+        return (f"out of memory ({text.splitlines()[0][:160] if text else type(e).__name__}); lower "
+                "trainer.batch_size or trainer.eval_batch_size, or use cache.enabled=true")
+    return None
 
 
 def set_threads(cfg: DictConfig) -> None:
@@ -113,14 +131,29 @@ def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
 
 def check_command_line() -> None:
     """Unknown keys and group options stop here, in one line with exit status 2, before Hydra
-    creates anything (``tasks.override_check``)."""
+    creates anything (``tasks.override_check``); so does a runs root that cannot be written."""
     from suite_common.errors import ConfigError
     from tasks.override_check import check_overrides
     try:
         check_overrides(sys.argv[1:])
+        check_runs_root(sys.argv[1:])
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def check_runs_root(argv: list[str]) -> None:
+    """``runs_root`` (command line, ``ELMO_RUNS_ROOT`` or ``outputs/runs``) must be writable: its nearest
+    existing directory is checked before Hydra creates a run directory in it."""
+    from suite_common.errors import ConfigError
+    given = [a.split("=", 1)[1] for a in argv if a.startswith("runs_root=")]
+    root = Path(given[-1] if given else os.environ.get("ELMO_RUNS_ROOT", "outputs/runs"))
+    existing = root
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not os.access(existing, os.W_OK):
+        why = "read-only file system" if os.statvfs(existing).f_flag & os.ST_RDONLY else "no permission to write"
+        raise ConfigError(f"runs_root={root}: {existing} cannot be written ({why}); choose another runs_root=")
 
 
 if __name__ == "__main__":

@@ -68,5 +68,8 @@ def torch_save_atomic(obj, path: str | Path) -> None:
     try:
         torch.save(obj, tmp)
         os.replace(tmp, path)
+    except (OSError, RuntimeError) as e:  # a full disk reaches torch's writer as a RuntimeError
+        from suite_common.errors import storage_error
+        raise storage_error(path, e) from None
     finally:
         tmp.unlink(missing_ok=True)

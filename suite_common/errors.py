@@ -39,10 +39,13 @@ class StorageError(SuiteError):
     pass
 
 
-def storage_error(path, e: OSError) -> StorageError:
-    """One line for an ``OSError`` met while writing ``path``."""
-    import errno
-    why = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
-           errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-           errno.EPERM: "permission denied"}.get(e.errno, e.strerror or type(e).__name__)
+WRITE_ERRNOS = {28: "the disk is full", 122: "the disk quota is used up", 30: "the file system is read-only",
+                13: "permission denied", 1: "permission denied"}  # ENOSPC, EDQUOT, EROFS, EACCES, EPERM
+
+
+def storage_error(path, e: Exception) -> StorageError:
+    """One line for an error met while writing ``path`` (an ``OSError``, or the ``RuntimeError`` that
+    torch's file writer raises when the disk fills)."""
+    errno = getattr(e, "errno", None)
+    why = WRITE_ERRNOS.get(errno) or getattr(e, "strerror", None) or f"{type(e).__name__}: {str(e)[:120]}"
     return StorageError(f"{path}: cannot write ({why}); nothing partial was kept")

@@ -14,6 +14,8 @@ import math
 import os
 import time
 
+from suite_common.errors import ConfigError
+
 
 def running_processes() -> int:
     """Other processes running at this instant (state R in ``/proc``; this one not counted). Only
@@ -72,6 +74,8 @@ def available_cpus() -> int:
 def choose_threads(setting, parallel_jobs: int = 1) -> int:
     """The thread count for ``threads=setting`` (``auto`` or a number)."""
     if setting not in (None, "auto"):
+        if isinstance(setting, bool) or not str(setting).isdigit() or int(setting) < 1:
+            raise ConfigError(f"threads={setting!r}: must be auto or a whole number of at least 1")
         return int(setting)
     if os.environ.get("OMP_NUM_THREADS", "").isdigit():
         return max(1, int(os.environ["OMP_NUM_THREADS"]))
