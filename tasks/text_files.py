@@ -1,12 +1,15 @@
 """Reading the suite's text data files: UTF-8, line by line, with a damaged byte reported as the
 project's ``DataError`` naming the file, line and column (never a ``UnicodeDecodeError`` from
-deep inside a reader)."""
+deep inside a reader). A UTF-8 byte order mark at the start of a file is the encoding's signature,
+not text: it is dropped (``utf-8-sig``), so it never becomes part of a first token."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterator
 
 from suite_common.errors import DataError
+
+BOM = b"\xef\xbb\xbf"
 
 
 def _undecodable(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> DataError:
@@ -17,6 +20,8 @@ def text_lines(path: str | Path, start: int = 1) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for every line of a UTF-8 file, newline included."""
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, start):
+            if lineno == start and raw.startswith(BOM):
+                raw = raw[len(BOM):]
             try:
                 yield lineno, raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -26,6 +31,8 @@ def text_lines(path: str | Path, start: int = 1) -> Iterator[tuple[int, str]]:
 def read_text(path: str | Path) -> str:
     """The whole of a UTF-8 file."""
     raw = Path(path).read_bytes()
+    if raw.startswith(BOM):
+        raw = raw[len(BOM):]
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -136,3 +136,26 @@ def test_the_full_traceback_on_request(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           env={**__import__("os").environ, "HYDRA_FULL_ERROR": "1"})
     assert done.returncode != 0 and "Traceback" in done.stderr and "ConfigError: elmo.l2=-1" in done.stderr
+
+
+def test_a_byte_order_mark_never_becomes_part_of_a_token(tmp_path):
+    """Issue #38's repro: a UTF-8 BOM before the first NER token, and before a ``-DOCSTART-`` line."""
+    from tasks.ner.reader import read_conll2003_file
+    (tmp_path / "a.conll").write_bytes(b"\xef\xbb\xbfEU NNP B-NP I-ORG\nrejects VBZ B-VP O\n")
+    ds, _ = read_conll2003_file(tmp_path / "a.conll")
+    assert ds["tokens"] == [["EU", "rejects"]]
+    (tmp_path / "b.conll").write_bytes(b"\xef\xbb\xbf-DOCSTART- -X- -X- O\n\nEU NNP B-NP I-ORG\n")
+    ds, stats = read_conll2003_file(tmp_path / "b.conll")
+    assert ds["tokens"] == [["EU"]] and stats["docstart_lines"] == 1
+
+
+@pytest.mark.parametrize("tree, message", [
+    ("(3 (2 ) (2 good))", "empty token at column"),
+    ("(3 (2 New York) (2 good))", "token with a space 'New York'"),
+    ("(４ (2 a) (2 good))", "bad label '４'"),
+])
+def test_sst_trees_with_empty_tokens_spaced_tokens_or_non_ascii_labels_are_refused(tmp_path, tree, message):
+    from tasks.sst.reader import read_sst_file
+    (tmp_path / "t.txt").write_text("(2 (2 fine) (2 .))\n" + tree + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=f"t.txt:2: .*{message}"):
+        read_sst_file(tmp_path / "t.txt")

@@ -29,7 +29,7 @@ def parse_tree(text: str, where: str):
         while end < len(text) and text[end] not in " ()":
             end += 1
         label = text[pos:end]
-        if not label.isdigit():
+        if not (label.isascii() and label.isdigit()):  # "４" is a digit to Python, not a label
             raise DataFormatError(f"{where}: bad label {label!r} at column {pos + 1}")
         pos = end
         while pos < len(text) and text[pos] == " ":
@@ -43,7 +43,11 @@ def parse_tree(text: str, where: str):
             result = (int(label), children)
         else:
             end = text.index(")", pos)
-            result = (int(label), text[pos:end])
+            token = text[pos:end]
+            if not token or any(c.isspace() for c in token):
+                raise DataFormatError(f"{where}: {'empty token' if not token else f'token with a space {token!r}'} "
+                                      f"at column {pos + 1} (a leaf is one token)")
+            result = (int(label), token)
             pos = end
         if pos >= len(text) or text[pos] != ")":
             raise DataFormatError(f"{where}: unbalanced parentheses")
