@@ -87,6 +87,12 @@ def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "conf
             group_overrides.append(o)
         else:
             key_overrides.append(o)
+    check_keys(group_overrides, key_overrides, conf, config_name)
+    check_sweep_values(group_overrides + key_overrides, conf, config_name)
+
+
+def check_keys(group_overrides: list, key_overrides: list, conf: Path, config_name: str) -> None:
+    """Every key override names a key of the configuration each swept task or encoder composes to."""
     if not key_overrides:
         return
     from hydra import compose, initialize_config_dir
@@ -106,6 +112,37 @@ def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "conf
                 hint = encoder_hint(o.key_or_group, cfg) or nearest(o.key_or_group, known)
                 raise ConfigError(f"unknown key {o.key_or_group!r}{where}{hint}; nothing was run "
                                   f"(python run.py --cfg job lists every key)")
+
+
+MAX_CHECKED_JOBS = 1000
+
+
+def check_sweep_values(overrides: list, conf: Path = CONF, config_name: str = "config") -> None:
+    """A sweep (``-m a=1,2 b=x,y``) has every job's configuration composed and its values validated
+    (``config_schema``) before the first job starts: a bad value in the last job stops the sweep
+    before anything trains. Up to ``MAX_CHECKED_JOBS`` jobs; larger sweeps are checked per job."""
+    import itertools
+
+    from hydra import compose, initialize_config_dir
+
+    from .config_schema import validate
+    if not any(o.is_sweep_override() for o in overrides):
+        return
+    axes = []
+    for o in overrides:
+        prefix = "+" if o.is_add() else ("++" if o.is_force_add() else "")
+        axes.append([f"{prefix}{o.key_or_group}={v}" for v in values(o)] if o.is_sweep_override() else [o.input_line])
+    jobs = list(itertools.islice(itertools.product(*axes), MAX_CHECKED_JOBS + 1))
+    if len(jobs) > MAX_CHECKED_JOBS:
+        return
+    for job in jobs:
+        with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+            cfg = compose(config_name, overrides=list(job))
+        try:
+            validate(cfg)
+        except ConfigError as e:
+            swept = " ".join(j.lstrip("+") for j, axis in zip(job, axes) if len(axis) > 1)
+            raise ConfigError(f"{e} (sweep job {swept}); nothing was run") from None
 
 
 def encoder_hint(key: str, cfg) -> str:

@@ -50,3 +50,16 @@ def test_run_py_refuses_in_one_line_and_leaves_no_directory(override, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
     assert override.lstrip("+").split("=")[0 if override != "task=nre" else 1] in lines[0]
     assert not runs.exists() and not (tmp_path / "outputs").exists() and not (tmp_path / "multirun").exists()
+
+
+def test_a_bad_value_in_any_sweep_job_stops_the_sweep_before_the_first_job(tmp_path):
+    """Issue #38's repro: ``-m task=nli,sst trainer.max_epochs=1,x`` trained two jobs before failing."""
+    import subprocess
+    import sys
+    from conftest import REPO
+    done = subprocess.run([sys.executable, str(REPO / "run.py"), "-m", "task=nli,sst", "trainer.max_epochs=1,x",
+                           "source=local", f"runs_root={tmp_path / 'runs'}"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "trainer.max_epochs='x': must be an integer (sweep job task=nli trainer.max_epochs=x)" in done.stderr
+    assert not (tmp_path / "runs").exists()
