@@ -237,6 +237,8 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     for key, value in overrides.items():
         OmegaConf.update(saved, key, value, force_add=True)
     source = encoder_for(saved)
+    if saved.encoder.get("finetune", False) and effective_position(saved) != "none":
+        source = finetuned_source(saved, source)  # the model read the fine-tuned biLM's layers, not the base's
     if source.sha256 != ckpt["bilm_sha256"]:
         raise WeightsError(f"{source.files} is not the {'biLM' if source.kind == 'bilm' else 'model'} this model "
                            f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}")
@@ -264,6 +266,14 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     print(json.dumps(report, indent=2))
     print(f"-> {out / 'eval_results.json'}", flush=True)
     return report
+
+
+def finetuned_source(cfg: DictConfig, source):
+    """The biLM a run with ``encoder.finetune=true`` trained on: the base fine-tuned on the run's own
+    training text (the shared copy under the cache's ``finetuned/``, made again if it is not there)."""
+    task = make_task(cfg)
+    splits = training_splits(cfg, task)
+    return source.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
 
 
 def shipped_hint(sha256: str) -> str:

@@ -90,6 +90,13 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
     assert only["bilm_finetune"] == ft and only["bilm"]["sha256"] == __import__("elmo_core").file_sha256(base / "weights.hdf5")
     saved = json.loads((tmp_path / "a" / "finetune.json").read_text())
     assert saved["task"] == "ner" and saved["command"] and saved["hardware"]["cpus"] >= 1
+    # issue #38: mode=evaluate scores such a model with the fine-tuned biLM it was trained on (it compared
+    # the checkpoint's fine-tuned hash with the base biLM's and refused its own checkpoint)
+    ev = compose_cfg(["mode=evaluate", f"checkpoint={tmp_path / 'b'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}",
+                      f"cache.dir={tmp_path / 'cache' / 'activations'}"])
+    report = runner.evaluate(ev)
+    assert report["metrics"]["f1"] == pytest.approx(results[1]["dev"]["f1"])
+    assert report["bilm"]["sha256"] == results[1]["bilm"]["sha256"]
 
 
 SENTENCES = [["a", "b", "c"], ["d"], ["the", "cat", "sat", "down", "."], ["x", "y"]]
