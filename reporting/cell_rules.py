@@ -68,6 +68,18 @@ def settings(config: dict) -> dict:
     return out
 
 
+def history_differences(r: Record) -> dict[str, tuple]:
+    """A record whose dev metric is not its best epoch's (a hand-edited number contradicts the record's own
+    epoch history) is never averaged in."""
+    epochs, best, metric = r.epochs or [], r.best_epoch, r.metric
+    if not (epochs and best and metric and isinstance(r.value, (int, float))):
+        return {}
+    logged = next((e.get(f"dev_{metric}") for e in epochs if e.get("epoch") == best), None)
+    if isinstance(logged, (int, float)) and abs(logged - r.value) > 1e-3:  # the history keeps 4 decimals
+        return {f"dev.{metric} (against epoch {best} of its history)": (r.value, logged)}
+    return {}
+
+
 def data_differences(r: Record) -> dict[str, tuple]:
     """The data files whose content a record's run read differently from what its choices read now
     (another ``data.train_path``, an edited file): such a run never joins the cell, whatever its
@@ -95,7 +107,7 @@ def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
     keys = sorted(k for k in set(ran) | set(wanted)
                   if not k.startswith(("identity", *unread)) and k not in VARYING and ran.get(k) != wanted.get(k)
                   and not any(k == a or k.startswith(f"{a}.") for a in accepted))
-    return {**{k: (ran.get(k), wanted.get(k)) for k in keys}, **data_differences(r)}
+    return {**{k: (ran.get(k), wanted.get(k)) for k in keys}, **data_differences(r), **history_differences(r)}
 
 
 def describe(diff: dict[str, tuple]) -> str:

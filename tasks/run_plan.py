@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from encoders import Encoder, encoder_for
 
+from . import train_state
 from .config_schema import validate
 from .data_files import data_files
 from .registry import is_probe_function
@@ -82,6 +83,8 @@ class RunPlan:
                 reused.write(out_dir / self.record_name)
                 previous = reused.to_dict()
             return out_dir, previous
+        if (out_dir / "train_state.pt").exists():  # a stopped run to resume: its own, or refused before anything is written
+            train_state.read(out_dir / "train_state.pt", self.digest)
         (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(self.resolved)))
         mark_running(out_dir)
         return out_dir, None

@@ -150,13 +150,13 @@ def read_record(path: Path) -> dict | None:
 
 def finished_run(out_dir: Path, runs_root: Path, digest: str, name: str = "results.json") -> dict | None:
     """A record of this identity: in this run directory, its ``@digest`` sibling, or anywhere under
-    runs_root (the same configuration launched under another name)."""
+    runs_root (the same configuration launched under another name); its ``run_dir`` is where it is now."""
     own = [out_dir / name, out_dir.with_name(f"{out_dir.name}@{digest}") / name]
     candidates = own + (sorted(runs_root.glob(f"**/{name}")) if runs_root.exists() else [])
     for path in candidates:
         record = read_record(path) if path.exists() else None
         if record is not None and (record.get("config_hash") == digest or record_digest(record) == digest):
-            return record
+            return {**record, "run_dir": str(path.parent)}  # where it is now (a runs root may have moved)
     return None
 
 

@@ -65,11 +65,9 @@ def _tuples(x):
     return tuple(_tuples(v) for v in x) if isinstance(x, list) else x
 
 
-def load(path: Path, *, run: str | None, model, optimizer, schedule, average, history, batch_order: random.Random) -> dict:
-    """Restore the state of the run ``run`` (its identity digest) into the given objects; returns
-    ``epoch``, ``done``, ``patience``, ``best_state``, ``best_dev`` and ``seconds``. A file that is not
-    a training state, or is another run's (a stopped run of another configuration launched under the
-    same name), is an error naming it; the file is left as it is."""
+def read(path: Path, run: str | None) -> dict:
+    """The training state at ``path``, refused (``WeightsError`` naming it; the file is left as it is)
+    when it is not one or is another run's (identity digest ``run``)."""
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
         if state.get("format") != FORMAT:
@@ -80,6 +78,15 @@ def load(path: Path, *, run: str | None, model, optimizer, schedule, average, hi
     if state.get("run") != run:
         raise WeightsError(f"{path}: the training state of another run (identity {state.get('run')}, this one is "
                            f"{run}); move or delete it to train this one")
+    return state
+
+
+def load(path: Path, *, run: str | None, model, optimizer, schedule, average, history, batch_order: random.Random) -> dict:
+    """Restore the state of the run ``run`` (its identity digest) into the given objects; returns
+    ``epoch``, ``done``, ``patience``, ``best_state``, ``best_dev`` and ``seconds``. A file that is not
+    a training state, or is another run's (a stopped run of another configuration launched under the
+    same name), is an error naming it; the file is left as it is."""
+    state = read(path, run)
     try:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])

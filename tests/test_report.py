@@ -435,3 +435,19 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
     with pytest.raises(SystemExit, match="no results.json under outputs/runs"):
         report.main(["--collect"])
     assert not (tmp_path / "outputs" / "tables").exists() or not any((tmp_path / "outputs" / "tables").iterdir())
+
+
+def test_a_record_whose_metric_contradicts_its_own_history_never_joins_a_cell(tmp_path):
+    """Issue #38's repro: a hand-edited dev metric changed a cell without a word."""
+    from conftest import REPO
+    committed = REPO / "results" / "small"
+    source = next(p for p in sorted((committed / "runs" / "nli").glob("*/results.json"))
+                  if json.loads(p.read_text()).get("ablation") == "baseline")
+    runs = tmp_path / "runs" / "nli" / source.parent.name
+    runs.mkdir(parents=True)
+    edited = json.loads(source.read_text())
+    edited["dev"]["accuracy"] = 99.0
+    (runs / "results.json").write_text(json.dumps(edited))
+    with pytest.raises(SystemExit, match="differs from what its profile prescribes"):
+        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
+    assert f"dev.accuracy (against epoch {edited['best_epoch']} of its history)=99.0" in (tmp_path / "out" / "extras.md").read_text()

@@ -201,7 +201,25 @@ def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp
     with pytest.raises(KeyboardInterrupt):
         runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=2"), out)
     saved = (out / "train_state.pt").read_bytes()
+    config = (out / "resolved_config.yaml").read_bytes()
     monkeypatch.setattr(trainer, "predict", real)
     with pytest.raises(WeightsError, match="train_state.pt: the training state of another run"):
         runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2"), out)
     assert (out / "train_state.pt").read_bytes() == saved  # nothing of the stopped run is lost
+    assert (out / "resolved_config.yaml").read_bytes() == config  # nor its configuration (issue #38)
+
+
+def test_a_skipped_run_names_where_its_record_is_now(bilm_files, tmp_path, capsys):
+    """Issue #38's repro: after the runs root is moved, the 'skipping' and 'score a file' lines named the
+    old location."""
+    import shutil
+    old, new = tmp_path / "old", tmp_path / "new"
+    cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", f"runs_root={old}")
+    runner.train(cfg, old / "ner" / "a")
+    shutil.move(old, new)
+    capsys.readouterr()
+    again = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", f"runs_root={new}")
+    runner.train(again, new / "ner" / "b")
+    printed = capsys.readouterr().out
+    assert f"skipping: this configuration already has its result ({new / 'ner' / 'a'})" in printed
+    assert f"checkpoint={new / 'ner' / 'a'} " in printed and str(old) not in printed
