@@ -5,7 +5,8 @@
 
 Input: one whitespace-tokenized sentence per line (UTF-8). Output: HDF5 with one dataset per
 sentence index ("0", "1", ...) of shape (L+1, T, 2*projection_dim) float32, plus
-``sentence_to_index`` (a JSON object: sentence text -> index). The file is written under a
+``sentence_to_index`` (a one-element string dataset holding a JSON object: sentence text -> the
+sentence's dataset name, as AllenNLP writes it). The file is written under a
 temporary name and renamed at the end, so an interrupted run leaves no half-written output.
 
 Stateless (default): every sentence starts from a zero LSTM state, so its vectors do not depend on
@@ -34,6 +35,7 @@ from .row_packing import words_in_rows
 from suite_common.progress import progress_bar
 from suite_common.errors import DataError
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.remote_files import PRESETS, local_path, preset_files
 
 
 class InputFormatError(DataError):
@@ -115,8 +117,10 @@ def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, batc
         with h5py.File(tmp, "w") as f:
             for i, layers in embed_sentences(bilm, sentences, batch_size, progress):
                 f.create_dataset(str(i), data=layers.astype(np.float32))
-            index = {" ".join(s): i for i, s in enumerate(sentences)}
-            f.create_dataset("sentence_to_index", data=json.dumps(index))
+            # as AllenNLP writes it: a one-element string dataset, indices as strings (the dataset names),
+            # so json.loads(f["sentence_to_index"][0]) reads it as in AllenNLP's documentation
+            index = {" ".join(s): str(i) for i, s in enumerate(sentences)}
+            f.create_dataset("sentence_to_index", data=[json.dumps(index)], dtype=h5py.string_dtype())
         os.replace(tmp, output_path)
     finally:
         if tmp.exists():
@@ -130,7 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", type=Path,
                     help="a biLM directory with options.json and weights.hdf5 (default: the embedded biLM)")
     ap.add_argument("--options", help="options.json of the biLM (with --weights, instead of --model)")
-    ap.add_argument("--weights", help="weights.hdf5 of the biLM (with --options)")
+    ap.add_argument("--weights", help="weights.hdf5 of the biLM (with --options); either may be an https:// URL")
+    ap.add_argument("--preset", choices=sorted(PRESETS), help="a published biLM by name (downloaded once, cached)")
     ap.add_argument("--allow-extra-weights", action="store_true",
                     help="ignore datasets in the weights file that the options do not use (default: an error)")
     ap.add_argument("--input", required=True, help="text file, one tokenized sentence per line")
@@ -147,11 +152,16 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--batch-size must be positive")
     if bool(args.options) != bool(args.weights) or (args.options and args.model):
         ap.error("give --model DIR, or both --options and --weights, or none of them (the embedded biLM)")
+    if args.preset:
+        if args.options or args.model:
+            ap.error("give --preset, --model or --options/--weights, not several")
+        args.options, args.weights = preset_files(args.preset)
     if not args.options:
         from .pretrained import model_dir
         directory = args.model or model_dir("small")
         args.options, args.weights = directory / "options.json", directory / "weights.hdf5"
     try:
+        args.options, args.weights = local_path(args.options), local_path(args.weights)  # URLs: cached copies
         bilm = load_bilm(args.options, args.weights, stateful=args.stateful, device=args.device,
                          allow_extra=args.allow_extra_weights)
         n = embed_file(bilm, args.input, args.output, args.batch_size, progress=not args.no_progress)

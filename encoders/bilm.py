@@ -18,6 +18,7 @@ import torch
 from elmo_core import batch_to_ids, file_sha256, load_bilm, read_options
 from elmo_core.embed import embed_sentences
 from suite_common.errors import ConfigError, WeightsError
+from suite_common.remote_files import local_path, preset_files
 
 from .activation_cache import ActivationCache, LayerSource
 from .base import CacheSettings, Encoder
@@ -73,10 +74,15 @@ class BiLMEncoder(Encoder):
         settings = dict(state=bilm.get("state", "stateless"), batch_size=int(bilm.get("batch_size", 64)),
                         device=str(cfg.get("device", "cpu")), warmup_batches=int(bilm.get("warmup_batches", 0)),
                         cache_settings=CacheSettings.from_config(cfg), finetune_epochs=int(bilm.get("finetune_epochs", 1)))
-        if bilm.get("options") or bilm.get("weights"):
-            if not (bilm.get("options") and bilm.get("weights")):
+        options, weights = bilm.get("options"), bilm.get("weights")
+        if bilm.get("preset"):
+            if options or weights:
+                raise ConfigError("give encoder.preset or encoder.options + encoder.weights, not both")
+            options, weights = preset_files(bilm["preset"])
+        if options or weights:
+            if not (options and weights):
                 raise ConfigError("give both encoder.options and encoder.weights (or neither, for the embedded biLM)")
-            return cls(Path(bilm["options"]), Path(bilm["weights"]), "given",
+            return cls(local_path(options), local_path(weights), "given",  # a URL: its verified cached copy
                        allow_extra=bool(bilm.get("allow_extra_weights", False)), **settings)
         return cls(*embedded_files(), "embedded", **settings)
 

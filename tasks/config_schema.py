@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from suite_common.errors import ConfigError
 
 from encoders.bilm import STATE_POLICIES
+from suite_common.remote_files import PRESETS
 
 from .layers import EMBEDDING_INITS
 
@@ -74,6 +75,7 @@ RULES = {
     "encoder.pooling": one_of("first", "mean"),
     "encoder.max_length": integer(3),
     "encoder.batch_size": integer(1),
+    "encoder.preset": one_of(*PRESETS),
     "task.model.embedding_init": one_of(*EMBEDDING_INITS),
     "trainer.optimizer": one_of("adam", "adadelta"),
     "trainer.lr": number(0, low_open=True),

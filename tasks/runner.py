@@ -170,7 +170,20 @@ def announce(record: dict, results_path: Path) -> None:
     print(f"dev {metric}: {record['dev'][metric]:.2f}  ->  {results_path}", flush=True)
     trained_in = Path(record.get("reused_from") or record.get("run_dir") or results_path.parent)
     if (trained_in / "best.pt").is_file():
-        print(f"score a file with it: python run.py mode=evaluate checkpoint={trained_in} data.test_path=FILE", flush=True)
+        print(f"score a file with it: {python_command()} run.py mode=evaluate checkpoint={trained_in} "
+              "data.test_path=FILE", flush=True)
+
+
+def python_command() -> str:
+    """How to call this Python from a new shell: the project's ``.venv/bin/python`` (relative when it is
+    below the working directory) when it runs in a virtual environment that is not activated there."""
+    exe = Path(sys.executable)
+    if sys.prefix == sys.base_prefix:  # no virtual environment: whatever 'python' is
+        return "python"
+    try:
+        return str(exe.relative_to(Path.cwd()))
+    except ValueError:
+        return str(exe)
 
 
 def finetune(cfg: DictConfig, out_dir: Path) -> dict:

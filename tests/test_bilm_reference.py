@@ -50,7 +50,7 @@ def test_embed_command_matches_original(bilm_tf, tmp_path):
                 "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out.hdf5"),
                 "--batch-size", "3", "--stateful", "--no-progress"])
     with h5py.File(tmp_path / "out.hdf5", "r") as f:
-        index = json.loads(f["sentence_to_index"][()])
+        index = json.loads(f["sentence_to_index"][0])
         assert len(index) == 30
         for n, (k, i) in enumerate(order):
             layers = f[str(n)][...]

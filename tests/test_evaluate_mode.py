@@ -34,21 +34,24 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
              "data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", f"encoder.options={o}", f"encoder.weights={w}",
              f"cache.dir={tmp_path / 'cache'}", f"runs_root={runs}", "elmo.position=input", "trainer.max_epochs=1",
              "task.model.hidden=8", "task.model.word_dim=8", "task.model.char_filters=4", "seed=3"]
-    done = subprocess.run(train, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    done = subprocess.run(train, capture_output=True, text=True, cwd=REPO, timeout=300)  # from the checkout, as a user
     assert done.returncode == 0, done.stderr[-2000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("score a file with it: "))
     command = shlex.split(line.split(": ", 1)[1])  # exactly what a user pastes
     run_dir = Path(command[3].split("=", 1)[1])  # checkpoint=<run dir>
-    assert command[:3] == ["python", "run.py", "mode=evaluate"] and command[-1] == "data.test_path=FILE"
+    assert command[1:3] == ["run.py", "mode=evaluate"] and command[-1] == "data.test_path=FILE"
     assert "=" not in run_dir.name and "," not in run_dir.name
+    # a new shell that has not activated the virtual environment: no VIRTUAL_ENV, the system's PATH
+    import os
+    shell = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    shell["PATH"] = os.pathsep.join(p for p in shell.get("PATH", "").split(os.pathsep) if ".venv" not in p)
     reports = []
     for name in ("sick_tiny.tsv", "copy.tsv"):
         test_file = FIXTURES / name if name != "copy.tsv" else tmp_path / name
         if name == "copy.tsv":
             test_file.write_text("\n".join((FIXTURES / "sick_tiny.tsv").read_text().splitlines()[:4]) + "\n")
-        evaluate = [sys.executable, str(REPO / "run.py"), *command[2:-1], f"data.test_path={test_file}",
-                    f"runs_root={runs}"]
-        done = subprocess.run(evaluate, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        evaluate = [*command[:-1], f"data.test_path={test_file}", f"runs_root={runs}"]
+        done = subprocess.run(evaluate, capture_output=True, text=True, cwd=REPO, timeout=300, env=shell)
         assert done.returncode == 0, done.stderr[-2000:]
         reports.append(next(run_dir.glob(f"evaluations/{name}@*/eval_results.json")))
     first = json.loads(reports[0].read_text())

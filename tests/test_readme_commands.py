@@ -27,6 +27,8 @@ NOT_RUN = {  # (start of the command) -> why the test does not run it
     "make test": "the test suite itself (CI runs it)",
     "pip install torch": "installs from PyTorch's own index over the network (the machines here have the wheel locally)",
     "torchrun": "a template ('...'): several processes of the pretrain command, which is run below",
+    "python -m elmo_core.embed --preset": "downloads a published biLM (no network here); tests/test_remote_weights.py "
+                                          "serves the bilm-tf fixture by URL from 127.0.0.1 instead",
     "perl srl-eval.pl": "the official CoNLL-2005 scorer, not shipped here; tests/test_srl_scorer_cases.py holds its counts",
 }
 TINY = {  # task -> data files and sizes substituted for the shared data and the profile's model sizes

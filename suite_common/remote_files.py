@@ -1,0 +1,96 @@
+"""biLM files by URL or by name (the published ELMo models, Peters et al. 2018 §3.4 and the AllenNLP
+model page), as AllenNLP users pass them: ``encoder.options``/``encoder.weights`` (and the embed
+command's ``--options``/``--weights``) accept an ``http(s)://`` address, and ``encoder.preset`` (or
+``--preset``) names a published model.
+
+A remote file is downloaded once into ``$ELMO_SUITE_CACHE`` (default ``~/.cache/elmo_suite``) under
+``remote/<hash of the URL>-<file name>``: streamed with a progress bar into a temporary file,
+hashed on the way, and renamed into place only when complete, with its SHA-256 beside it
+(``.sha256``). Every later use reads the cached copy after checking it against that hash, so a file
+changed or damaged in the cache is refused rather than read. A URL may pin the expected hash
+(``https://.../weights.hdf5#sha256=<hex>``): a download of other bytes is refused and not kept.
+Without the network the error is one line naming the URL.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .atomic_files import remove_dead_leftovers, temporary_path
+from .errors import WeightsError
+from .progress import progress_bar
+
+S3 = "https://allennlp.s3.amazonaws.com/models/elmo"
+# the published biLMs (name -> options URL, weights URL); AllenNLP's ELMo page lists the same files
+PRESETS = {
+    name: (f"{S3}/{stem}/elmo_{stem}_options.json", f"{S3}/{stem}/elmo_{stem}_weights.hdf5")
+    for name, stem in (("elmo-small", "2x1024_128_2048cnn_1xhighway"), ("elmo-medium", "2x2048_256_2048cnn_1xhighway"),
+                       ("elmo-original", "2x4096_512_2048cnn_2xhighway"),
+                       ("elmo-original-5.5B", "2x4096_512_2048cnn_2xhighway_5.5B"))}
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("ELMO_SUITE_CACHE") or Path.home() / ".cache" / "elmo_suite")
+
+
+def is_url(value) -> bool:
+    return isinstance(value, str) and value.startswith(("http://", "https://"))
+
+
+def preset_files(name: str) -> tuple[str, str]:
+    """``(options URL, weights URL)`` of a published biLM."""
+    if name not in PRESETS:
+        raise WeightsError(f"encoder.preset={name!r}: no such published biLM; choices: {', '.join(PRESETS)}")
+    return PRESETS[name]
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def local_path(value, progress: bool = True) -> Path:
+    """A local path as it is; a URL as its verified cached copy (downloaded on first use)."""
+    if not is_url(value):
+        return Path(value)
+    url, _, fragment = value.partition("#")
+    pinned = fragment[len("sha256="):].lower() if fragment.startswith("sha256=") else None
+    name = url.rstrip("/").rsplit("/", 1)[-1] or "download"
+    target = cache_root() / "remote" / f"{hashlib.sha256(url.encode()).hexdigest()[:16]}-{name}"
+    recorded = target.with_name(target.name + ".sha256")
+    if target.is_file() and recorded.is_file():
+        expected = recorded.read_text().strip()
+        if _sha256_of(target) != expected or (pinned and expected != pinned):
+            raise WeightsError(f"{target} (the cached copy of {url}) fails its checksum; delete it to download again")
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_dead_leftovers(target.parent)
+    tmp = temporary_path(target)
+    digest = hashlib.sha256()
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
+            total = int(response.headers.get("Content-Length") or 0) or None
+            bar = progress_bar(total=total, unit="B", unit_scale=True, desc=name, disable=not progress)
+            for block in iter(lambda: response.read(1 << 20), b""):
+                out.write(block)
+                digest.update(block)
+                bar.update(len(block))
+            bar.close()
+        if pinned and digest.hexdigest() != pinned:
+            raise WeightsError(f"{url}: the download's SHA-256 is {digest.hexdigest()[:12]}..., not the pinned "
+                               f"{pinned[:12]}...; nothing was kept")
+        os.replace(tmp, target)
+        recorded.write_text(digest.hexdigest() + "\n")
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", None) or e
+        raise WeightsError(f"{url}: cannot download ({reason}); without the network, pass local files "
+                           "(encoder.options=... encoder.weights=...)") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target

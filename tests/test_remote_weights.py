@@ -1,0 +1,77 @@
+"""biLM files by URL (issue #39): a local HTTP server on 127.0.0.1 serves the bilm-tf fixture; a run
+trains and the embed command embeds from its URLs, the second use reads the cache without a request,
+a changed cached file or a download that does not match its pinned hash is refused, and an address
+that does not answer is one error line."""
+import functools
+import http.server
+import json
+import socket
+import threading
+
+import h5py
+import pytest
+
+from elmo_core.embed import main as embed_main
+from suite_common.errors import WeightsError
+from suite_common.remote_files import PRESETS, local_path
+from tasks import runner
+
+from conftest import FIXTURES
+from run_configs import compose_cfg
+
+
+@pytest.fixture
+def server(bilm_tf, tmp_path, monkeypatch):
+    """(base URL, list of requested paths): the fixture directory on an ephemeral port of 127.0.0.1."""
+    monkeypatch.setenv("ELMO_SUITE_CACHE", str(tmp_path / "suite_cache"))
+    requests = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            requests.append(self.path)
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(bilm_tf)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", requests
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_a_run_trains_and_the_embed_command_embeds_from_urls_downloading_once(server, tmp_path):
+    base, requests = server
+    urls = [f"encoder.options={base}/options.json", f"encoder.weights={base}/lm_weights.hdf5"]
+    cfg = compose_cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+                       *urls, "encoder.allow_extra_weights=true", f"cache.dir={tmp_path / 'cache'}", "elmo.position=input",
+                       "trainer.max_epochs=1", "task.model.hidden=[4]", "task.model.char_filters=2", "task.model.word_dim=4"])
+    (tmp_path / "run").mkdir()
+    record = runner.train(cfg, tmp_path / "run")
+    assert record["dev"]["f1"] >= 0 and len(requests) == 2  # the two files, once each
+    assert record["bilm"]["weights"].startswith(str(tmp_path / "suite_cache" / "remote"))
+    (tmp_path / "s.txt").write_text("the cat sat .\nhello\n")
+    embed_main(["--options", f"{base}/options.json", "--weights", f"{base}/lm_weights.hdf5", "--allow-extra-weights",
+                "--input", str(tmp_path / "s.txt"), "--output", str(tmp_path / "e.hdf5"), "--no-progress"])
+    assert len(requests) == 2  # the second use read the cache
+    with h5py.File(tmp_path / "e.hdf5") as f:
+        assert f["0"].shape[:2] == (3, 4) and json.loads(f["sentence_to_index"][0])["hello"] == "1"
+
+
+def test_a_changed_cached_file_and_a_mismatched_pin_are_refused(server):
+    base, requests = server
+    cached = local_path(f"{base}/options.json", progress=False)
+    cached.write_text(cached.read_text().replace("}", " }", 1))
+    with pytest.raises(WeightsError, match="fails its checksum; delete it to download again"):
+        local_path(f"{base}/options.json", progress=False)
+    with pytest.raises(WeightsError, match="not the pinned"):
+        local_path(f"{base}/vocab_test.txt#sha256={'0' * 64}", progress=False)
+    assert not list(cached.parent.glob("*vocab_test.txt"))  # nothing kept
+    assert set(PRESETS) >= {"elmo-original", "elmo-small"}
+
+
+def test_an_address_that_does_not_answer_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("ELMO_SUITE_CACHE", str(tmp_path))
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(WeightsError, match=rf"http://127.0.0.1:{port}/w.hdf5: cannot download .*pass local files"):
+        local_path(f"http://127.0.0.1:{port}/w.hdf5", progress=False)
