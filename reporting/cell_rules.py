@@ -21,7 +21,7 @@ from tasks.config_layout import current_layout
 from tasks.data_files import data_files
 from tasks.run_record import Record
 from tasks.run_records import comparable, content_sha256
-from tasks.run_settings import ADDED_AT_DEFAULT
+from tasks.run_settings import ADDED_AT_DEFAULT, effective_position
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 VARYING = ("seed", "data.fraction", "trainer.equal_updates", "encoder.state", "encoder.warmup_batches", "encoder.finetune",
@@ -90,16 +90,17 @@ def data_differences(r: Record) -> dict[str, tuple]:
             if wanted.get(split, "missing") != "missing" and sha != wanted[split]}
 
 
-def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
+def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, ...] | None = None) -> dict[str, tuple]:
     """``key -> (what the run used, what its profile prescribes)`` for every key that sets it apart
     (but ``accepted`` keys, or keys below an accepted prefix such as ``task.model``);
-    empty when the record may join its cell. A record without a composed configuration (no
-    ``config.task.name``: not written by ``run.py``, e.g. the report tests' hand-made records) has
-    nothing to compare and is not checked."""
+    empty when the record may join its cell. ``choices``: the cell's choices (default: the ones the
+    record was made with). A record without a composed configuration (no ``config.task.name``: not
+    written by ``run.py``, e.g. the report tests' hand-made records) has nothing to compare and is not
+    checked."""
     if "name" not in (r.config.get("task") or {}):
         return {}
     try:
-        wanted = prescribed(r.choices)
+        wanted = prescribed(choices or r.choices)
     except Exception as e:  # a task, profile or ablation that no longer exists
         return {"(configuration)": (" ".join(r.choices), f"does not compose now: {type(e).__name__}")}
     ran = settings(r.config)
@@ -108,6 +109,29 @@ def differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
                   if not k.startswith(("identity", *unread)) and k not in VARYING and ran.get(k) != wanted.get(k)
                   and not any(k == a or k.startswith(f"{a}.") for a in accepted))
     return {**{k: (ran.get(k), wanted.get(k)) for k in keys}, **data_differences(r), **history_differences(r)}
+
+
+ABLATIONS = tuple(sorted(p.stem for p in (CONF / "ablation").glob("*.yaml")))
+
+
+def cell_settings(r: Record, accepted: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The cells (ablations) a record fills. A run launched as an ablation (``+ablation=X``) fills X when
+    its configuration is X's (``accepted`` keys aside), as before; a run launched without one fills every
+    ablation whose composed configuration it is exactly, however its command spelled it
+    (``elmo.position=both``, the demo's run, is Table 3's input-and-output cell). Empty: the run belongs
+    to no cell (an extra)."""
+    if "name" not in (r.config.get("task") or {}):
+        return (r.base_setting,)
+    if r.ablation:
+        return () if differences(r, accepted) else (r.ablation,)
+    matched = []
+    for name in ABLATIONS:
+        choices = (*r.choices, f"+ablation={name}")
+        if effective_position(composed(choices)) == r.elmo_position and not differences(r, (), choices):
+            matched.append(name)
+    if not matched and not differences(r, accepted):
+        matched.append(r.base_setting)  # a configuration of no ablation (the profile's own), as before
+    return tuple(matched)
 
 
 def describe(diff: dict[str, tuple]) -> str:

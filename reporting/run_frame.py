@@ -14,7 +14,7 @@ import pandas as pd
 from tasks.run_record import Record
 
 from . import paper_numbers as paper
-from .cell_rules import differences
+from .cell_rules import cell_settings, differences
 from .figures import bilm_name, shipped_bilms
 
 
@@ -85,11 +85,16 @@ def probes_table(roots: list[Path], select: Selection | None = None,
                  extras: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
     rows = []
-    for _, r in records(roots, "results.json", select, extras):
-        if r.task in paper.PROBES:
-            for layer, acc in r.dev["accuracy_per_layer"].items():
-                rows.append({"probe": r.task, "layer": layer, "accuracy": acc, "key": r.config_hash,
-                             "encoder": r.encoder, **provenance_fields(r)})
+    for path, r in records(roots, "results.json", select):
+        if r.task not in paper.PROBES:
+            continue  # task runs: load_runs
+        diff = differences(r, select.accepted if select is not None else ()) if extras is not None else {}
+        if diff:
+            extras[str(path)] = (r, diff)
+            continue
+        for layer, acc in r.dev["accuracy_per_layer"].items():
+            rows.append({"probe": r.task, "layer": layer, "accuracy": acc, "key": r.config_hash,
+                         "encoder": r.encoder, **provenance_fields(r)})
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
@@ -124,26 +129,38 @@ def finetune_perplexities(info: dict | None) -> str | None:
 
 def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
     rows, seen = [], set()
-    found = sorted(records(roots, "results.json", select, extras), key=lambda pr: str(pr[1].date))
+    found = sorted(records(roots, "results.json", select), key=lambda pr: str(pr[1].date))
+    accepted = select.accepted if select is not None else ()
     for path, r in found:  # the earliest record of a configuration counts; later reruns of it do not
         if r.task in paper.PROBES:
             continue  # reported by probes_table
-        key = (r.config_hash or str(path), r.setting)  # one run may serve several settings
-        if key in seen:
+        cells = cell_settings(r, accepted) if extras is not None else (r.base_setting,)
+        if not cells:
+            extras[str(path)] = (r, differences(r, accepted))
             continue
-        seen.add(key)
-        mix = r.mixing_weights or {}
-        rows.append({"task": r.task, "metric": r.metric, "value": r.value,
-                     "test_value": np.nan if r.test_value is None else r.test_value,
-                     "seed": r.seed, "setting": r.setting, "fraction": r.fraction, "path": str(path),
-                     "equal_updates": r.equal_updates,
-                     "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
-                     "finetune_ppl": finetune_perplexities(r.bilm_finetune), "encoder": r.encoder,
-                     **provenance_fields(r)})
+        for cell in cells:  # one run may serve several settings (Table 1's 'elmo' is Table 3's 'input' for NER)
+            setting = cell + (f"+{r.variant}" if r.variant else "")
+            key = (r.config_hash or str(path), setting)
+            if key in seen:
+                continue
+            seen.add(key)
+            rows.append(run_row(path, r, setting))
     df = pd.DataFrame(rows)
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
         df["full"] = df.fraction == df.groupby("task").fraction.transform("max")
     return df
+
+
+def run_row(path: Path, r: Record, setting: str) -> dict:
+    """One table row: a run's metric, seed, mixing weights and provenance, in the cell ``setting``."""
+    mix = r.mixing_weights or {}
+    return {"task": r.task, "metric": r.metric, "value": r.value,
+            "test_value": np.nan if r.test_value is None else r.test_value,
+            "seed": r.seed, "setting": setting, "fraction": r.fraction, "path": str(path),
+            "equal_updates": r.equal_updates,
+            "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
+            "finetune_ppl": finetune_perplexities(r.bilm_finetune), "encoder": r.encoder,
+            **provenance_fields(r)}
 
 
 def provenance_fields(r: Record) -> dict:

@@ -451,3 +451,20 @@ def test_a_record_whose_metric_contradicts_its_own_history_never_joins_a_cell(tm
     with pytest.raises(SystemExit, match="differs from what its profile prescribes"):
         report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
     assert f"dev.accuracy (against epoch {edited['best_epoch']} of its history)=99.0" in (tmp_path / "out" / "extras.md").read_text()
+
+
+def test_a_run_fills_every_cell_its_configuration_is_however_its_command_spelled_it(tmp_path):
+    """Issue #39's repro: ``make demo`` runs ``elmo.position=both`` without ``+ablation``; the report filed it
+    under extras, while its configuration is exactly Table 3's input-and-output cell for NER."""
+    from conftest import REPO
+    source = REPO / "results/small/runs/ner/+ablation:elmo+elmo.dropout:0.0+profile:quick+seed:0+source:local/results.json"
+    demo = json.loads(source.read_text())
+    demo["config"]["elmo"]["position"] = "both"
+    demo.update(ablation=None, elmo_position="both", config_hash="demo", command="python run.py task=ner "
+                "elmo.position=both profile=quick source=local")
+    run = tmp_path / "runs" / "ner" / "elmo.position:both+profile:quick+source:local"
+    run.mkdir(parents=True)
+    (run / "results.json").write_text(json.dumps(demo))
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
+    table3 = (tmp_path / "out" / "table3.csv").read_text()
+    assert f"{demo['dev']['f1']:.2f} (n=1)" in table3.splitlines()[1] and not (tmp_path / "out" / "extras.md").exists()
