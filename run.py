@@ -6,6 +6,7 @@ Modes:
             record (same identity: configuration, biLM and data hashes) is skipped, so interrupted
             sweeps resume.
   evaluate  checkpoint=<run dir> data.test_path=FILE: score a trained model on any file.
+  predict   checkpoint=<run dir> data.test_path=RAW.txt: tag, classify or pair raw text (tasks/predictor.py).
   finetune  fine-tune the biLM on the task's text only (Table 7).
   demo      embed real sentences with the default biLM and report speed.
 """
@@ -62,7 +63,9 @@ def main(cfg: DictConfig) -> None:
     from tasks.config_schema import validate
 
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo}
+    from tasks.predictor import predict_mode
+    modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo,
+             "predict": predict_mode}
     try:
         if cfg.mode not in ("train", "finetune"):  # those validate in their RunPlan, the others here
             validate(cfg)

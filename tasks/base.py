@@ -196,3 +196,14 @@ class Task:
     def write_predictions(self, ds: datasets.Dataset, predictions: list, prefix: Path) -> Path:
         """Write predictions in the format of the task's official scorer; returns the file."""
         raise NotImplementedError
+
+    # raw input (mode=predict, tasks.predictor) -----------------------------------------------
+    def read_raw(self, lines: list[str], where: str) -> datasets.Dataset:
+        """Examples without labels from raw text lines (blank lines already dropped; ``line`` column:
+        the 1-based line number). Tasks that cannot take raw text say so."""
+        raise ConfigError(f"task {self.name} has no mode=predict on raw text yet (ner, sst and nli have); "
+                          "use mode=evaluate with a file in its data format")
+
+    def raw_output(self, row: dict, prediction) -> dict:
+        """One prediction as a JSON object (``mode=predict`` writes one per input line)."""
+        raise NotImplementedError

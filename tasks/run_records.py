@@ -221,11 +221,19 @@ def remove_dead_runs(runs_root: Path) -> list[Path]:
     return removed
 
 
-def write_json_atomic(path: Path, data: dict) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
+    """``path`` with ``text``, complete or absent."""
     remove_dead_leftovers(path.parent)
     tmp = temporary_path(path)
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def hydra_choice(group: str) -> str | None:

@@ -235,34 +235,13 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     command line override them). Results go to ``<run dir>/evaluations/<file>@<content hash>/``:
     one directory per (checkpoint, test file)."""
     path = checkpoint_file(cfg.checkpoint)
-    test_path = cfg.data.get("test_path")
-    if not test_path:
-        raise ConfigError("mode=evaluate needs data.test_path=FILE")
-    if not Path(test_path).is_file():
-        raise DataError(f"{test_path}: no such file (data.test_path)")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise WeightsError(f"{path}: unreadable checkpoint ({type(e).__name__}: {e})") from None
-    saved = OmegaConf.create(current_layout(ckpt["config"]))  # a checkpoint of either layout
-    saved.device = cfg.device
+    test_path = test_file(cfg, "evaluate")
     overrides = command_line_overrides(cfg, evaluate_overrides())
-    for key, value in overrides.items():
-        OmegaConf.update(saved, key, value, force_add=True)
-    source = encoder_for(saved)
-    if saved.encoder.get("finetune", False) and effective_position(saved) != "none":
-        source = finetuned_source(saved, source)  # the model read the fine-tuned biLM's layers, not the base's
-    if source.sha256 != ckpt["bilm_sha256"]:
-        raise WeightsError(f"{source.files} is not the {'biLM' if source.kind == 'bilm' else 'model'} this model "
-                           f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}")
-    task = make_task(saved)
-    task.load_state(ckpt["task_state"])
+    saved, task, model, source = load_trained(path, cfg.device, overrides)
     examples, stats = task.read_file(test_path, saved.data, "test")  # the format the model was trained on
     splits, task.data_stats = {"test": task.prepare(examples, "test")}, {"test": stats}
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    model = task.build_model(build_features(saved, source))
-    model.load_state_dict(ckpt["model"])
     test = with_layers(saved, task, splits, source)["test"]
     predictions = predict(task, model, test, saved.trainer.eval_batch_size)
     metrics = task.score(splits["test"], predictions)
@@ -279,6 +258,41 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     print(json.dumps(report, indent=2))
     print(f"-> {out / 'eval_results.json'}", flush=True)
     return report
+
+
+def test_file(cfg: DictConfig, mode: str) -> Path:
+    test_path = cfg.data.get("test_path")
+    if not test_path:
+        raise ConfigError(f"mode={mode} needs data.test_path=FILE")
+    if not Path(test_path).is_file():
+        raise DataError(f"{test_path}: no such file (data.test_path)")
+    return Path(test_path)
+
+
+def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None):
+    """``(configuration, task, model, encoder)`` of a trained run's ``best.pt`` (tensors only), with
+    ``overrides`` (key -> value: where the data and the encoder's files are) over its own settings; the
+    encoder must be the one it was trained with (SHA-256), a fine-tuned biLM included."""
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise WeightsError(f"{path}: unreadable checkpoint ({type(e).__name__}: {e})") from None
+    saved = OmegaConf.create(current_layout(ckpt["config"]))  # a checkpoint of either layout
+    saved.device = device
+    for key, value in (overrides or {}).items():
+        OmegaConf.update(saved, key, value, force_add=True)
+    source = encoder_for(saved)
+    if saved.encoder.get("finetune", False) and effective_position(saved) != "none":
+        source = finetuned_source(saved, source)  # the model read the fine-tuned biLM's layers, not the base's
+    if source.sha256 != ckpt["bilm_sha256"]:
+        raise WeightsError(f"{source.files} is not the {'biLM' if source.kind == 'bilm' else 'model'} this model "
+                           f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}")
+    task = make_task(saved)
+    task.load_state(ckpt["task_state"])
+    model = task.build_model(build_features(saved, source))
+    model.load_state_dict(ckpt["model"])
+    model.eval()
+    return saved, task, model, source
 
 
 def finetuned_source(cfg: DictConfig, source):

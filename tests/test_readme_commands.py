@@ -147,10 +147,13 @@ def run_py_in_process(overrides: list[str], where: str) -> str:
 
 def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
     overrides = [a for a in argv[2:] if a != "-m"]
-    if "mode=evaluate" in overrides:
+    if "mode=evaluate" in overrides or "mode=predict" in overrides:
         run_dir = made["ner"]
+        raw = env["root"] / "raw.txt"  # mode=predict reads raw text
+        raw.write_text("EU rejects German call to boycott British lamb .\n")
+        test = FIXTURES / "ner_tiny.conll" if "mode=evaluate" in overrides else raw
         overrides = [f"checkpoint={run_dir}" if o.startswith("checkpoint=") else
-                     f"data.test_path={FIXTURES / 'ner_tiny.conll'}" if o.startswith("data.test_path=") else o
+                     f"data.test_path={test}" if o.startswith("data.test_path=") else o
                      for o in overrides]
         run_py_in_process(overrides, where)
         return

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import datasets
 import torch
 
 from ..base import Task
+from ..tokenizer import tokenize
 from ..hub import load_hub_split
 from .metric import span_f1
 from .model import NerTagger
@@ -54,3 +56,22 @@ class NerTask(Task):
                 f.writelines(f"{t} {g} {p}\n" for t, g, p in zip(tokens, gold, shown))
                 f.write("\n")
         return path
+
+    def read_raw(self, lines, where):
+        """One sentence per line, tokenized by the project tokenizer (``tasks/tokenizer.py``)."""
+        tokens = [tokenize(text) for text in lines["text"]]
+        return datasets.Dataset.from_dict({**lines, "tokens": tokens, "tags": [["O"] * len(t) for t in tokens],
+                                           "tags_file": [["O"] * len(t) for t in tokens]})
+
+    def raw_output(self, row, prediction):
+        """The tokens, their BIO tags and the entities as token spans (``end`` exclusive)."""
+        entities, start = [], None
+        for i, tag in enumerate([*prediction, "O"]):
+            if start is not None and not tag.startswith("I-"):
+                entities.append({"type": prediction[start][2:], "start": start, "end": i,
+                                 "text": " ".join(row["tokens"][start:i])})
+                start = None
+            if tag.startswith("B-") or (tag.startswith("I-") and start is None):
+                start = i
+        return {"line": row["line"], "text": row["text"], "tokens": row["tokens"], "tags": prediction,
+                "entities": entities}

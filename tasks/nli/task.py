@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import datasets
 import torch
 
+from suite_common.errors import DataError
+
 from ..base import Task, set_column
+from ..tokenizer import tokenize
 from ..hub import load_hub_split
 from .model import Esim
 from .reader import LABELS, from_hf_snli, read_sick_tsv, read_snli_jsonl
@@ -68,3 +72,19 @@ class NliTask(Task):
         path.write_text("".join(f"{i}\t{LABELS[g]}\t{LABELS[p]}\n"
                                 for i, g, p in zip(ds["pair_id"], ds["label"], predictions, strict=True)))
         return path
+
+    def read_raw(self, lines, where):
+        """One pair per line, ``premise<TAB>hypothesis``, each tokenized by the project tokenizer."""
+        pairs = []
+        for line, text in zip(lines["line"], lines["text"]):
+            cells = text.split("\t")
+            if len(cells) != 2:
+                raise DataError(f"{where}:{line}: expected premise<TAB>hypothesis, got {len(cells)} field(s)")
+            pairs.append(cells)
+        return datasets.Dataset.from_dict({**lines, "pair_id": [str(n) for n in lines["line"]],
+                                           "premise": [tokenize(p) for p, _ in pairs],
+                                           "hypothesis": [tokenize(h) for _, h in pairs], "label": [0] * len(pairs)})
+
+    def raw_output(self, row, prediction):
+        return {"line": row["line"], "premise": row["premise"], "hypothesis": row["hypothesis"],
+                "label": LABELS[prediction]}

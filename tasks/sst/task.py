@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import datasets
 import torch
 
 from ..base import Task
+from ..tokenizer import tokenize
 from ..hub import load_hub_split
 from .model import SentimentClassifier
 from .reader import from_hf_sst, read_sst_file
@@ -46,3 +48,15 @@ class SstTask(Task):
         path = Path(f"{prefix}.tsv")
         path.write_text("".join(f"{g}\t{p}\n" for g, p in zip(ds["label"], predictions, strict=True)))
         return path
+
+    FINE = ("very negative", "negative", "neutral", "positive", "very positive")
+
+    def read_raw(self, lines, where):
+        """One sentence per line, tokenized by the project tokenizer (``tasks/tokenizer.py``)."""
+        tokens = [tokenize(text) for text in lines["text"]]
+        return datasets.Dataset.from_dict({**lines, "tokens": tokens, "label": [0] * len(tokens)})
+
+    def raw_output(self, row, prediction):
+        name = ("negative", "positive")[prediction] if self.cfg.binary else self.FINE[prediction]
+        return {"line": row["line"], "text": row["text"], "tokens": row["tokens"], "label": int(prediction),
+                "label_name": name}

@@ -1,0 +1,75 @@
+"""A trained run's model on raw text (``mode=predict``; Peters et al. 2018 §3.3: the task model with
+its ELMo mixes, as trained): NER tags and entities, SST-5 sentiment, entailment of TSV pairs.
+
+    python run.py mode=predict checkpoint=RUN_DIR data.test_path=raw.txt
+
+or from Python::
+
+    from tasks.predictor import Predictor
+    predictor = Predictor.from_run("outputs/runs/ner/<run>")
+    predictor.predict_lines(["EU rejects German call to boycott British lamb ."])   # one dict per line
+
+Input: UTF-8 text, one sentence (NER, SST) or one ``premise<TAB>hypothesis`` pair (entailment) per
+line; blank lines are skipped and every output names its line number. Text is tokenized by the
+project's tokenizer (``tasks/tokenizer.py``: Penn Treebank conventions, as the biLM's training text),
+so pre-tokenized text (tokens separated by spaces) comes out as it went in. Output: JSON lines, one
+object per input line, written to ``<run dir>/predictions/<file>@<content hash>/predictions.jsonl``.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from suite_common.errors import DataError
+
+from .run_records import write_text_atomic
+from .text_files import text_lines
+
+
+class Predictor:
+    def __init__(self, cfg, task, model, source):
+        self.cfg, self.task, self.model, self.source = cfg, task, model, source
+
+    @classmethod
+    def from_run(cls, checkpoint, device: str = "cpu", overrides: dict | None = None) -> "Predictor":
+        """A run directory (or its ``best.pt``); ``overrides``: where the encoder's files and cache are now."""
+        from .runner import checkpoint_file, load_trained
+        return cls(*load_trained(checkpoint_file(checkpoint), device, overrides))
+
+    def predict_lines(self, lines: list[str], where: str = "<lines>", numbers: list[int] | None = None) -> list[dict]:
+        """One JSON-ready dict per non-blank line."""
+        from .runner import with_layers
+        from .trainer import predict
+        kept = [(n, text.rstrip("\n")) for n, text in zip(numbers or range(1, len(lines) + 1), lines) if text.strip()]
+        if not kept:
+            raise DataError(f"{where}: no text to predict (every line is blank)")
+        raw = self.task.read_raw({"line": [n for n, _ in kept], "text": [t for _, t in kept]}, where)
+        examples = self.task.prepare(raw, "test")
+        split = with_layers(self.cfg, self.task, {"test": examples}, self.source)["test"]
+        predictions = predict(self.task, self.model, split, self.cfg.trainer.eval_batch_size)
+        return [self.task.raw_output(row, p) for row, p in zip(examples, predictions, strict=True)]
+
+    def predict_file(self, path, out: Path) -> Path:
+        """``path``'s predictions as JSON lines in ``out`` (written complete or not at all)."""
+        numbered = [(n, line) for n, line in text_lines(path)]
+        results = self.predict_lines([t for _, t in numbered], str(path), [n for n, _ in numbered])
+        write_text_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
+        return out
+
+
+def predict_mode(cfg, out_dir: Path | None = None) -> Path:
+    """``mode=predict``: ``data.test_path`` (raw text) through the model of ``checkpoint``."""
+    from .run_records import content_sha256
+    from .runner import checkpoint_file, command_line_overrides, test_file
+    from .run_settings import evaluate_overrides
+    path = checkpoint_file(cfg.checkpoint)
+    raw = test_file(cfg, "predict")
+    predictor = Predictor.from_run(path, cfg.device, command_line_overrides(cfg, evaluate_overrides()))
+    out = path.parent / "predictions" / f"{raw.name}@{content_sha256(raw)[:12]}" / "predictions.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    predictor.predict_file(raw, out)
+    print(f"{sum(1 for _ in open(out))} predictions -> {out}", file=sys.stderr, flush=True)
+    print(out, flush=True)
+    return out
+
