@@ -177,6 +177,8 @@ def test_runs_of_different_profiles_are_never_averaged_together(tmp_path):
     assert "— paper profile" in t1 and "90.00 (n=1)" in t1 and "92.00 (n=1)" in t1
     assert "60.00" not in t1 and "70.00" not in t1
     with pytest.raises(SystemExit, match="no runs with profile 'full'"):
+        report.main(["--runs", str(runs), "--out", str(tmp_path / "out_full"), "--profile", "full"])
+    with pytest.raises(SystemExit, match=r"out was built with --profile 'paper', not 'full'"):  # its own options only
         report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--profile", "full"])
 
 
@@ -201,15 +203,19 @@ def test_runs_of_different_biLMs_are_never_averaged_or_collected_together(tmp_pa
     t1 = (tmp_path / "out" / "table1.md").read_text()
     assert "75.00 (n=1)" in t1 and "70.00" not in t1 and "60.00 (n=1)" in t1  # the baseline goes with either
     assert "biLM: bbbbbbbbbbbb" in t1
-    with pytest.raises(SystemExit, match="holds the tables of other runs"):  # never over the new biLM's tables
+    # never over the new biLM's tables: the directory keeps --bilm bbbb, so the old runs match nothing there,
+    # and asking for the old biLM there is refused
+    with pytest.raises(SystemExit, match="matches 0 biLMs"):
         report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--collect"])
+    with pytest.raises(SystemExit, match=r"out was built with --bilm 'bbbb', not 'aaaa'"):
+        report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--bilm", "aaaa"])
     from reporting.report import collect  # records of two identities in one place: both kept
     for path in sorted(old.glob("**/results.json")):
         collect(path, old, tmp_path / "out" / "runs")
     collected = sorted(p.parent.name for p in (tmp_path / "out" / "runs" / "ner").glob("*/results.json"))
     assert len(collected) == 3 and sum("@" in name for name in collected) == 1  # both ELMo records kept
     with pytest.raises(SystemExit, match="matches 0 biLMs"):
-        report.main(both + ["--bilm", "cccc"])
+        report.main(["--runs", str(old), str(new), "--out", str(tmp_path / "elsewhere"), "--bilm", "cccc"])
 
 
 def _bert_record(root, task, seed, value, model="/x/bert_core/pretrained/small", sha="b" * 64, layers=None):

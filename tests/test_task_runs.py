@@ -35,7 +35,7 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
                 "task.model.word_dim=8", "task.model.predicate_dim=4"])
     r = runner.train(cfg, out)
     assert 0 <= r["dev"]["f1"] <= 100 and "per_role" in r["dev"]
-    cached = list((tmp_path / "cache").iterdir())
+    cached = [p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")]
     assert len(cached) == 1  # train and dev are the same file: one entry
     meta = __import__("json").loads((cached[0] / "meta.json").read_text())
     assert meta["sentences"] == 2  # 3 predicates in 2 annotated sentences with predicates: one biLM row each
@@ -48,7 +48,7 @@ def test_qa_end_to_end(bilm_files, tmp_path):
                   "data.fraction=1.0")  # the quick profile trains QA on 10 %
     r = runner.train(cfg, out)
     assert r["dev"]["questions"] == 4 and 0 <= r["dev"]["f1"] <= 100
-    meta = json.loads(next((tmp_path / "cache").iterdir()).joinpath("meta.json").read_text())
+    meta = json.loads(next(p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")).joinpath("meta.json").read_text())
     assert meta["sentences"] == 2 + 4  # each context once, each question once
 
 
@@ -65,7 +65,7 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
         results.append(runner.train(cfg, out))
     assert results[0]["dev"] == results[1]["dev"] and results[0]["epochs"][0]["train_loss"] == results[1]["epochs"][0]["train_loss"]
     assert set(results[0]["dev"]["per_class_accuracy"]) == {"entailment", "neutral", "contradiction"}
-    meta = json.loads(next((tmp_path / "cache").iterdir()).joinpath("meta.json").read_text())
+    meta = json.loads(next(p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")).joinpath("meta.json").read_text())
     assert meta["sentences"] == 9  # 3 premises + 6 hypotheses, each read once
 
 
