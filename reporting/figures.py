@@ -47,14 +47,15 @@ def figure_caption(runs: pd.DataFrame) -> str:
 
 
 def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
-    """Figure 2: mean softmax-normalized layer weights per task, input and output mixes. The colour
-    scale spans the weights the runs actually learned; as in the paper, a cell whose weight (as
-    printed, two decimals) is below 1/3 is hatched and one above 2/3 dotted."""
+    """Figure 2: mean softmax-normalized layer weights per task, input and output mixes, on a fixed
+    colour scale from 0 to 1 (so equal weights look equal in every figure); as in the paper, a cell
+    whose weight (as printed, two decimals) is below 1/3 is hatched and one above 2/3 dotted. Returns
+    False (and writes nothing) when no run has learned weights."""
     elmo = df[(df.setting == "elmo") & df.full]
+    if elmo[["s_input", "s_output"]].dropna(how="all").empty:
+        return False
     fig, axes = plt.subplots(1, 2, figsize=(11, 0.6 * max(3, elmo.task.nunique()) + 1.9), gridspec_kw={"wspace": 0.9})
-    values = [v for col in ("s_input", "s_output") for row in elmo[col].dropna() for v in row]
-    low, high = (min(values), max(values)) if values else (0.0, 1.0)
-    low, high = (low - 0.01, high + 0.01) if high - low < 0.02 else (low, high)
+    low, high = 0.0, 1.0
     im = None
     for ax, col, title in zip(axes, ("s_input", "s_output"), ("Input layer", "Output layer")):
         ax.set_title(title)
@@ -78,21 +79,25 @@ def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=0,
                                            hatch="///" if shown < 0.33 else "..", edgecolor="gray"))
     if im is not None:
-        fig.colorbar(im, ax=axes, shrink=0.8, label="softmax weight s_j, mean over n seeds\n(hatched < 1/3, dotted > 2/3)")
+        fig.colorbar(im, ax=axes, shrink=0.8, label="softmax weight $s_j$, mean over n seeds\n(hatched < 1/3, dotted > 2/3)")
     fig.suptitle(f"Learned layer weights (Figure 2) — {figure_caption(elmo)}", fontsize=9)
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
+    return True
 
 
 def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
     """Figure 1: dev metric against training-set fraction, baseline vs ELMo: the mean over seeds
-    (n per point in the legend), error bars one sample standard deviation."""
+    (n per point in the legend), error bars one sample standard deviation. Returns False (and writes
+    nothing) when no task has runs at several fractions."""
     sub = df[df.setting.isin(["baseline", "elmo"])]
     if "equal_updates" in sub:  # a task with equal-updates runs at small fractions shows only those there
         small = sub[sub.fraction < 1]
         ruled = set(small[small.equal_updates].task)
         sub = sub[~((sub.fraction < 1) & sub.task.isin(ruled) & ~sub.equal_updates)]
     tasks = [t for t in paper.TASKS if sub[(sub.task == t)].fraction.nunique() > 1]
+    if not tasks:
+        return False
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(4 * max(1, len(tasks)), 3.2), squeeze=False)
     for ax, task in zip(axes[0], tasks):
         for setting, style in (("baseline", "o--"), ("elmo", "s-")):
@@ -107,13 +112,11 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
         ax.set_xticks([100 * f for f in fractions], [f"{100 * f:g}%" for f in fractions])
         ax.minorticks_off()
         ax.set_xlabel("training data")
-        ax.set_ylabel(f"dev {paper.TASKS[task]['metric']}")
+        ax.set_ylabel(f"dev {paper.TASKS[task]['metric']} (%)")
         ax.set_title(paper.OUR_DATA.get(task, task))
         ax.legend(fontsize=8)
-    if not tasks:
-        axes[0][0].text(0.5, 0.5, "no sample-efficiency runs", ha="center", va="center")
-    else:
-        fig.suptitle(f"Sample efficiency (Figure 1) — {figure_caption(sub[sub.task.isin(tasks)])}; "
-                     "mean over seeds, error bars ± 1 sample std", fontsize=9, y=1.02)
+    fig.suptitle(f"Sample efficiency (Figure 1) — {figure_caption(sub[sub.task.isin(tasks)])}; "
+                 "mean over seeds, error bars ± 1 sample std", fontsize=9, y=1.02)
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
+    return True

@@ -62,7 +62,7 @@ def provenance(sources: pd.DataFrame | None, out: Path = Path("results")) -> str
              f"{len(sources)} run records, {dates[0]} to {dates[-1]}; hardware: {'; '.join(sorted(set(sources.hardware)))}.",
              f"biLM: {', '.join(bilm_name(sha, shipped) for sha in used) or 'none (no ELMo runs)'}; runs without ELMo "
              "do not depend on it.",
-             "Commands (Hydra multiruns; each record's `run_dir` names its own overrides):", ""]
+             "Commands (each record's `run_dir` names its own overrides):", ""]
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
     lines += ["", f"Rebuilt from the records with `{REBUILD.get(out) or rebuild_command(out)}`."]
     return "\n".join(lines) + "\n"
@@ -75,10 +75,15 @@ def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: 
         title += f" — {', '.join(profiles)} profile"
     if ACCEPTED:
         title += f" (runs may differ from it in: {', '.join(ACCEPTED)})"
+    if not len(frame) or sources is None or sources.empty:  # no placeholder tables: one line instead
+        for suffix in ("csv", "md", "tex"):
+            (out / f"{name}.{suffix}").unlink(missing_ok=True)
+        print(f"{name}: no runs for this table; none written")
+        return
     frame.to_csv(out / f"{name}.csv", index=False)
-    (out / f"{name}.md").write_text(f"# {title}\n\n" + (frame.to_markdown(index=False) if len(frame) else "(no runs)")
+    (out / f"{name}.md").write_text(f"# {title}\n\n" + frame.to_markdown(index=False)
                                     + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources, out))
-    (out / f"{name}.tex").write_text(frame.to_latex(index=False) if len(frame) else "% no runs\n")
+    (out / f"{name}.tex").write_text(frame.to_latex(index=False))
     WRITTEN.append(f"{name}.md")
 
 
@@ -252,9 +257,12 @@ def main(argv=None) -> None:
     figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency")}
     for stem in figures:
         (args.out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
-    layer_weights_figure(df, args.out / figures["layer_weights"])
-    sample_efficiency_figure(df, args.out / figures["sample_efficiency"])
-    WRITTEN.extend(figures.values())
+    for stem, draw in (("layer_weights", layer_weights_figure), ("sample_efficiency", sample_efficiency_figure)):
+        if draw(df, args.out / figures[stem]):
+            WRITTEN.append(figures[stem])
+        else:
+            (args.out / figures[stem]).unlink(missing_ok=True)
+            print(f"{stem}: no runs for this figure (Figure {'2' if stem == 'layer_weights' else '1'}); none written")
     n_probe, n_tuned = len(probe_sources), len(tuned_sources)
     print(f"{len(df)} task runs (distinct configurations; {len(runs) - len(df)} with a Transformer), {n_probe} probe "
           f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(WRITTEN)}")
