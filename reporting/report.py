@@ -37,7 +37,14 @@ from .run_frame import Selection, choose, load_runs, probes_table, records, tabl
 from .tables import ablation_table, table1, variants_table
 
 
-ACCEPTED: tuple[str, ...] = ()  # keys that may differ from the profile's prescription (--accept), for the titles
+@dataclasses.dataclass
+class TableDir:
+    """Where a report writes and what its tables say about themselves: the rebuild command of their
+    footers, the keys runs may differ in (``--accept``, named in the titles), and what was written."""
+    out: Path
+    rebuild: str
+    accepted: tuple[str, ...] = ()
+    written: list[str] = dataclasses.field(default_factory=list)
 
 
 def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = "") -> str:
@@ -47,11 +54,7 @@ def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = ""
     return f"python -m reporting.report --runs {' '.join(map(str, runs or [out / 'runs']))}{extra}{options}"
 
 
-REBUILD: dict[Path, str] = {}  # out directory -> its rebuild command, set by main() for the footers
-WRITTEN: list[str] = []  # the tables and figures this report wrote (for its last line)
-
-
-def provenance(sources: pd.DataFrame | None, out: Path = Path("results")) -> str:
+def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
     """Which commands, on which hardware and when, made the records behind a table."""
     if sources is None or sources.empty:
         return ""
@@ -64,17 +67,18 @@ def provenance(sources: pd.DataFrame | None, out: Path = Path("results")) -> str
              "do not depend on it.",
              "Commands (each record's `run_dir` names its own overrides):", ""]
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
-    lines += ["", f"Rebuilt from the records with `{REBUILD.get(out) or rebuild_command(out)}`."]
+    lines += ["", f"Rebuilt from the records with `{target.rebuild}`."]
     return "\n".join(lines) + "\n"
 
 
-def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: pd.DataFrame | None = None,
+def write_table(frame: pd.DataFrame, target: TableDir, name: str, title: str, sources: pd.DataFrame | None = None,
                 notes: str = "") -> None:
+    out = target.out
     profiles = sorted(set(sources.profile.dropna())) if sources is not None and "profile" in sources else []
     if profiles:
         title += f" — {', '.join(profiles)} profile"
-    if ACCEPTED:
-        title += f" (runs may differ from it in: {', '.join(ACCEPTED)})"
+    if target.accepted:
+        title += f" (runs may differ from it in: {', '.join(target.accepted)})"
     if not len(frame) or sources is None or sources.empty:  # no placeholder tables: one line instead
         for suffix in ("csv", "md", "tex"):
             (out / f"{name}.{suffix}").unlink(missing_ok=True)
@@ -82,12 +86,12 @@ def write_table(frame: pd.DataFrame, out: Path, name: str, title: str, sources: 
         return
     frame.to_csv(out / f"{name}.csv", index=False)
     (out / f"{name}.md").write_text(f"# {title}\n\n" + frame.to_markdown(index=False)
-                                    + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources, out))
+                                    + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources, target))
     (out / f"{name}.tex").write_text(frame.to_latex(index=False))
-    WRITTEN.append(f"{name}.md")
+    target.written.append(f"{name}.md")
 
 
-def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, out: Path) -> None:
+def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, target: TableDir) -> None:
     """``encoders.md``: baseline / ELMo / each Transformer per task, and the probes per layer of each."""
     table, sources = encoders_table(runs)
     if table.empty:
@@ -98,7 +102,7 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, out
     by_layer = probes_by_encoder(probes) if not probes.empty else pd.DataFrame()
     notes = ENCODER_NOTES + ("\n\n## Probes per layer (POS accuracy, WSD 1-NN accuracy)\n\n" + by_layer.to_markdown(index=False)
                              if not by_layer.empty else "")
-    write_table(table, out, "encoders", "Encoders: baseline / ELMo (biLM) / BERT (Transformer), same heads (dev)",
+    write_table(table, target, "encoders", "Encoders: baseline / ELMo (biLM) / BERT (Transformer), same heads (dev)",
                 sources, notes)
 
 
@@ -195,20 +199,17 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     given = {key for key in SETTINGS if getattr(args, key) != ap.get_default(key)}
     stored_settings(args, given)
-    global ACCEPTED
-    ACCEPTED = tuple(args.accept)
-    WRITTEN.clear()
     roots = [r for r in args.runs if r.exists()]
-    select = dataclasses.replace(choose(roots, args.profile, args.bilm), accepted=ACCEPTED)
+    select = dataclasses.replace(choose(roots, args.profile, args.bilm), accepted=tuple(args.accept))
     refuse_other_tables(args.out, select)
     args.out.mkdir(parents=True, exist_ok=True)
     options = (f" --profile {args.profile}" if args.profile else "") + (f" --bilm {args.bilm}" if args.bilm else "") \
         + (" --split test" if args.split == "test" else "") + "".join(f" --accept {k}" for k in args.accept)
-    REBUILD[args.out] = rebuild_command(args.out, None if args.collect else args.runs, options)
+    target = TableDir(args.out, rebuild_command(args.out, None if args.collect else args.runs, options), tuple(args.accept))
     extras: dict = {}
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
     write_extras(extras, args.out)
-    write_encoders(runs, roots, select, args.out)
+    write_encoders(runs, roots, select, target)
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
     if df.empty and probes.empty:
         if extras:
@@ -223,35 +224,35 @@ def main(argv=None) -> None:
             collect(Path(src), next(r for r in args.runs if Path(src).is_relative_to(r)), args.out / "runs")
     tuned, tuned_sources = table7(roots, select)
     if not tuned.empty:
-        write_table(tuned, args.out, "table7", "Table 7 (biLM part): fine-tuning the biLM on each task's training text",
+        write_table(tuned, target, "table7", "Table 7 (biLM part): fine-tuning the biLM on each task's training text",
                     tuned_sources, "One epoch on the task's training text, labels ignored (`python run.py mode=finetune "
                     "task=<task> source=local data.fraction=1.0`); perplexity on the task's dev text, average of the "
                     "forward and backward perplexities. The paper's base biLM is the 1B Word Benchmark model; ours is "
                     "the embedded 12M-token biLM. The downstream effect is in `variants.md`.")
     if not probes.empty:
         notes = "\n".join(f"- {p}: {paper.PROBES[p]['note']}" for p in sorted(set(probes.probe)))
-        write_table(probes, args.out, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer", probe_sources,
+        write_table(probes, target, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer", probe_sources,
                     "The data differ from the paper's:\n" + notes)
     if df.empty:
-        print(f"{len(probe_sources)} probe records -> {args.out}: {', '.join(WRITTEN)}")
+        print(f"{len(probe_sources)} probe records -> {args.out}: {', '.join(target.written)}")
         return
     used = lambda settings: df[df.setting.isin(settings) & df.full]  # noqa: E731
     test = args.split == "test"
     if test and df.test_value.isna().all():
         print("no record has a test metric (the data below --runs have no test file): the tables show dev only")
         test = False
-    write_table(table1(df, test), args.out, "table1", "Table 1: baseline vs ELMo (dev; paper: test)",
+    write_table(table1(df, test), target, "table1", "Table 1: baseline vs ELMo (dev; paper: test)",
                 used(["baseline", "elmo"]))
     table2_settings = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
-    write_table(ablation_table(df, paper.TABLE2, table2_settings, test), args.out, "table2", "Table 2: layer weighting (dev)",
+    write_table(ablation_table(df, paper.TABLE2, table2_settings, test), target, "table2", "Table 2: layer weighting (dev)",
                 used(table2_settings))
-    write_table(ablation_table(df, paper.TABLE3, ["input", "both", "output"], test), args.out, "table3",
+    write_table(ablation_table(df, paper.TABLE3, ["input", "both", "output"], test), target, "table3",
                 "Table 3: where ELMo goes (dev)", used(["input", "both", "output"]))
     variant_rows = df[df.setting.str.contains("+", regex=False)]
     if not variant_rows.empty:
         pairs = set(zip(variant_rows.task, variant_rows.setting.str.split("+").str[0]))
         base = df[[pair in pairs for pair in zip(df.task, df.setting)]]
-        write_table(variants_table(df), args.out, "variants",
+        write_table(variants_table(df), target, "variants",
                     "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)",
                     pd.concat([variant_rows, base]))
     figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency")}
@@ -259,13 +260,13 @@ def main(argv=None) -> None:
         (args.out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
     for stem, draw in (("layer_weights", layer_weights_figure), ("sample_efficiency", sample_efficiency_figure)):
         if draw(df, args.out / figures[stem]):
-            WRITTEN.append(figures[stem])
+            target.written.append(figures[stem])
         else:
             (args.out / figures[stem]).unlink(missing_ok=True)
             print(f"{stem}: no runs for this figure (Figure {'2' if stem == 'layer_weights' else '1'}); none written")
     n_probe, n_tuned = len(probe_sources), len(tuned_sources)
     print(f"{len(df)} task runs (distinct configurations; {len(runs) - len(df)} with a Transformer), {n_probe} probe "
-          f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(WRITTEN)}")
+          f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(target.written)}")
 
 
 if __name__ == "__main__":
