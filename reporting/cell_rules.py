@@ -108,7 +108,10 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
     keys = sorted(k for k in set(ran) | set(wanted)
                   if not k.startswith(("identity", *unread)) and k not in VARYING and ran.get(k) != wanted.get(k)
                   and not any(k == a or k.startswith(f"{a}.") for a in accepted))
-    return {**{k: (ran.get(k), wanted.get(k)) for k in keys}, **data_differences(r), **history_differences(r)}
+    data = {k: v for k, v in data_differences(r).items()  # other data files on purpose: --accept data.<split>_file
+            if not any(a in ("data", "data.dir", f"data.{k.split()[0][5:]}_file", f"data.{k.split()[0][5:]}_path")
+                       for a in accepted)}
+    return {**{k: (ran.get(k), wanted.get(k)) for k in keys}, **data, **history_differences(r)}
 
 
 ABLATIONS = tuple(sorted(p.stem for p in (CONF / "ablation").glob("*.yaml")))
