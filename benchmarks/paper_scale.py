@@ -229,6 +229,43 @@ def cpu_model() -> str:
     return platform.processor() or "cpu"
 
 
+def machine() -> dict:
+    """This machine's free disk (where the activation cache goes: ``.cache``), memory and CPUs."""
+    import shutil
+    where = Path(".cache") if Path(".cache").exists() else Path(".")
+    mem = 0.0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                mem = int(line.split()[1]) * 1024 / 1e9
+    except OSError:
+        pass
+    return {"disk_free_gb": shutil.disk_usage(where).free / 1e9, "disk_path": str(where.resolve()),
+            "memory_available_gb": mem, "cpus": __import__("os").cpu_count()}
+
+
+def verdicts(results: list[dict], out: Path, day_hours: float = 24.0) -> list[str]:
+    """One line per task: whether its full-scale ELMo run fits this machine's free disk (the float32 or
+    float16 cache, or none: ``cache.enabled=false``), its available memory (the measured peak) and a
+    day of one core's time, at the measured rates."""
+    here = machine()
+    lines = [f"Free disk under {here['disk_path']}: {here['disk_free_gb']:.0f} GB; available memory "
+             f"{here['memory_available_gb']:.1f} GB; {here['cpus']} CPUs (measured when this report was written).", ""]
+    for m in results:
+        p = projection(m)
+        f32, f16 = p["cache_gb"]["float32"], p["cache_gb"]["float16"]
+        disk = ("cache fits in float32" if f32 < here["disk_free_gb"] else
+                "cache fits only as cache.dtype=float16" if f16 < here["disk_free_gb"] else
+                "cache does not fit: cache.enabled=false (the biLM runs on every batch, much slower)")
+        ram = m["peak_rss_mb"] / 1e3
+        memory = f"memory {'fits' if not here['memory_available_gb'] or ram < here['memory_available_gb'] else 'does NOT fit'} ({ram:.1f} GB peak on the sample)"
+        hours = p["bilm_hours"] + p["paper_hours_elmo"]
+        time = (f"{hours:.0f} h on one thread to the paper's epochs: "
+                + ("fits a day" if hours <= day_hours else f"{hours / day_hours:.1f} days; runs resume, so spread it over several"))
+        lines.append(f"- {m['task']}: {disk}; {memory}; {time}.")
+    return lines
+
+
 def report(results: list[dict], args, bilm: str, started: str) -> str:
     lines = ["# The paper profile at the paper's scale: measured rates and projections", "",
              f"Command: `python -m benchmarks.paper_scale {' '.join(args.argv)}`".rstrip(), "",
@@ -255,6 +292,7 @@ def report(results: list[dict], args, bilm: str, started: str) -> str:
                      f"| {p['bilm_hours']:.2f} | {p['updates_per_epoch']:,} "
                      f"| {p['epoch_hours_elmo']:.2f} / {p['epoch_hours_baseline']:.2f} | {m['max_epochs']} "
                      f"| {p['paper_hours_elmo']:.0f} / {p['paper_hours_baseline']:.0f} |")
+    lines += ["", "## Does one run fit this machine?", "", *verdicts(results, args.out), ""]
     lines += ["", "Where the full-set numbers come from:", ""]
     lines += [f"- {m['task']}: {m['full']['source']}"
               + (f" (mean tokens per text used: {', '.join(f'{k} {v:.1f}' for k, v in m['full']['lengths'].items())})"
