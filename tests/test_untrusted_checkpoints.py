@@ -31,10 +31,14 @@ def plant(path: Path, marker: Path) -> Path:
     return path
 
 
-def test_the_payload_runs_code_when_loaded_without_weights_only(tmp_path):
-    """The planted file is a real attack: a plain ``torch.load`` creates the marker."""
+def test_the_payload_runs_code_when_unpickled(tmp_path):
+    """The planted file is a real attack: unpickling its ``data.pkl`` (what a full ``torch.load`` does)
+    creates the marker."""
+    import pickle
+    import zipfile
     marker = tmp_path / "marker"
-    torch.load(plant(tmp_path / "x.pt", marker), weights_only=False)
+    with zipfile.ZipFile(plant(tmp_path / "x.pt", marker)) as archive:
+        pickle.loads(archive.read(next(n for n in archive.namelist() if n.endswith("data.pkl"))))
     assert marker.exists()
 
 
