@@ -48,11 +48,8 @@ def preset_files(name: str) -> tuple[str, str]:
 
 
 def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    from elmo_core import file_sha256  # imported here: elmo_core's embed command imports this module
+    return file_sha256(path)
 
 
 def local_path(value, progress: bool = True) -> Path:

@@ -50,12 +50,12 @@ class Predictor:
         predictions = predict(self.task, self.model, split, self.cfg.trainer.eval_batch_size)
         return [self.task.raw_output(row, p) for row, p in zip(examples, predictions, strict=True)]
 
-    def predict_file(self, path, out: Path) -> Path:
-        """``path``'s predictions as JSON lines in ``out`` (written complete or not at all)."""
+    def predict_file(self, path, out: Path) -> int:
+        """``path``'s predictions as JSON lines in ``out`` (written complete or not at all); returns how many."""
         numbered = [(n, line) for n, line in text_lines(path)]
         results = self.predict_lines([t for _, t in numbered], str(path), [n for n, _ in numbered])
         write_text_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
-        return out
+        return len(results)
 
 
 def predict_mode(cfg, out_dir: Path | None = None) -> Path:
@@ -68,8 +68,8 @@ def predict_mode(cfg, out_dir: Path | None = None) -> Path:
     predictor = Predictor.from_run(path, cfg.device, command_line_overrides(cfg, evaluate_overrides()))
     out = path.parent / "predictions" / f"{raw.name}@{content_sha256(raw)[:12]}" / "predictions.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
-    predictor.predict_file(raw, out)
-    print(f"{sum(1 for _ in open(out))} predictions -> {out}", file=sys.stderr, flush=True)
+    count = predictor.predict_file(raw, out)
+    print(f"{count} predictions -> {out}", file=sys.stderr, flush=True)
     print(out, flush=True)
     return out
 
