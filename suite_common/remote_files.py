@@ -48,8 +48,12 @@ def preset_files(name: str) -> tuple[str, str]:
 
 
 def _sha256_of(path: Path) -> str:
-    from elmo_core import file_sha256  # imported here: elmo_core's embed command imports this module
-    return file_sha256(path)
+    """SHA-256 of a file (suite_common imports nothing of the suite, so not elmo_core.file_sha256)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def local_path(value, progress: bool = True) -> Path:
