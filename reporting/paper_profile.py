@@ -61,6 +61,8 @@ SPEC = [
     ("qa", "optimizer", "adadelta", "trainer.optimizer", "A.4"),
     ("qa", "learning rate (paper silent; original code)", 1.0, "trainer.lr", "document-qa"),
     ("qa", "batch size", 45, "trainer.batch_size", "A.4"),
+    ("qa", "batches (paper silent; original code)", "clustered", "task.batching",
+     "document-qa: ClusteredBatcher(45, ContextLenBucketedKey(3))"),
     ("qa", "weight EMA at test time", 0.999, "trainer.ema", "A.4; decay from document-qa"),
     ("qa", "maximum answer length", 17, "task.max_answer_length", "A.4"),
     ("qa", "ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),

@@ -26,7 +26,7 @@ NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
 CONTENT_KEYS = ("task.model.vectors",)
 # keys added after runs were recorded, with the value every earlier run had: at that value a key is
 # left out of the identity, so earlier records keep their digests; any other value is a new identity
-ADDED_AT_DEFAULT = {("task", "model", "embedding_init"): "normal"}
+ADDED_AT_DEFAULT = {("task", "model", "embedding_init"): "normal", ("task", "batching"): "token_capped"}
 
 
 def without_added_defaults(config: dict) -> dict:

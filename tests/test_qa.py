@@ -79,3 +79,32 @@ def test_best_span_respects_order_and_length():
     end = torch.tensor([[9.0, 0.0, 0.0, 0.0, 4.0]])  # the best end (0) lies before the best start
     assert best_spans(start, end, max_length=10) == [(1, 4)]
     assert best_spans(start, end, max_length=2) == [(0, 0)]  # (1, 4) is too long; -1 + 9 beats 5 + 0
+
+
+def test_clustered_batches_group_similar_contexts_of_full_size():
+    """document-qa's training batches: every question once, batch_size per batch (one remainder),
+    lengths within a batch close, and a different order for a different seed."""
+    import random
+
+    from tasks.qa.task import clustered_batches
+
+    lengths = [(i * 37) % 381 + 20 for i in range(1000)]
+    batches = clustered_batches(lengths, 45, random.Random(0))
+    assert sorted(i for b in batches for i in b) == list(range(1000))
+    assert sorted(len(b) for b in batches) == [1000 % 45] + [45] * (1000 // 45)
+    spreads = [max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches if len(b) == 45]
+    assert max(spreads) <= 30  # 1000 lengths over 381 values: a batch of 45 spans about 17 tokens
+    assert batches == clustered_batches(lengths, 45, random.Random(0))
+    assert batches != clustered_batches(lengths, 45, random.Random(1))
+
+
+def test_unknown_batching_is_refused():
+    from omegaconf import OmegaConf
+
+    from suite_common.errors import ConfigError
+    from tasks.qa.task import QaTask
+
+    task = QaTask.__new__(QaTask)
+    task.cfg = OmegaConf.create({"batching": "sorted", "max_tokens_per_batch": 6000})
+    with pytest.raises(ConfigError, match="task.batching"):
+        task.batches({"context_tokens": [["a"]]}, 45, shuffle=True)

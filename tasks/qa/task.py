@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from suite_common.errors import DataError
+from suite_common.errors import ConfigError, DataError
 
 from ..base import Task, set_column
 from ..hub import load_hub_split
@@ -50,11 +50,21 @@ class QaTask(Task):
         return BidafQA(self.words, self.cfg, features)
 
     def batches(self, ds, batch_size: int, shuffle: bool, rng: random.Random | None = None) -> list[list[int]]:
-        """At most ``batch_size`` questions and ``max_tokens_per_batch`` padded context tokens."""
+        """Training batches as ``task.batching`` says; evaluation batches always in order, token-capped.
+
+        ``token_capped``: at most ``batch_size`` questions and ``max_tokens_per_batch`` padded context
+        tokens, in shuffled order. ``clustered``: exactly ``batch_size`` questions (the last batch fewer)
+        of similar context length, as the paper's SQuAD code batches (document-qa: shuffle, sort by
+        context length in buckets of 3 tokens, cut into batches of 45, shuffle the batches)."""
+        lengths = [len(t) for t in ds["context_tokens"]]
+        batching = self.cfg.get("batching", "token_capped")
+        if batching not in ("token_capped", "clustered"):
+            raise ConfigError(f"task.batching: {batching!r} is not one of token_capped, clustered")
+        if shuffle and batching == "clustered":
+            return clustered_batches(lengths, batch_size, rng)
         order = list(range(len(ds)))
         if shuffle:
             rng.shuffle(order)
-        lengths = [len(t) for t in ds["context_tokens"]]
         out, current, longest = [], [], 0
         for i in order:
             longest_if = max(longest, lengths[i])
@@ -87,3 +97,14 @@ class QaTask(Task):
         path = Path(f"{prefix}.json")
         path.write_text(json.dumps(self.answer_texts(ds, predictions), ensure_ascii=False, indent=1))
         return path
+
+
+def clustered_batches(lengths: list[int], batch_size: int, rng: random.Random, bucket: int = 3) -> list[list[int]]:
+    """Batches of ``batch_size`` indices whose lengths fall in nearby buckets of ``bucket`` tokens:
+    a random order sorted (stably) by bucket, cut into batches, the batches shuffled."""
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    order.sort(key=lambda i: lengths[i] // bucket)
+    out = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    rng.shuffle(out)
+    return out
