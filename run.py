@@ -8,7 +8,8 @@ Modes:
   evaluate  checkpoint=<run dir> data.test_path=FILE: score a trained model on any file.
   predict   checkpoint=<run dir> data.test_path=RAW.txt: tag, classify or pair raw text (tasks/predictor.py).
   finetune  fine-tune the biLM on the task's text only (Table 7).
-  demo      embed real sentences with the default biLM and report speed.
+  embed_sample  embed CoNLL-2003 dev sentences with the configured biLM and report tokens/s, into
+            embed_sample.out (outputs/embed_sample); ``make demo`` is a training run, not this.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 
-def demo(cfg: DictConfig, out_dir: Path) -> None:
+def embed_sample(cfg: DictConfig, out_dir: Path) -> None:
+    """Embeds ``embed_sample.limit`` sentences of ``embed_sample.sentences`` into ``out_dir``."""
     from elmo_core import load_bilm
     from elmo_core.embed import embed_file
     from tasks.ner.reader import read_conll2003_file
@@ -32,24 +34,35 @@ def demo(cfg: DictConfig, out_dir: Path) -> None:
     options, weights = source.options, source.weights
     bilm = load_bilm(options, weights, stateful=source.state != "stateless", device=cfg.device,
                      allow_extra=source.allow_extra)
-    ds, _ = read_conll2003_file(cfg.demo.sentences)
-    sentences = list(ds["tokens"])[: cfg.demo.limit]
+    ds, _ = read_conll2003_file(cfg.embed_sample.sentences)
+    sentences = list(ds["tokens"])[: cfg.embed_sample.limit]
     text = out_dir / "sentences.txt"
     text.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
     start = time.perf_counter()
-    n = embed_file(bilm, text, out_dir / "embeddings.hdf5", cfg.demo.batch_size)
+    n = embed_file(bilm, text, out_dir / "embeddings.hdf5", cfg.embed_sample.batch_size)
     seconds = time.perf_counter() - start
     tokens = sum(len(s) for s in sentences)
     report = {"biLM": source.identity(),
               "sentences": n, "tokens": tokens, "seconds": round(seconds, 2),
               "tokens_per_s": round(tokens / seconds, 1), "output": str(out_dir / "embeddings.hdf5")}
-    (out_dir / "demo.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out_dir / "embed_sample.json").write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
+
+
+def mode_dir(mode: str, runs_root: str, task: str, overrides: str, embed_sample_out: str) -> str:
+    """Hydra's output directory: a run directory per configuration for train and finetune (evaluate
+    and predict write beside their checkpoint; the directory Hydra makes for them is removed when
+    left unused), ``embed_sample.out`` for embed_sample."""
+    from tasks.run_records import run_dir_name
+    if mode == "embed_sample":
+        return embed_sample_out
+    return f"{runs_root}/{task}/{run_dir_name(overrides)}"
 
 
 def _register_resolvers() -> None:
     from tasks.run_records import run_dir_name
     OmegaConf.register_new_resolver("run_dir_name", run_dir_name, replace=True)
+    OmegaConf.register_new_resolver("mode_dir", mode_dir, replace=True)
 
 
 _register_resolvers()
@@ -64,15 +77,18 @@ def main(cfg: DictConfig) -> None:
 
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     from tasks.predictor import predict_mode
-    modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "demo": demo,
+    modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "embed_sample": embed_sample,
              "predict": predict_mode}
     try:
         if cfg.mode not in ("train", "finetune"):  # those validate in their RunPlan, the others here
             validate(cfg)
         set_threads(cfg)
-        if cfg.mode == "demo":  # train and finetune write theirs into the run directory they choose
+        if cfg.mode == "embed_sample":  # train and finetune write theirs into the run directory they choose
+            out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         modes[cfg.mode](cfg, out_dir)
+        if cfg.mode in ("evaluate", "predict"):  # their files are beside the checkpoint
+            remove_if_unused(out_dir, Path(cfg.runs_root))
     except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
         line = one_line(e, out_dir)
         if line is None:  # a programming error: the traceback is the report

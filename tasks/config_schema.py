@@ -53,7 +53,7 @@ def device(v):
 
 PROBABILITY = number(0, 1, high_open=True)
 RULES = {
-    "mode": one_of("train", "evaluate", "predict", "finetune", "demo"),
+    "mode": one_of("train", "evaluate", "predict", "finetune", "embed_sample"),
     "seed": integer(0),
     "device": device,
     "threads": lambda v: None if v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and v >= 1)

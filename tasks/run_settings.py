@@ -17,7 +17,8 @@ Configurations may be ``DictConfig`` or plain dicts (a record's stored ``config`
 """
 from __future__ import annotations
 
-VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "demo")
+# "demo": embed_sample's earlier name, in the configurations of earlier records
+VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "embed_sample", "demo")
 PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "encoder": ("options", "weights", "model"),
              "cache": ("dir",)}
 NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
@@ -70,7 +71,8 @@ def keys_of(groups: dict) -> list[str]:
 def run_dir_excludes() -> list[str]:
     """Overrides that do not name a run directory: the task (the directory above it) and every key
     that does not change the result."""
-    return ["task", *[k for k in VOLATILE if k != "demo"], *keys_of(PATH_KEYS), *keys_of(NEUTRAL), *CONTENT_KEYS]
+    return ["task", *[k for k in VOLATILE if k not in ("embed_sample", "demo")], *keys_of(PATH_KEYS), *keys_of(NEUTRAL),
+            *CONTENT_KEYS]
 
 
 def evaluate_overrides() -> tuple[str, ...]:

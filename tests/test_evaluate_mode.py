@@ -58,6 +58,23 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     trained = json.loads((run_dir / "results.json").read_text())
     assert first["data_format"] == "sick" and first["metrics"]["accuracy"] == pytest.approx(trained["dev"]["accuracy"])
     assert reports[0].parent != reports[1].parent and reports[0].exists()  # the second did not overwrite the first
+    assert [p.name for p in (runs / "nli").iterdir()] == [run_dir.name]  # evaluate left no directory of its own
+
+
+def test_embed_sample_writes_into_its_own_folder(bilm_files, tmp_path):
+    """``mode=embed_sample`` writes under ``embed_sample.out``, never into a task's run directory."""
+    import subprocess
+    import sys
+    o, w = bilm_files
+    runs, out = tmp_path / "runs", tmp_path / "sample"
+    done = subprocess.run([sys.executable, str(REPO / "run.py"), "mode=embed_sample", f"encoder.options={o}",
+                           f"encoder.weights={w}", f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}",
+                           "embed_sample.limit=3", f"embed_sample.out={out}", f"runs_root={runs}", "threads=1"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((out / "embed_sample.json").read_text())
+    assert report["sentences"] == 3 and (out / "embeddings.hdf5").is_file()
+    assert not runs.exists()
 
 
 def test_run_py_reports_library_errors_as_one_line(tmp_path):
