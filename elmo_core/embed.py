@@ -6,8 +6,10 @@
 Input: one whitespace-tokenized sentence per line (UTF-8). Output: HDF5 with one dataset per
 sentence index ("0", "1", ...) of shape (L+1, T, 2*projection_dim) float32, plus
 ``sentence_to_index`` (a one-element string dataset holding a JSON object: sentence text -> the
-sentence's dataset name, as AllenNLP writes it). The file is written under a
-temporary name and renamed at the end, so an interrupted run leaves no half-written output.
+sentence's dataset name, as AllenNLP writes it). A sentence's dataset name is its line's index
+(0-based), so ``--empty-lines skip`` leaves gaps where the empty lines were and ``keep`` stores an
+empty line as shape (L+1, 0, 2*projection_dim); the default refuses them (``error``). The file is
+written under a temporary name and renamed at the end, so an interrupted run leaves no half-written output.
 
 Stateless (default): every sentence starts from a zero LSTM state, so its vectors do not depend on
 its neighbours; for speed, sentences are grouped by length and laid end to end in ``--batch-size``
@@ -42,8 +44,14 @@ class InputFormatError(DataError):
     pass
 
 
-def read_sentences(path: str | Path) -> list[list[str]]:
-    """Whitespace-tokenized sentences, one per line; empty or non-UTF-8 lines are errors."""
+EMPTY_LINES = ("error", "skip", "keep")
+
+
+def read_sentences(path: str | Path, empty_lines: str = "error") -> list[list[str]]:
+    """Whitespace-tokenized sentences, one per line; non-UTF-8 lines are errors, and so are empty
+    lines unless ``empty_lines`` is ``skip`` or ``keep`` (then an empty line is an empty list)."""
+    if empty_lines not in EMPTY_LINES:
+        raise ValueError(f"empty_lines={empty_lines!r}: one of {', '.join(EMPTY_LINES)}")
     sentences = []
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, start=1):
@@ -52,10 +60,11 @@ def read_sentences(path: str | Path) -> list[list[str]]:
             except UnicodeDecodeError as e:
                 raise InputFormatError(f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
             tokens = line.split()
-            if not tokens:
-                raise InputFormatError(f"{path}:{lineno}: empty line (one sentence per line is required)")
+            if not tokens and empty_lines == "error":
+                raise InputFormatError(f"{path}:{lineno}: empty line (one sentence per line is required; "
+                                       "--empty-lines skip|keep accepts them)")
             sentences.append(tokens)
-    if not sentences:
+    if not any(sentences):
         raise InputFormatError(f"{path}: no sentences")
     return sentences
 
@@ -108,24 +117,34 @@ def embed_sentences(bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: 
 
 
 def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, batch_size: int = 64,
-               progress: bool = True) -> int:
-    sentences = read_sentences(input_path)
+               progress: bool = True, empty_lines: str = "error") -> int:
+    """Embeds every non-empty line of ``input_path`` into ``output_path``; returns how many."""
+    sentences = read_sentences(input_path, empty_lines)
+    lines = [i for i, s in enumerate(sentences) if s]  # each sentence's line index: its dataset name
     output_path = Path(output_path)
     remove_dead_leftovers(output_path.parent)
     tmp = temporary_path(output_path)
     try:
         with h5py.File(tmp, "w") as f:
-            for i, layers in embed_sentences(bilm, sentences, batch_size, progress):
-                f.create_dataset(str(i), data=layers.astype(np.float32))
+            shape = None
+            for k, layers in embed_sentences(bilm, [sentences[i] for i in lines], batch_size, progress):
+                f.create_dataset(str(lines[k]), data=layers.astype(np.float32))
+                shape = layers.shape
+            if empty_lines == "keep":
+                for i in set(range(len(sentences))) - set(lines):
+                    f.create_dataset(str(i), data=np.zeros((shape[0], 0, shape[2]), np.float32))
+            kept = range(len(sentences)) if empty_lines == "keep" else lines
+            f.attrs["empty_lines"] = empty_lines
+            f.attrs["lines"] = len(sentences)
             # as AllenNLP writes it: a one-element string dataset, indices as strings (the dataset names),
             # so json.loads(f["sentence_to_index"][0]) reads it as in AllenNLP's documentation
-            index = {" ".join(s): str(i) for i, s in enumerate(sentences)}
+            index = {" ".join(sentences[i]): str(i) for i in kept}
             f.create_dataset("sentence_to_index", data=[json.dumps(index)], dtype=h5py.string_dtype())
         os.replace(tmp, output_path)
     finally:
         if tmp.exists():
             tmp.unlink()
-    return len(sentences)
+    return len(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,6 +166,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument("--no-progress", action="store_true",
                     help="no progress bar")
+    ap.add_argument("--empty-lines", choices=EMPTY_LINES, default="error",
+                    help="empty input lines: error (default), skip (no dataset; names stay line indices) or keep "
+                         "(a dataset of 0 tokens)")
     args = ap.parse_args(argv)
     if args.batch_size < 1:
         ap.error("--batch-size must be positive")
@@ -164,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
         args.options, args.weights = local_path(args.options), local_path(args.weights)  # URLs: cached copies
         bilm = load_bilm(args.options, args.weights, stateful=args.stateful, device=args.device,
                          allow_extra=args.allow_extra_weights)
-        n = embed_file(bilm, args.input, args.output, args.batch_size, progress=not args.no_progress)
+        n = embed_file(bilm, args.input, args.output, args.batch_size, progress=not args.no_progress,
+                       empty_lines=args.empty_lines)
     except (ValueError, OSError) as e:  # BiLMFormatError and InputFormatError are ValueErrors
         raise SystemExit(f"error: {e}") from None
     print(f"wrote {n} sentences to {args.output}")

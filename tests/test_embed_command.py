@@ -47,6 +47,26 @@ def test_bad_input_exits_cleanly_without_output(model, tmp_path):
     assert not (tmp_path / "o.hdf5").exists()
 
 
+@pytest.mark.parametrize("mode", ["skip", "keep"])
+def test_empty_lines_skipped_or_kept_by_option(model, tmp_path, mode):
+    """Dataset names stay line indices; ``keep`` stores an empty line as 0 tokens, ``skip`` leaves it out."""
+    import json
+    bilm, args = model
+    (tmp_path / "in.txt").write_text("a b\n\n  \nthe cat sat\n")
+    main(args + ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.hdf5"), "--empty-lines", mode])
+    with h5py.File(tmp_path / "o.hdf5") as f, torch.no_grad():
+        index = json.loads(f["sentence_to_index"][0])
+        np.testing.assert_allclose(f["3"][...], bilm(batch_to_ids([["the", "cat", "sat"]])).layers[:, 0].numpy(),
+                                   atol=1e-6)
+        assert f.attrs["empty_lines"] == mode and f.attrs["lines"] == 4
+        if mode == "skip":
+            assert sorted(k for k in f if k != "sentence_to_index") == ["0", "3"]
+            assert index == {"a b": "0", "the cat sat": "3"}
+        else:
+            assert f["1"].shape == (f["0"].shape[0], 0, f["0"].shape[2]) and f["2"].shape[1] == 0
+            assert index["a b"] == "0" and index["the cat sat"] == "3" and index[""] in ("1", "2")
+
+
 def test_interrupt_leaves_no_partial_file(model, tmp_path, monkeypatch):
     _, args = model
     (tmp_path / "in.txt").write_text("a\nb\nc\n")
