@@ -51,6 +51,8 @@ def main(argv=None) -> None:
         if args.by_source:
             report = heldout_report(lm.to(args.device), vocab, args.heldout, args.batch_size, args.unroll_steps,
                                     args.device, progress=True)
+            if "by_source_missing" in report:
+                print(f"note: no per-source perplexity: {report['by_source_missing']}", file=sys.stderr)
             print(json.dumps({"model": str(args.model), "heldout": args.heldout, **report}))
             return
         stream = LMStream(expand_files(args.heldout), vocab, args.batch_size, args.unroll_steps, shuffle=False)

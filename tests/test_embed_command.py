@@ -106,3 +106,17 @@ def test_perplexity_without_a_model_uses_the_embedded_biLM(tmp_path, capsys):
     perplexity(["--heldout", str(tmp_path / "heldout.txt"), "--batch-size", "2", "--unroll-steps", "4"])
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["model"] == str(model_dir()) and report["average"] > 1 and report["tokens"] > 0
+
+
+def test_perplexity_by_source_says_why_there_is_no_split(tmp_path, capsys):
+    """``--by-source`` without a ``stats.json`` beside the file: whole-file figures and one line saying why."""
+    import json
+
+    from elmo_core.perplexity import main as perplexity
+    (tmp_path / "heldout.txt").write_text("the cat sat on the mat .\nit was a good day .\n")
+    perplexity(["--heldout", str(tmp_path / "heldout.txt"), "--batch-size", "2", "--unroll-steps", "4", "--by-source"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out.strip().splitlines()[-1])
+    assert "by_source_stateful" not in report and report["stateful"]["average"] > 1
+    assert f"no per-source perplexity: no {tmp_path / 'stats.json'}" in captured.err
+    assert report["by_source_missing"].startswith(f"no {tmp_path / 'stats.json'}")

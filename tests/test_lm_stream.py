@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from elmo_core.pretraining.lm_data import CorpusError, LMStream, Vocabulary, heldout_sources, read_sentences
+from elmo_core.pretraining.lm_data import CorpusError, LMStream, Vocabulary, heldout_sources, read_sentences, why_no_sources
 
 SIZES = {"news": 600, "reviews": 300, "speeches": 100}  # sentences per source: 60 % / 30 % / 10 %
 
@@ -100,3 +100,5 @@ def test_heldout_split_by_source(tmp_path):
         heldout_sources(heldout)
     (tmp_path / "stats.json").write_text(json.dumps({"x": {"tokens": 5}}))
     assert heldout_sources(heldout) is None  # an unrelated stats.json
+    assert "no \"heldout_sentences\" count" in why_no_sources([str(heldout)])
+    assert "2 held-out files" in why_no_sources([str(heldout), str(heldout)])

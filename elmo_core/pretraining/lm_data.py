@@ -280,6 +280,21 @@ class SentenceStream(LMStream):
         yield from self.fixed
 
 
+def why_no_sources(files: list[str]) -> str | None:
+    """Why ``heldout_sources`` gives no per-source split for these held-out files (None: it does)."""
+    if len(files) != 1:
+        return f"{len(files)} held-out files; the per-source split reads one file and the stats.json beside it"
+    stats_path = Path(files[0]).parent / "stats.json"
+    if not stats_path.exists():
+        return f"no {stats_path} (a JSON object: source name -> {{\"heldout_sentences\": N}}, in file order)"
+    try:
+        stats = json.loads(stats_path.read_text())
+        [int(entry["heldout_sentences"]) for entry in stats.values()]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return f"{stats_path} has no \"heldout_sentences\" count per source"
+    return None
+
+
 def heldout_sources(path: str | Path) -> dict[str, list[list[str]]] | None:
     """The held-out file split by source, when a ``stats.json`` beside it lists, in file order,
     each source's ``heldout_sentences`` (the layout of ``../shared/data/lm_corpus``); ``None``

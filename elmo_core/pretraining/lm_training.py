@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from ..bilm import BiLM, State
-from .lm_data import LMBatch, LMStream, SentenceStream, expand_files, heldout_sources
+from .lm_data import LMBatch, LMStream, SentenceStream, expand_files, heldout_sources, why_no_sources
 from suite_common.progress import progress_bar
 
 
@@ -150,7 +150,9 @@ def heldout_report(model: LanguageModel, vocab, heldout: str | list[str], batch_
     if stateless:
         report["stateless"] = evaluate_perplexity(model, stream, False, device, progress, desc="stateless").as_dict()
     sources = heldout_sources(files[0]) if len(files) == 1 else None
-    if sources:
+    if not sources:
+        report["by_source_missing"] = why_no_sources(files) or "the stats.json lists no source"
+    else:
         report["by_source_stateful"] = {
             name: evaluate_perplexity(model, SentenceStream(sentences, vocab, batch_size, unroll_steps),
                                       True, device, progress, desc=f"source {name}").as_dict()
