@@ -211,8 +211,12 @@ class TransformerWordEncoder:
         for r, x in enumerate(inputs):
             ids[r, : len(x)] = torch.tensor(x)
             mask[r, : len(x)] = 1
+        hidden = self.window_states(ids, mask).float().cpu().numpy()  # (L+1, B, T, D)
+        return [hidden[:, r, self.prefix: self.prefix + len(w)] for r, w in enumerate(windows)]
+
+    def window_states(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Piece ids and attention mask (B, T) -> every layer's states (L+1, B, T, D) on the model's device."""
         with torch.inference_mode():
             out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                              output_hidden_states=True)
-        hidden = torch.stack(out.hidden_states).float().cpu().numpy()  # (L+1, B, T, D)
-        return [hidden[:, r, self.prefix: self.prefix + len(w)] for r, w in enumerate(windows)]
+        return torch.stack(out.hidden_states)

@@ -154,6 +154,13 @@ class ProjectedLSTM(nn.Module):
 
 
 
+# steps whose output depends on the data's values (they read it on the host), which a device without
+# data cannot run: the word types of a batch (``torch.unique``) and the token cache keyed by them; the
+# char CNN's grouping of tokens by length (``CharCNN.padding_shortcut``, tested equal without it); and
+# the packing of sentences by length (``run_direction``, which gives ``run_packed`` its step sizes)
+DATA_DEPENDENT = ("BiLM.token_representations", "CharCNN.padding_shortcut", "BiLM.run_direction")
+
+
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each row of ``x`` (B, T, ...) within its own length; padding stays in place."""
     steps = torch.arange(x.shape[1], device=x.device).unsqueeze(0)
@@ -306,14 +313,13 @@ class BiLM(nn.Module):
         L = self.opts.n_layers
         if state is None:
             state = self.zero_state(tokens.shape[0], tokens.device)
-        lengths_cpu = lengths.cpu()
-        forward = lambda: self.run_direction(0, tokens, lengths_cpu, state[:L])  # noqa: E731
-        backward = lambda: self.run_direction(1, reverse_padded(tokens, lengths_cpu), lengths_cpu, state[L:])  # noqa: E731
+        forward = lambda: self.run_direction(0, tokens, lengths, state[:L])  # noqa: E731
+        backward = lambda: self.run_direction(1, reverse_padded(tokens, lengths), lengths, state[L:])  # noqa: E731
         if tokens.device.type == "cpu" and not torch.is_grad_enabled() and torch.get_num_threads() >= 2:
             (fwd, fwd_state), (bwd, bwd_state) = run_side_by_side(forward, backward)
         else:
             (fwd, fwd_state), (bwd, bwd_state) = forward(), backward()
-        return fwd, [reverse_padded(b, lengths_cpu) for b in bwd], fwd_state + bwd_state
+        return fwd, [reverse_padded(b, lengths) for b in bwd], fwd_state + bwd_state
 
     # ---------------------------------------------------------------- state policy
     def reset_state(self) -> None:

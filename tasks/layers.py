@@ -19,9 +19,27 @@ from suite_common.errors import ConfigError, DataError
 POSITIONS = ("none", "input", "output", "both", "probe")  # probe: one mix, read by a layer probe (§5.3)
 
 
+# The steps of a forward pass whose shapes depend on the values of the data: they read tensors on
+# the host (a device sync on a GPU), so a device without data (PyTorch's ``meta``) cannot run them.
+# Each is a function of its own, tested on the CPU, and replaced by a shape-alike stand-in where
+# tests/test_meta_device.py runs every model on ``meta`` to catch tensors made on the wrong device.
+# Decoding (``TaskModel.decode``: Viterbi, argmax lists, span pruning) is data-dependent as a whole.
+DATA_DEPENDENT = ("run_rnn", "host_lengths", "distinct_rows")  # run_rnn: packing reads the lengths
+
+
+def host_lengths(mask: torch.Tensor) -> torch.Tensor:
+    """The length of each sequence of a (B, T) mask, on the CPU, as ``pack_padded_sequence`` needs."""
+    return mask.sum(1).cpu()
+
+
+def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The distinct rows of a (N, C) tensor and, for each row, the index of its distinct row."""
+    return torch.unique(rows, dim=0, return_inverse=True)
+
+
 def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Run a batch-first LSTM/GRU over the unpadded part of each sequence; padding stays zero."""
-    packed = nn.utils.rnn.pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
+    packed = nn.utils.rnn.pack_padded_sequence(x, host_lengths(mask), batch_first=True, enforce_sorted=False)
     return nn.utils.rnn.pad_packed_sequence(rnn(packed)[0], batch_first=True, total_length=x.shape[1])[0]
 
 
@@ -106,7 +124,7 @@ class TokenEmbedder(nn.Module):
             return x
         B, T, C = char_ids.shape
         # each distinct token of the batch once (QA batches repeat a context per question)
-        unique, inverse = torch.unique(char_ids.view(B * T, C), dim=0, return_inverse=True)
+        unique, inverse = distinct_rows(char_ids.view(B * T, C))
         pooled = torch.relu(self.conv(self.char(unique).transpose(1, 2))).amax(dim=2)
         return torch.cat([x, pooled[inverse].view(B, T, -1)], dim=-1)
 

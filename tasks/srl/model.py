@@ -11,6 +11,7 @@ from torch import nn
 
 from elmo_core.bilm import reverse_padded
 
+from .. import layers as task_layers
 from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 from .decode import bio_constraints, viterbi
 
@@ -24,7 +25,7 @@ class HighwayLSTMLayer(nn.Module):
         self.carry = nn.Linear(input_dim, hidden, bias=False) if input_dim != hidden else nn.Identity()
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        lengths = mask.sum(1).cpu()
+        lengths = task_layers.host_lengths(mask)
         h = run_rnn(self.lstm, reverse_padded(x, lengths) if self.reverse else x, mask)
         if self.reverse:
             h = reverse_padded(h, lengths)
