@@ -51,7 +51,7 @@ from encoders import encoder_for
 from tasks.run_settings import effective_position
 from encoders.activation_cache import ActivationCache, size_text
 from tasks.base import TaskSplit
-from tasks.trainer import TrainerConfig, make_optimizer, train_step
+from tasks.trainer import TrainerConfig, make_optimizer, on_device, train_step
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 TASKS = ("ner", "sst", "srl", "qa", "nli", "coref")
@@ -102,10 +102,11 @@ def paper_bilm(directory: Path) -> tuple[Path, Path]:
     return directory / "options.json", directory / "weights.hdf5"
 
 
-def compose_paper(task: str, options: Path, weights: Path, cache_dir: Path, threads: int, position: str):
+def compose_paper(task: str, options: Path, weights: Path, cache_dir: Path, threads: int, position: str,
+                  device: str = "cpu"):
     overrides = [f"task={task}", "profile=paper", "source=local", f"encoder.options={options}",
                  f"encoder.weights={weights}", f"cache.dir={cache_dir}", f"threads={threads}",
-                 f"elmo.position={position}", *STAND_IN.get(task, [])]
+                 f"elmo.position={position}", f"device={device}", *STAND_IN.get(task, [])]
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose("config", overrides=overrides)
 
@@ -133,8 +134,8 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
     """Mean wall time of ``updates`` training updates (after one warm-up update), as the trainer does them."""
     runner.set_seed(cfg.seed)
     features = runner.build_features(cfg, source)
-    model = task.build_model(features)
     config = TrainerConfig.from_config(cfg)
+    model = task.build_model(features).to(config.device)
     optimizer = make_optimizer(model, config)
     params = [p for p in model.parameters() if p.requires_grad]
     batches = task.batches(train.examples, cfg.trainer.batch_size, shuffle=True, rng=random.Random(0))
@@ -143,14 +144,16 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
     times = []
     for idx in batches:
         start = time.perf_counter()
-        train_step(model, task.make_batch(train, idx), optimizer, config, params)
+        train_step(model, on_device(task.make_batch(train, idx), config.device), optimizer, config, params)
+        if config.device.startswith("cuda"):
+            torch.cuda.synchronize()  # the update's kernels finished, not only queued
         times.append(time.perf_counter() - start)
     return float(np.mean(times[1:]))
 
 
 def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tokens: int, updates: int,
-            threads: int) -> dict:
-    cfg = compose_paper(task_name, options, weights, work / "cache", threads, "paper")
+            threads: int, device: str = "cpu") -> dict:
+    cfg = compose_paper(task_name, options, weights, work / "cache", threads, "paper", device)
     source = encoder_for(cfg)
     task = runner.make_task(cfg)
     full = runner.training_splits(cfg, task)["train"]
@@ -178,7 +181,7 @@ def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tok
     out["cache_planned_over_written"] = {d: s["planned"] / s["written"] for d, s in sizes.items()}
     train = TaskSplit("train", part, source.layer_source(sentences, f"{task_name}/sample"))
     out["s_per_update_elmo"] = seconds_per_update(task, cfg, source, train, updates)
-    base_cfg = compose_paper(task_name, options, weights, work / "cache", threads, "none")
+    base_cfg = compose_paper(task_name, options, weights, work / "cache", threads, "none", device)
     out["s_per_update_baseline"] = seconds_per_update(task, base_cfg, source, TaskSplit("train", part), updates)
     out["peak_rss_mb"] = peak_rss_mb()
     out["full"] = full_scale(task_name, task, full, part)
@@ -218,6 +221,13 @@ def projection(m: dict) -> dict:
             "paper_hours_baseline": updates * m["s_per_update_baseline"] * m["max_epochs"] / 3600}
 
 
+def device_text(device: str) -> str:
+    """``cpu`` or the GPU's name, so that the rates say what device made them."""
+    if device.startswith("cuda"):
+        return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
+    return device
+
+
 def cpu_model() -> str:
     """The processor's name (``/proc/cpuinfo``), so that the rates say what machine made them."""
     try:
@@ -244,7 +254,7 @@ def machine() -> dict:
             "memory_available_gb": mem, "cpus": __import__("os").cpu_count()}
 
 
-def verdicts(results: list[dict], out: Path, day_hours: float = 24.0) -> list[str]:
+def verdicts(results: list[dict], out: Path, day_hours: float = 24.0, device: str = "cpu") -> list[str]:
     """One line per task: whether its full-scale ELMo run fits this machine's free disk (the float32 or
     float16 cache, or none: ``cache.enabled=false``), its available memory (the measured peak) and a
     day of one core's time, at the measured rates."""
@@ -260,7 +270,8 @@ def verdicts(results: list[dict], out: Path, day_hours: float = 24.0) -> list[st
         ram = m["peak_rss_mb"] / 1e3
         memory = f"memory {'fits' if not here['memory_available_gb'] or ram < here['memory_available_gb'] else 'does NOT fit'} ({ram:.1f} GB peak on the sample)"
         hours = p["bilm_hours"] + p["paper_hours_elmo"]
-        time = (f"{hours:.0f} h on one thread to the paper's epochs: "
+        where = "at the measured thread count" if device == "cpu" else f"on {device}"
+        time = (f"{hours:.0f} h {where} to the paper's epochs: "
                 + ("fits a day" if hours <= day_hours else f"{hours / day_hours:.1f} days; runs resume, so spread it over several"))
         lines.append(f"- {m['task']}: {disk}; {memory}; {time}.")
     return lines
@@ -269,7 +280,7 @@ def verdicts(results: list[dict], out: Path, day_hours: float = 24.0) -> list[st
 def report(results: list[dict], args, bilm: str, started: str) -> str:
     lines = ["# The paper profile at the paper's scale: measured rates and projections", "",
              f"Command: `python -m benchmarks.paper_scale {' '.join(args.argv)}`".rstrip(), "",
-             f"Hardware: {platform.machine()}, {cpu_model()}, {args.threads} torch thread(s) "
+             f"Hardware: {platform.machine()}, {cpu_model()}, {device_text(args.device)}, {args.threads} torch thread(s) "
              f"(of {__import__('os').cpu_count()} CPUs), torch {torch.__version__}. "
              f"Date: {started}. biLM: {bilm}.", "",
              "## Measured on a sample of each task's local data (`profile=paper`, `source=local`)", "",
@@ -281,7 +292,7 @@ def report(results: list[dict], args, bilm: str, started: str) -> str:
                      f"| {m['bilm_tokens_per_s']:.0f} | {b['float32']:.0f} / {b['float16']:.0f} "
                      f"| {r['float32']:.4f} / {r['float16']:.4f} | {m['s_per_update_elmo']:.3f} "
                      f"| {m['s_per_update_baseline']:.3f} | {m['examples_per_update']:.1f} | {m['peak_rss_mb']:.0f} |")
-    lines += ["", "## Projected to the paper's full training sets (this CPU, same thread count)", "",
+    lines += ["", f"## Projected to the paper's full training sets ({'this CPU, same thread count' if args.device == 'cpu' else device_text(args.device)})", "",
               "| task | training set | examples | distinct texts | tokens | cache f32 / f16 | biLM hours "
               "| updates/epoch | hours/epoch ELMo / baseline | epochs | hours to the paper's epochs ELMo / baseline |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -292,7 +303,7 @@ def report(results: list[dict], args, bilm: str, started: str) -> str:
                      f"| {p['bilm_hours']:.2f} | {p['updates_per_epoch']:,} "
                      f"| {p['epoch_hours_elmo']:.2f} / {p['epoch_hours_baseline']:.2f} | {m['max_epochs']} "
                      f"| {p['paper_hours_elmo']:.0f} / {p['paper_hours_baseline']:.0f} |")
-    lines += ["", "## Does one run fit this machine?", "", *verdicts(results, args.out), ""]
+    lines += ["", "## Does one run fit this machine?", "", *verdicts(results, args.out, device=args.device), ""]
     lines += ["", "Where the full-set numbers come from:", ""]
     lines += [f"- {m['task']}: {m['full']['source']}"
               + (f" (mean tokens per text used: {', '.join(f'{k} {v:.1f}' for k, v in m['full']['lengths'].items())})"
@@ -316,6 +327,8 @@ def main(argv=None) -> None:
                          "(and at least one full batch)")
     ap.add_argument("--updates", type=int, default=4, help="timed training updates per arm (after one warm-up)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (the paper runs here use 1 each)")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu, cuda or cuda:N: where the biLM and the task models run (the hours are then this device's)")
     ap.add_argument("--out", type=Path, default=Path("outputs/paper_scale.md"),
                     help="the Markdown report (default outputs/paper_scale.md; the committed one is results/paper_scale.md)")
     args = ap.parse_args(argv)
@@ -334,7 +347,7 @@ def main(argv=None) -> None:
             bilm = "original size (2 x 4096 cells, 512 projection, 2,048 filters), random weights written in the original format"
         for name in args.tasks.split(","):
             print(f"== {name}", flush=True)
-            m = measure(name, options, weights, work, args.sample_tokens, args.updates, args.threads)
+            m = measure(name, options, weights, work, args.sample_tokens, args.updates, args.threads, args.device)
             print(json.dumps({**m, "projection": projection(m)}, default=float), flush=True)
             results.append(m)
     text = report(results, args, bilm, started)

@@ -291,7 +291,7 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
     task.load_state(ckpt["task_state"])
     model = task.build_model(build_features(saved, source))
     model.load_state_dict(ckpt["model"])
-    model.eval()
+    model.to(device).eval()
     return saved, task, model, source
 
 

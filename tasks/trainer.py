@@ -63,19 +63,21 @@ class TrainerConfig:
     lr_halving: bool = False
     passes_per_epoch: int = 1
     seed: int = 0
+    device: str = "cpu"  # the run's ``device``: the model and every batch are moved there
 
     @classmethod
     def from_config(cls, cfg) -> "TrainerConfig":
         """From a composed run configuration: ``trainer.*``, ``seed`` and ``data.fraction``."""
         given = dict(cfg.trainer)
         given.pop("equal_updates", None)  # read by passes_per_epoch
-        names = {f.name for f in fields(cls)} - {"passes_per_epoch", "seed"}
+        names = {f.name for f in fields(cls)} - {"passes_per_epoch", "seed", "device"}
         unknown = sorted(set(given) - names)
         if unknown:
             raise ConfigError(f"trainer.{unknown[0]}: no such trainer setting (known: {', '.join(sorted(names))})")
         if given.get("optimizer", "adam") not in ("adam", "adadelta"):
             raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {given['optimizer']!r}")
-        return cls(**given, passes_per_epoch=passes_per_epoch(cfg), seed=int(cfg.seed))
+        return cls(**given, passes_per_epoch=passes_per_epoch(cfg), seed=int(cfg.seed),
+                   device=str(cfg.get("device", "cpu")))
 
 
 def make_optimizer(model, config: TrainerConfig) -> torch.optim.Optimizer:
@@ -101,12 +103,29 @@ def train_step(model, batch: dict, optimizer, config: TrainerConfig, params: lis
     return float(loss.detach())
 
 
+def on_device(batch, device: torch.device | str):
+    """A batch (tensors in dicts and lists, any depth) with every tensor on ``device``; the rest as it is.
+    Batches are made on the CPU (the cache is read there); the model's device is where they go."""
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, dict):
+        return {k: on_device(v, device) for k, v in batch.items()}
+    if isinstance(batch, (list, tuple)) and any(isinstance(v, (torch.Tensor, dict, list, tuple)) for v in batch):
+        return type(batch)(on_device(v, device) for v in batch)
+    return batch
+
+
+def model_device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
 @torch.no_grad()
 def predict(task, model, split: TaskSplit, batch_size: int) -> list:
     model.eval()
+    device = model_device(model)
     out = []
     for idx in task.batches(split.examples, batch_size, shuffle=False):
-        out += task.predict(model, task.make_batch(split, idx))
+        out += task.predict(model, on_device(task.make_batch(split, idx), device))
     return out
 
 
@@ -126,6 +145,7 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
     resuming); the result then has ``resumed_from_epoch``."""
     set_seed(t.seed)
     rng = random.Random(t.seed)
+    model.to(t.device)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = make_optimizer(model, t)
     halve = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=0) \
@@ -150,7 +170,7 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
         bar = tqdm(order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress,
                    mininterval=2, leave=False)
         for idx in bar:
-            loss = train_step(model, task.make_batch(train, idx), optimizer, t, params)
+            loss = train_step(model, on_device(task.make_batch(train, idx), t.device), optimizer, t, params)
             if ema is not None:
                 ema.update_parameters(model)
             total, steps = total + loss, steps + 1

@@ -175,3 +175,42 @@ def test_coref_data_dependent_steps():
     batch = {"gold_starts": [1], "gold_ends": [2], "gold_clusters": [7]}
     clusters = coref_model.CorefModel.gold_cluster_of_spans(torch.tensor([0, 1]), torch.tensor([0, 2]), batch)
     assert clusters.tolist() == [-1, 7] and np.array_equal(clusters.shape, (2,))
+
+
+# device=: the trainer moves the model and every batch to the run's device ------------------------
+
+class _FirstUpdate(Exception):
+    pass
+
+
+def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeypatch):
+    """``device=`` reaches the trainer; the model and each batch are on it at the first update, which
+    then runs there (on ``meta``: forward, loss and backward without data)."""
+    from dataclasses import replace
+
+    from tasks import trainer
+    cfg, task, source, data = _setup("sst", bilm_files, tmp_path)
+    cfg.device = "meta"
+    config = trainer.TrainerConfig.from_config(cfg)
+    assert config.device == "meta"
+    seen = []
+
+    def first_update(model, batch, optimizer, t, params):
+        seen.append({next(model.parameters()).device.type,
+                     *(v.device.type for v in batch.values() if isinstance(v, torch.Tensor))})
+        loss = model(batch).loss + model.regularizer()
+        loss.backward()
+        raise _FirstUpdate
+    monkeypatch.setattr(trainer, "train_step", first_update)
+    with pytest.raises(_FirstUpdate):
+        trainer.fit(task, _new_model(cfg, task, source), data, replace(config, max_epochs=1), progress=False)
+    assert seen == [{"meta"}]
+
+
+def test_on_device_moves_nested_tensors_only():
+    from tasks.trainer import on_device
+    batch = {"a": torch.ones(2), "side": {"mask": torch.ones(1, dtype=torch.bool)}, "spans": [(0, 1)],
+             "gold": [torch.zeros(1)], "name": "x"}
+    moved = on_device(batch, "meta")
+    assert moved["a"].is_meta and moved["side"]["mask"].is_meta and moved["gold"][0].is_meta
+    assert moved["spans"] == [(0, 1)] and moved["name"] == "x"

@@ -145,8 +145,14 @@ def run_py_in_process(overrides: list[str], where: str) -> str:
     return out.getvalue()
 
 
+def on_cpu(argv: list[str]) -> list[str]:
+    """A documented GPU command as this machine can run it: ``device=cuda`` / ``--device cuda`` -> cpu."""
+    out = ["device=cpu" if a == "device=cuda" else a for a in argv]
+    return ["cpu" if i and out[i - 1] == "--device" and a.startswith("cuda") else a for i, a in enumerate(out)]
+
+
 def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
-    overrides = [a for a in argv[2:] if a != "-m"]
+    overrides = [a for a in on_cpu(argv)[2:] if a != "-m"]
     if "mode=evaluate" in overrides or "mode=predict" in overrides:
         run_dir = made["ner"]
         raw = env["root"] / "raw.txt"  # mode=predict reads raw text
@@ -217,7 +223,7 @@ def _optional(argv: list[str]) -> list[str]:
 
 
 def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
-    module, args = argv[2], _optional(argv[3:])
+    module, args = argv[2], _optional(on_cpu(argv)[3:])
     sub = {"O": str(env["bilm"] / "options.json"), "W": str(env["bilm"] / "weights.hdf5"),
            "key.conll": str(FIXTURES / "coref_tiny.conll"), "response.conll": str(FIXTURES / "coref_tiny.conll"),
            "outputs/runs": str(env["root"] / "runs"),  # the runs the documented run.py commands made
