@@ -14,7 +14,7 @@ LOCK   := requirements.lock
 TORCH_INDEX ?=
 TORCH_FROM  := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: demo test test-latest lock bench clean clean-cache
+.PHONY: demo test lint format test-latest lock bench clean clean-cache
 
 # install VENV [CONSTRAINTS]: a venv with pip, torch 2.13.0 and this package (+ dev); with CONSTRAINTS
 # every version is the lock's (PIP_CONSTRAINT also reaches the isolated build of the editable install)
@@ -55,8 +55,17 @@ demo: $(STAMP)
 
 # -n auto: one test process per core (pytest-xdist), each on one torch thread so they do not fight over cores;
 # --durations: the slowest tests, printed so that the CI time (target: under 15 min) can be watched
-test: $(STAMP)
+test: $(STAMP) lint
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n auto --durations=15 tests
+
+# ruff (configured in pyproject.toml): the formatter's layout and the linter's rules, checked; `make format` applies them
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/ruff check --quiet .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.bilm_speed

@@ -11,6 +11,7 @@ Modes:
   embed_sample  embed CoNLL-2003 dev sentences with the configured biLM and report tokens/s, into
             embed_sample.out (outputs/embed_sample); ``make demo`` is a training run, not this.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,13 +28,14 @@ def embed_sample(cfg: DictConfig, out_dir: Path) -> None:
     """Embeds ``embed_sample.limit`` sentences of ``embed_sample.sentences`` into ``out_dir``."""
     from elmo_core import load_bilm
     from elmo_core.embed import embed_file
-    from tasks.ner.reader import read_conll2003_file
     from encoders import BiLMEncoder
+    from tasks.ner.reader import read_conll2003_file
 
     source = BiLMEncoder.from_config(cfg)
     options, weights = source.options, source.weights
-    bilm = load_bilm(options, weights, stateful=source.state != "stateless", device=cfg.device,
-                     allow_extra=source.allow_extra)
+    bilm = load_bilm(
+        options, weights, stateful=source.state != "stateless", device=cfg.device, allow_extra=source.allow_extra
+    )
     ds, _ = read_conll2003_file(cfg.embed_sample.sentences)
     sentences = list(ds["tokens"])[: cfg.embed_sample.limit]
     text = out_dir / "sentences.txt"
@@ -42,9 +44,14 @@ def embed_sample(cfg: DictConfig, out_dir: Path) -> None:
     n = embed_file(bilm, text, out_dir / "embeddings.hdf5", cfg.embed_sample.batch_size)
     seconds = time.perf_counter() - start
     tokens = sum(len(s) for s in sentences)
-    report = {"biLM": source.identity(),
-              "sentences": n, "tokens": tokens, "seconds": round(seconds, 2),
-              "tokens_per_s": round(tokens / seconds, 1), "output": str(out_dir / "embeddings.hdf5")}
+    report = {
+        "biLM": source.identity(),
+        "sentences": n,
+        "tokens": tokens,
+        "seconds": round(seconds, 2),
+        "tokens_per_s": round(tokens / seconds, 1),
+        "output": str(out_dir / "embeddings.hdf5"),
+    }
     (out_dir / "embed_sample.json").write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
 
@@ -54,6 +61,7 @@ def mode_dir(mode: str, runs_root: str, task: str, overrides: str, embed_sample_
     and predict write beside their checkpoint; the directory Hydra makes for them is removed when
     left unused), ``embed_sample.out`` for embed_sample."""
     from tasks.run_records import run_dir_name
+
     if mode == "embed_sample":
         return embed_sample_out
     return f"{runs_root}/{task}/{run_dir_name(overrides)}"
@@ -61,6 +69,7 @@ def mode_dir(mode: str, runs_root: str, task: str, overrides: str, embed_sample_
 
 def _register_resolvers() -> None:
     from tasks.run_records import run_dir_name
+
     OmegaConf.register_new_resolver("run_dir_name", run_dir_name, replace=True)
     OmegaConf.register_new_resolver("mode_dir", mode_dir, replace=True)
 
@@ -72,13 +81,18 @@ _register_resolvers()
 def main(cfg: DictConfig) -> None:
     from suite_common.errors import SuiteError
     from tasks import runner
-
     from tasks.config_schema import validate
 
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     from tasks.predictor import predict_mode
-    modes = {"train": runner.train, "evaluate": runner.evaluate, "finetune": runner.finetune, "embed_sample": embed_sample,
-             "predict": predict_mode}
+
+    modes = {
+        "train": runner.train,
+        "evaluate": runner.evaluate,
+        "finetune": runner.finetune,
+        "embed_sample": embed_sample,
+        "predict": predict_mode,
+    }
     try:
         if cfg.mode not in ("train", "finetune"):  # those validate in their RunPlan, the others here
             validate(cfg)
@@ -104,14 +118,17 @@ def one_line(e: Exception, out_dir: Path) -> str | None:
     """The user's one line for a configuration, data or weights error, a file that cannot be written
     (disk full, read-only, no permission) or memory that ran out; None for anything else."""
     from suite_common.errors import WRITE_ERRNOS, SuiteError, storage_error
+
     if isinstance(e, SuiteError):
         return str(e)
     if isinstance(e, OSError) and e.errno in WRITE_ERRNOS:
         return str(storage_error(e.filename or out_dir, e))
     text = str(e)
     if isinstance(e, MemoryError) or "out of memory" in text or "can't allocate memory" in text:
-        return (f"out of memory ({text.splitlines()[0][:160] if text else type(e).__name__}); lower "
-                "trainer.batch_size or trainer.eval_batch_size, or use cache.enabled=true")
+        return (
+            f"out of memory ({text.splitlines()[0][:160] if text else type(e).__name__}); lower "
+            "trainer.batch_size or trainer.eval_batch_size, or use cache.enabled=true"
+        )
     return None
 
 
@@ -120,6 +137,7 @@ def set_threads(cfg: DictConfig) -> None:
     of a parallel launcher)."""
     import torch
     from hydra.core.hydra_config import HydraConfig
+
     from tasks.threads import choose_threads, parallel_jobs
 
     launcher = HydraConfig.get().launcher if HydraConfig.initialized() else {}
@@ -133,15 +151,21 @@ def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
     aside), nor the task's directory and the runs root when they are left empty."""
     try:
         entries = list(out_dir.iterdir())
-        if all(p.name in ("run.log", "resolved_config.yaml", "running.pid") and p.is_file()
-               and (p.name != "run.log" or not p.stat().st_size)
-               for p in entries):
+        if all(
+            p.name in ("run.log", "resolved_config.yaml", "running.pid")
+            and p.is_file()
+            and (p.name != "run.log" or not p.stat().st_size)
+            for p in entries
+        ):
             for p in entries:
                 p.unlink()
             out_dir.rmdir()
             parent, root = out_dir.parent, (runs_root or out_dir.parent).resolve()
-            while parent.resolve() != root.parent and root in (parent.resolve(), *parent.resolve().parents) \
-                    and not any(parent.iterdir()):
+            while (
+                parent.resolve() != root.parent
+                and root in (parent.resolve(), *parent.resolve().parents)
+                and not any(parent.iterdir())
+            ):
                 parent.rmdir()
                 parent = parent.parent
     except OSError:
@@ -153,6 +177,7 @@ def check_command_line() -> None:
     creates anything (``tasks.override_check``); so does a runs root that cannot be written."""
     from suite_common.errors import ConfigError
     from tasks.override_check import check_overrides
+
     try:
         check_overrides(sys.argv[1:])
         check_runs_root(sys.argv[1:])
@@ -165,6 +190,7 @@ def check_runs_root(argv: list[str]) -> None:
     """``runs_root`` (command line, ``ELMO_RUNS_ROOT`` or ``outputs/runs``) must be writable: its nearest
     existing directory is checked before Hydra creates a run directory in it."""
     from suite_common.errors import ConfigError
+
     given = [a.split("=", 1)[1] for a in argv if a.startswith("runs_root=")]
     root = Path(given[-1] if given else os.environ.get("ELMO_RUNS_ROOT", "outputs/runs"))
     existing = root

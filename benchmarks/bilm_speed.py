@@ -23,6 +23,7 @@ difference between the two outputs, and the achieved fraction of this machine's 
 (measured in the same run with large float32 products): the matrix-product FLOPs each
 implementation actually executes (``executed_flops``) per second, over that peak.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,19 +35,30 @@ from pathlib import Path
 
 import torch
 
+from benchmarks import SHARED
 from elmo_core import BiLM, batch_to_ids, load_bilm, save_bilm
-from elmo_core.characters import BOS_TOKEN, EOS_TOKEN, PAD_CHAR, token_to_ids
 from elmo_core.bilm import reverse_padded
+from elmo_core.characters import BOS_TOKEN, EOS_TOKEN, PAD_CHAR, token_to_ids
 from elmo_core.embed import embed_sentences, row_groups
 from elmo_core.options import parse_options
-from benchmarks import SHARED
 
 PAPER_OPTIONS = {
-    "lstm": {"dim": 4096, "projection_dim": 512, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
-             "use_skip_connections": True},
-    "char_cnn": {"embedding": {"dim": 16}, "n_highway": 2, "n_characters": 262, "activation": "relu",
-                 "max_characters_per_token": 50,
-                 "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]},
+    "lstm": {
+        "dim": 4096,
+        "projection_dim": 512,
+        "n_layers": 2,
+        "cell_clip": 3,
+        "proj_clip": 3,
+        "use_skip_connections": True,
+    },
+    "char_cnn": {
+        "embedding": {"dim": 16},
+        "n_highway": 2,
+        "n_characters": 262,
+        "activation": "relu",
+        "max_characters_per_token": 50,
+        "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
+    },
 }
 DEFAULT_CONLL = SHARED / "data/conll2003/eng.testa"
 
@@ -91,7 +103,7 @@ def matmul_peak_flops(seconds: float = 3.0) -> float:
         while time.perf_counter() - start < seconds / 3:
             torch.mm(a, b)
             reps += 1
-        best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - start))
+        best = max(best, 2 * n**3 * reps / (time.perf_counter() - start))
     return best
 
 
@@ -129,14 +141,14 @@ def reference_layers(bilm: BiLM, char_ids: torch.Tensor) -> torch.Tensor:
         per_direction.append(outs)
     layers += [torch.cat(fb, -1) for fb in zip(*per_direction)]
     n = char_ids.shape[1]
-    return torch.stack(layers)[:, :, 1: n + 1]
+    return torch.stack(layers)[:, :, 1 : n + 1]
 
 
 def run_reference(bilm: BiLM, sentences, batch_size: int) -> list[torch.Tensor]:
     outputs = []
     with torch.inference_mode():
         for start in range(0, len(sentences), batch_size):
-            batch = sentences[start: start + batch_size]
+            batch = sentences[start : start + batch_size]
             layers = reference_layers(bilm, batch_to_ids(batch))
             outputs += [layers[:, r, : len(s)] for r, s in enumerate(batch)]
     return outputs
@@ -165,32 +177,37 @@ def executed_flops(opts, n_tokens: int, encoded_widths: list[int], n_first_input
     windows: pass ``max_characters_per_token``)."""
     P, D, F, C = opts.projection_dim, opts.dim, opts.n_filters, opts.max_characters_per_token
     input_product, step = 2 * P * 4 * D, 2 * P * 4 * D + 2 * D * P
-    lstm = 2 * (opts.n_layers * step * n_tokens + (opts.n_layers - 1) * input_product * n_tokens
-                + input_product * n_first_inputs)
+    lstm = 2 * (
+        opts.n_layers * step * n_tokens
+        + (opts.n_layers - 1) * input_product * n_tokens
+        + input_product * n_first_inputs
+    )
     dense = opts.n_highway * 2 * 2 * F * F + 2 * F * P
-    conv = sum(2 * min(C - w + 1, width) * w * opts.char_dim * n
-               for width in encoded_widths for w, n in opts.filters)
+    conv = sum(2 * min(C - w + 1, width) * w * opts.char_dim * n for width in encoded_widths for w, n in opts.filters)
     return lstm + conv + dense * len(encoded_widths)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sentences", type=int, default=400,
-                    help="CoNLL-2003 dev sentences embedded per round")
-    ap.add_argument("--batch-size", type=int, default=64,
-                    help="rows of the LSTM batch (sentences laid end to end)")
-    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL,
-                    help="CoNLL-2003 file the sentences come from")
-    ap.add_argument("--repeats", type=int, default=2, help="rounds of all implementations in turn; "
-                    "each one's best time is reported (default 2)")
+    ap.add_argument("--sentences", type=int, default=400, help="CoNLL-2003 dev sentences embedded per round")
+    ap.add_argument("--batch-size", type=int, default=64, help="rows of the LSTM batch (sentences laid end to end)")
+    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL, help="CoNLL-2003 file the sentences come from")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=2,
+        help="rounds of all implementations in turn; each one's best time is reported (default 2)",
+    )
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
     torch.manual_seed(0)
     sentences = read_conll_sentences(args.conll, args.sentences)
     n_tok = sum(len(s) for s in sentences)
     n_with_bounds = n_tok + 2 * len(sentences)
-    print(f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads; {len(sentences)} sentences, {n_tok} tokens from {args.conll}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads; {len(sentences)} sentences, {n_tok} tokens from {args.conll}"
+    )
 
     peak = matmul_peak_flops()
     print(f"matmul peak (float32, measured): {peak / 1e9:.1f} GFLOP/s")
@@ -205,8 +222,10 @@ def main(argv=None) -> None:
 
     per_group = group_widths(sentences, args.batch_size)
     # the reference works on every position of its padded batches, padding included
-    padded = sum(len(b) * (max(map(len, b)) + 2)
-                 for b in (sentences[i: i + args.batch_size] for i in range(0, len(sentences), args.batch_size)))
+    padded = sum(
+        len(b) * (max(map(len, b)) + 2)
+        for b in (sentences[i : i + args.batch_size] for i in range(0, len(sentences), args.batch_size))
+    )
 
     def elmo_core(cache: bool):
         bilm.token_cache_size = 100_000 if cache else 0
@@ -217,16 +236,20 @@ def main(argv=None) -> None:
         # without it; the first layers' input products run once per word type and group
         encoded = char_widths({t for s in sentences for t in s}) if cache else per_group
         if cache and len(encoded) != bilm.token_cache_misses:
-            raise RuntimeError(f"expected {len(encoded)} token encoder rows, the cache computed "
-                               f"{bilm.token_cache_misses}")
+            raise RuntimeError(
+                f"expected {len(encoded)} token encoder rows, the cache computed {bilm.token_cache_misses}"
+            )
         return out, executed_flops(bilm.opts, n_with_bounds, encoded, len(per_group))
 
     def reference():
         out = run_reference(bilm, sentences, args.batch_size)
         return out, executed_flops(bilm.opts, padded, [bilm.opts.max_characters_per_token] * padded, padded)
 
-    implementations = {"elmo_core": lambda: elmo_core(True), "elmo_core (no token cache)": lambda: elmo_core(False),
-                       "reference": reference}
+    implementations = {
+        "elmo_core": lambda: elmo_core(True),
+        "elmo_core (no token cache)": lambda: elmo_core(False),
+        "reference": reference,
+    }
     results, outputs = {}, {}
     for _ in range(args.repeats):  # rounds in turn; each implementation's best time is kept
         outputs["reference"] = None
@@ -247,18 +270,34 @@ def main(argv=None) -> None:
     fast_out, ref_out = outputs["elmo_core"], outputs["reference"]
     max_diff = max(float((torch.from_numpy(fast_out[i]) - ref_out[i]).abs().max()) for i in range(len(sentences)))
 
-    print(f"\n{'implementation':<28}{'tokens/s':>10}{'seconds':>10}{'peak RSS MB':>13}{'of matmul peak':>16}"
-          f"   all runs (s)")
+    print(
+        f"\n{'implementation':<28}{'tokens/s':>10}{'seconds':>10}{'peak RSS MB':>13}{'of matmul peak':>16}"
+        f"   all runs (s)"
+    )
     for name, r in results.items():
-        print(f"{name:<28}{r['tokens_per_s']:>10.1f}{r['seconds']:>10.2f}{r['peak_rss_mb']:>13.0f}"
-              f"{100 * r['peak_fraction']:>15.1f}%   {', '.join(f'{x:.2f}' for x in r['runs_s'])}")
+        print(
+            f"{name:<28}{r['tokens_per_s']:>10.1f}{r['seconds']:>10.2f}{r['peak_rss_mb']:>13.0f}"
+            f"{100 * r['peak_fraction']:>15.1f}%   {', '.join(f'{x:.2f}' for x in r['runs_s'])}"
+        )
     ratio = results["reference"]["seconds"] / results["elmo_core"]["seconds"]
-    print(f"\nspeed-up over reference: {ratio:.2f}x   (no-cache: "
-          f"{results['reference']['seconds'] / results['elmo_core (no token cache)']['seconds']:.2f}x)")
+    print(
+        f"\nspeed-up over reference: {ratio:.2f}x   (no-cache: "
+        f"{results['reference']['seconds'] / results['elmo_core (no token cache)']['seconds']:.2f}x)"
+    )
     print(f"max |elmo_core - reference| over all layers: {max_diff:.2e}")
     if args.json:
-        args.json.write_text(json.dumps({"results": results, "speedup": ratio, "max_abs_diff": max_diff,
-                                         "matmul_peak_flops": peak, "tokens": n_tok}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "results": results,
+                    "speedup": ratio,
+                    "max_abs_diff": max_diff,
+                    "matmul_peak_flops": peak,
+                    "tokens": n_tok,
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

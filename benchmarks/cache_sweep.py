@@ -10,6 +10,7 @@ Both sides are executed, not extrapolated:
   configuration reads its batches from the memory-mapped file.
 Prints total seconds of biLM work (or cache reads) per side and the ratio.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,21 +31,20 @@ from tasks.base import index_batches
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--configs", type=int, default=6, help="configurations in the sweep (N)")
-    ap.add_argument("--epochs", type=int, default=3,
-                    help="training epochs of each configuration")
-    ap.add_argument("--sentences", type=int, default=1000,
-                    help="CoNLL-2003 sentences the sweep trains on")
+    ap.add_argument("--epochs", type=int, default=3, help="training epochs of each configuration")
+    ap.add_argument("--sentences", type=int, default=1000, help="CoNLL-2003 sentences the sweep trains on")
     ap.add_argument("--batch-size", type=int, default=32, help="task batch size")
-    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL,
-                    help="CoNLL-2003 file the sentences come from")
+    ap.add_argument("--conll", type=Path, default=DEFAULT_CONLL, help="CoNLL-2003 file the sentences come from")
     ap.add_argument("--model", type=Path, help="biLM directory (default: the embedded one)")
     args = ap.parse_args(argv)
     d = args.model or model_dir("small")
     options, weights = d / "options.json", d / "weights.hdf5"
     sentences = read_conll_sentences(args.conll, args.sentences)
     n_tok = sum(map(len, sentences))
-    print(f"{len(sentences)} sentences, {n_tok} tokens; sweep of {args.configs} configurations x {args.epochs} epochs; "
-          f"biLM {d}; torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(
+        f"{len(sentences)} sentences, {n_tok} tokens; sweep of {args.configs} configurations x {args.epochs} epochs; "
+        f"biLM {d}; torch {torch.__version__}, {torch.get_num_threads()} threads"
+    )
     bilm = load_bilm(options, weights)
     order = index_batches(len(sentences), args.batch_size, shuffle=False)
 
@@ -64,11 +64,13 @@ def main(argv=None) -> None:
             for idx in order:
                 cached.batch(idx)
         reads = time.perf_counter() - start
-        size_mb = (cached.directory / "layers.npy").stat().st_size / 2 ** 20
+        size_mb = (cached.directory / "layers.npy").stat().st_size / 2**20
     with_cache = build + reads
     print(f"without cache: {without:8.2f} s  ({args.configs * args.epochs} biLM passes)")
-    print(f"with cache:    {with_cache:8.2f} s  (1 biLM pass + checksums: {build:.2f} s; "
-          f"{args.configs * args.epochs} epochs of reads: {reads:.2f} s; cache {size_mb:.0f} MB)")
+    print(
+        f"with cache:    {with_cache:8.2f} s  (1 biLM pass + checksums: {build:.2f} s; "
+        f"{args.configs * args.epochs} epochs of reads: {reads:.2f} s; cache {size_mb:.0f} MB)"
+    )
     print(f"ratio: {without / with_cache:.1f}x less biLM time with the cache")
 
 

@@ -27,6 +27,7 @@ early stopping may end sooner) on this CPU. Dev evaluation is not included. A pr
 rates measured on the local stand-in data (SICK for SNLI, Universal PropBank for CoNLL-2012 SRL,
 LitBank for OntoNotes coreference) by published counts; the table says which numbers are measured.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,11 +47,11 @@ from benchmarks import SHARED
 from benchmarks.bilm_speed import PAPER_OPTIONS, peak_rss_mb, reset_peak_rss
 from elmo_core import BiLM, save_bilm
 from elmo_core.options import parse_options
-from tasks import runner
 from encoders import encoder_for
-from tasks.run_settings import effective_position
 from encoders.activation_cache import ActivationCache, size_text
+from tasks import runner
 from tasks.base import TaskSplit
+from tasks.run_settings import effective_position
 from tasks.trainer import TrainerConfig, make_optimizer, on_device, train_step
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -63,22 +64,36 @@ STAND_IN = {"nli": ["data.format=sick"]}
 FULL_DATA = {
     "ner": {"name": "CoNLL-2003 train", "local": True},
     "sst": {"name": "SST-5 train, phrases of >= 4 tokens", "local": True},
-    "qa": {"name": "SQuAD v1.1 train", "examples": 87_599, "texts": {"context": 18_896, "question": 87_599},
-           "source": "87,599 questions (train-v1.1.json, as the Hugging Face card rajpurkar/squad lists); "
-                     "18,896 paragraphs in that file; token lengths of contexts and questions measured locally"},
-    "nli": {"name": "SNLI 1.0 train", "examples": 550_152, "texts": {"premise": 550_152 // 3, "hypothesis": 550_152},
-            "lengths": {"premise": 14.1, "hypothesis": 8.3},
-            "source": "550,152 pairs and mean lengths 14.1 / 8.3 tokens (Bowman et al. 2015, Tables 1-2); each "
-                      "premise was given one hypothesis per label, so about a third of the pairs have a distinct "
-                      "premise (an assumption); every hypothesis taken as distinct"},
-    "srl": {"name": "CoNLL-2012 (OntoNotes 5.0) train, SRL", "texts": {"sentence": 75_187},
-            "source": "75,187 training sentences (CoNLL-2012 English train, as commonly cited; not verified here); "
-                      "tokens and predicates per sentence measured on the local stand-in (Universal PropBank EWT)"},
-    "coref": {"name": "CoNLL-2012 (OntoNotes 5.0) train, coreference", "examples": 2_802,
-              "texts": {"sentence": 75_187},
-              "source": "2,802 training documents (e.g. MEIRa's ontonotes.yaml); 75,187 sentences as for SRL "
-                        "(not verified here), at the SRL stand-in's tokens per sentence; speed per update measured "
-                        "on LitBank documents (about 2,000 tokens each, longer than OntoNotes' average)"},
+    "qa": {
+        "name": "SQuAD v1.1 train",
+        "examples": 87_599,
+        "texts": {"context": 18_896, "question": 87_599},
+        "source": "87,599 questions (train-v1.1.json, as the Hugging Face card rajpurkar/squad lists); "
+        "18,896 paragraphs in that file; token lengths of contexts and questions measured locally",
+    },
+    "nli": {
+        "name": "SNLI 1.0 train",
+        "examples": 550_152,
+        "texts": {"premise": 550_152 // 3, "hypothesis": 550_152},
+        "lengths": {"premise": 14.1, "hypothesis": 8.3},
+        "source": "550,152 pairs and mean lengths 14.1 / 8.3 tokens (Bowman et al. 2015, Tables 1-2); each "
+        "premise was given one hypothesis per label, so about a third of the pairs have a distinct "
+        "premise (an assumption); every hypothesis taken as distinct",
+    },
+    "srl": {
+        "name": "CoNLL-2012 (OntoNotes 5.0) train, SRL",
+        "texts": {"sentence": 75_187},
+        "source": "75,187 training sentences (CoNLL-2012 English train, as commonly cited; not verified here); "
+        "tokens and predicates per sentence measured on the local stand-in (Universal PropBank EWT)",
+    },
+    "coref": {
+        "name": "CoNLL-2012 (OntoNotes 5.0) train, coreference",
+        "examples": 2_802,
+        "texts": {"sentence": 75_187},
+        "source": "2,802 training documents (e.g. MEIRa's ontonotes.yaml); 75,187 sentences as for SRL "
+        "(not verified here), at the SRL stand-in's tokens per sentence; speed per update measured "
+        "on LitBank documents (about 2,000 tokens each, longer than OntoNotes' average)",
+    },
 }
 
 
@@ -102,11 +117,21 @@ def paper_bilm(directory: Path) -> tuple[Path, Path]:
     return directory / "options.json", directory / "weights.hdf5"
 
 
-def compose_paper(task: str, options: Path, weights: Path, cache_dir: Path, threads: int, position: str,
-                  device: str = "cpu"):
-    overrides = [f"task={task}", "profile=paper", "source=local", f"encoder.options={options}",
-                 f"encoder.weights={weights}", f"cache.dir={cache_dir}", f"threads={threads}",
-                 f"elmo.position={position}", f"device={device}", *STAND_IN.get(task, [])]
+def compose_paper(
+    task: str, options: Path, weights: Path, cache_dir: Path, threads: int, position: str, device: str = "cpu"
+):
+    overrides = [
+        f"task={task}",
+        "profile=paper",
+        "source=local",
+        f"encoder.options={options}",
+        f"encoder.weights={weights}",
+        f"cache.dir={cache_dir}",
+        f"threads={threads}",
+        f"elmo.position={position}",
+        f"device={device}",
+        *STAND_IN.get(task, []),
+    ]
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose("config", overrides=overrides)
 
@@ -151,23 +176,40 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
     return float(np.mean(times[1:]))
 
 
-def measure(task_name: str, options: Path, weights: Path, work: Path, sample_tokens: int, updates: int,
-            threads: int, device: str = "cpu") -> dict:
+def measure(
+    task_name: str,
+    options: Path,
+    weights: Path,
+    work: Path,
+    sample_tokens: int,
+    updates: int,
+    threads: int,
+    device: str = "cpu",
+) -> dict:
     cfg = compose_paper(task_name, options, weights, work / "cache", threads, "paper", device)
     source = encoder_for(cfg)
     task = runner.make_task(cfg)
     full = runner.training_splits(cfg, task)["train"]
     task.build_vocab(full)  # the full vocabulary: the embedding matrices have their real size
-    part = task.prepare(full.select(range(sample_size(task, full, int(cfg.trainer.batch_size), sample_tokens))), "train")
+    part = task.prepare(
+        full.select(range(sample_size(task, full, int(cfg.trainer.batch_size), sample_tokens))), "train"
+    )
     sentences = task.sentences(part)
     tokens = sum(map(len, sentences))
     reset_peak_rss()
-    out = {"task": task_name, "examples_local": len(full), "sample_examples": len(part), "sample_texts": len(sentences),
-           "sample_tokens": tokens, "batch_size": int(cfg.trainer.batch_size), "max_epochs": int(cfg.trainer.max_epochs),
-           "position": effective_position(cfg),
-           "examples_per_update": examples_per_update(task, full, int(cfg.trainer.batch_size))}
+    out = {
+        "task": task_name,
+        "examples_local": len(full),
+        "sample_examples": len(part),
+        "sample_texts": len(sentences),
+        "sample_tokens": tokens,
+        "batch_size": int(cfg.trainer.batch_size),
+        "max_epochs": int(cfg.trainer.max_epochs),
+        "position": effective_position(cfg),
+        "examples_per_update": examples_per_update(task, full, int(cfg.trainer.batch_size)),
+    }
     sizes = {}
-    source.model  # loaded before the clock starts: the rate is the biLM's, not the file reader's
+    _ = source.model  # loaded before the clock starts: the rate is the biLM's, not the file reader's
     for dtype in ("float32", "float16"):
         cache = ActivationCache(source.cache_settings.root, source, dtype=dtype)
         planned = cache.planned_bytes(sentences)
@@ -193,8 +235,13 @@ def full_scale(task_name: str, task, full, part) -> dict:
     spec = FULL_DATA[task_name]
     if spec.get("local"):
         sentences = task.sentences(full)
-        return {"name": spec["name"], "examples": len(full), "texts": len(sentences),
-                "tokens": sum(map(len, sentences)), "source": "counted on the local copy (the full training set)"}
+        return {
+            "name": spec["name"],
+            "examples": len(full),
+            "texts": len(sentences),
+            "tokens": sum(map(len, sentences)),
+            "source": "counted on the local copy (the full training set)",
+        }
     lengths = dict(spec.get("lengths", {}))
     if task_name == "qa":
         contexts = {row: len(t) for row, t in zip(part["context_row"], part["context_tokens"])}
@@ -206,19 +253,28 @@ def full_scale(task_name: str, task, full, part) -> dict:
     examples = spec.get("examples")
     if examples is None:  # SRL: one example per predicate, at the local rate per sentence
         examples = round(spec["texts"]["sentence"] * len(full) / len(task.sentences(full)))
-    return {"name": spec["name"], "examples": int(examples), "texts": int(sum(spec["texts"].values())),
-            "tokens": int(tokens), "source": spec["source"], "lengths": lengths}
+    return {
+        "name": spec["name"],
+        "examples": int(examples),
+        "texts": int(sum(spec["texts"].values())),
+        "tokens": int(tokens),
+        "source": spec["source"],
+        "lengths": lengths,
+    }
 
 
 def projection(m: dict) -> dict:
     f = m["full"]
     updates = int(np.ceil(f["examples"] / m["examples_per_update"]))
-    return {"cache_gb": {d: f["tokens"] * b / 1e9 for d, b in m["cache_bytes_per_token"].items()},
-            "bilm_hours": f["tokens"] / m["bilm_tokens_per_s"] / 3600, "updates_per_epoch": updates,
-            "epoch_hours_elmo": updates * m["s_per_update_elmo"] / 3600,
-            "epoch_hours_baseline": updates * m["s_per_update_baseline"] / 3600,
-            "paper_hours_elmo": updates * m["s_per_update_elmo"] * m["max_epochs"] / 3600,
-            "paper_hours_baseline": updates * m["s_per_update_baseline"] * m["max_epochs"] / 3600}
+    return {
+        "cache_gb": {d: f["tokens"] * b / 1e9 for d, b in m["cache_bytes_per_token"].items()},
+        "bilm_hours": f["tokens"] / m["bilm_tokens_per_s"] / 3600,
+        "updates_per_epoch": updates,
+        "epoch_hours_elmo": updates * m["s_per_update_elmo"] / 3600,
+        "epoch_hours_baseline": updates * m["s_per_update_baseline"] / 3600,
+        "paper_hours_elmo": updates * m["s_per_update_elmo"] * m["max_epochs"] / 3600,
+        "paper_hours_baseline": updates * m["s_per_update_baseline"] * m["max_epochs"] / 3600,
+    }
 
 
 def device_text(device: str) -> str:
@@ -242,6 +298,7 @@ def cpu_model() -> str:
 def machine() -> dict:
     """This machine's free disk (where the activation cache goes: ``.cache``), memory and CPUs."""
     import shutil
+
     where = Path(".cache") if Path(".cache").exists() else Path(".")
     mem = 0.0
     try:
@@ -250,8 +307,12 @@ def machine() -> dict:
                 mem = int(line.split()[1]) * 1024 / 1e9
     except OSError:
         pass
-    return {"disk_free_gb": shutil.disk_usage(where).free / 1e9, "disk_path": str(where.resolve()),
-            "memory_available_gb": mem, "cpus": __import__("os").cpu_count()}
+    return {
+        "disk_free_gb": shutil.disk_usage(where).free / 1e9,
+        "disk_path": str(where.resolve()),
+        "memory_available_gb": mem,
+        "cpus": __import__("os").cpu_count(),
+    }
 
 
 def verdicts(results: list[dict], out: Path, day_hours: float = 24.0, device: str = "cpu") -> list[str]:
@@ -259,61 +320,98 @@ def verdicts(results: list[dict], out: Path, day_hours: float = 24.0, device: st
     float16 cache, or none: ``cache.enabled=false``), its available memory (the measured peak) and a
     day of one core's time, at the measured rates."""
     here = machine()
-    lines = [f"Free disk under {here['disk_path']}: {here['disk_free_gb']:.0f} GB; available memory "
-             f"{here['memory_available_gb']:.1f} GB; {here['cpus']} CPUs (measured when this report was written).", ""]
+    lines = [
+        f"Free disk under {here['disk_path']}: {here['disk_free_gb']:.0f} GB; available memory "
+        f"{here['memory_available_gb']:.1f} GB; {here['cpus']} CPUs (measured when this report was written).",
+        "",
+    ]
     for m in results:
         p = projection(m)
         f32, f16 = p["cache_gb"]["float32"], p["cache_gb"]["float16"]
-        disk = ("cache fits in float32" if f32 < here["disk_free_gb"] else
-                "cache fits only as cache.dtype=float16" if f16 < here["disk_free_gb"] else
-                "cache does not fit: cache.enabled=false (the biLM runs on every batch, much slower)")
+        disk = (
+            "cache fits in float32"
+            if f32 < here["disk_free_gb"]
+            else "cache fits only as cache.dtype=float16"
+            if f16 < here["disk_free_gb"]
+            else "cache does not fit: cache.enabled=false (the biLM runs on every batch, much slower)"
+        )
         ram = m["peak_rss_mb"] / 1e3
-        memory = f"memory {'fits' if not here['memory_available_gb'] or ram < here['memory_available_gb'] else 'does NOT fit'} ({ram:.1f} GB peak on the sample)"
+        fits = not here["memory_available_gb"] or ram < here["memory_available_gb"]
+        memory = f"memory {'fits' if fits else 'does NOT fit'} ({ram:.1f} GB peak on the sample)"
         hours = p["bilm_hours"] + p["paper_hours_elmo"]
         where = "at the measured thread count" if device == "cpu" else f"on {device}"
-        time = (f"{hours:.0f} h {where} to the paper's epochs: "
-                + ("fits a day" if hours <= day_hours else f"{hours / day_hours:.1f} days; runs resume, so spread it over several"))
+        time = f"{hours:.0f} h {where} to the paper's epochs: " + (
+            "fits a day"
+            if hours <= day_hours
+            else f"{hours / day_hours:.1f} days; runs resume, so spread it over several"
+        )
         lines.append(f"- {m['task']}: {disk}; {memory}; {time}.")
     return lines
 
 
 def report(results: list[dict], args, bilm: str, started: str) -> str:
-    lines = ["# The paper profile at the paper's scale: measured rates and projections", "",
-             f"Command: `python -m benchmarks.paper_scale {' '.join(args.argv)}`".rstrip(), "",
-             f"Hardware: {platform.machine()}, {cpu_model()}, {device_text(args.device)}, {args.threads} torch thread(s) "
-             f"(of {__import__('os').cpu_count()} CPUs), torch {torch.__version__}. "
-             f"Date: {started}. biLM: {bilm}.", "",
-             "## Measured on a sample of each task's local data (`profile=paper`, `source=local`)", "",
-             "| task | sample (examples / texts / tokens) | biLM tokens/s | cache bytes/token f32 / f16 | planned / written "
-             "| s/update ELMo | s/update baseline | examples/update | peak RSS MB |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# The paper profile at the paper's scale: measured rates and projections",
+        "",
+        f"Command: `python -m benchmarks.paper_scale {' '.join(args.argv)}`".rstrip(),
+        "",
+        f"Hardware: {platform.machine()}, {cpu_model()}, {device_text(args.device)}, {args.threads} torch thread(s) "
+        f"(of {__import__('os').cpu_count()} CPUs), torch {torch.__version__}. "
+        f"Date: {started}. biLM: {bilm}.",
+        "",
+        "## Measured on a sample of each task's local data (`profile=paper`, `source=local`)",
+        "",
+        "| task | sample (examples / texts / tokens) | biLM tokens/s | cache bytes/token f32 / f16 | planned / written "
+        "| s/update ELMo | s/update baseline | examples/update | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for m in results:
         b, r = m["cache_bytes_per_token"], m["cache_planned_over_written"]
-        lines.append(f"| {m['task']} | {m['sample_examples']} / {m['sample_texts']} / {m['sample_tokens']} "
-                     f"| {m['bilm_tokens_per_s']:.0f} | {b['float32']:.0f} / {b['float16']:.0f} "
-                     f"| {r['float32']:.4f} / {r['float16']:.4f} | {m['s_per_update_elmo']:.3f} "
-                     f"| {m['s_per_update_baseline']:.3f} | {m['examples_per_update']:.1f} | {m['peak_rss_mb']:.0f} |")
-    lines += ["", f"## Projected to the paper's full training sets ({'this CPU, same thread count' if args.device == 'cpu' else device_text(args.device)})", "",
-              "| task | training set | examples | distinct texts | tokens | cache f32 / f16 | biLM hours "
-              "| updates/epoch | hours/epoch ELMo / baseline | epochs | hours to the paper's epochs ELMo / baseline |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {m['task']} | {m['sample_examples']} / {m['sample_texts']} / {m['sample_tokens']} "
+            f"| {m['bilm_tokens_per_s']:.0f} | {b['float32']:.0f} / {b['float16']:.0f} "
+            f"| {r['float32']:.4f} / {r['float16']:.4f} | {m['s_per_update_elmo']:.3f} "
+            f"| {m['s_per_update_baseline']:.3f} | {m['examples_per_update']:.1f} | {m['peak_rss_mb']:.0f} |"
+        )
+    lines += [
+        "",
+        "## Projected to the paper's full training sets "
+        f"({'this CPU, same thread count' if args.device == 'cpu' else device_text(args.device)})",
+        "",
+        "| task | training set | examples | distinct texts | tokens | cache f32 / f16 | biLM hours "
+        "| updates/epoch | hours/epoch ELMo / baseline | epochs | hours to the paper's epochs ELMo / baseline |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for m in results:
         f, p = m["full"], projection(m)
-        lines.append(f"| {m['task']} | {f['name']} | {f['examples']:,} | {f['texts']:,} | {f['tokens']:,} "
-                     f"| {size_text(p['cache_gb']['float32'] * 1e9)} / {size_text(p['cache_gb']['float16'] * 1e9)} "
-                     f"| {p['bilm_hours']:.2f} | {p['updates_per_epoch']:,} "
-                     f"| {p['epoch_hours_elmo']:.2f} / {p['epoch_hours_baseline']:.2f} | {m['max_epochs']} "
-                     f"| {p['paper_hours_elmo']:.0f} / {p['paper_hours_baseline']:.0f} |")
+        lines.append(
+            f"| {m['task']} | {f['name']} | {f['examples']:,} | {f['texts']:,} | {f['tokens']:,} "
+            f"| {size_text(p['cache_gb']['float32'] * 1e9)} / {size_text(p['cache_gb']['float16'] * 1e9)} "
+            f"| {p['bilm_hours']:.2f} | {p['updates_per_epoch']:,} "
+            f"| {p['epoch_hours_elmo']:.2f} / {p['epoch_hours_baseline']:.2f} | {m['max_epochs']} "
+            f"| {p['paper_hours_elmo']:.0f} / {p['paper_hours_baseline']:.0f} |"
+        )
     lines += ["", "## Does one run fit this machine?", "", *verdicts(results, args.out, device=args.device), ""]
     lines += ["", "Where the full-set numbers come from:", ""]
-    lines += [f"- {m['task']}: {m['full']['source']}"
-              + (f" (mean tokens per text used: {', '.join(f'{k} {v:.1f}' for k, v in m['full']['lengths'].items())})"
-                 if m["full"].get("lengths") else "") for m in results]
-    lines += ["", "Reading the table: *planned / written* is the size a run estimates before building its cache "
-              "(`ActivationCache.planned_bytes`, the check behind `cache.max_gb`) over the bytes actually "
-              "written for the sample. Hours per epoch are training updates only (no dev evaluation); hours to the "
-              "paper's epochs multiply by `trainer.max_epochs` of `profile=paper`, an upper bound when early stopping "
-              "ends a run sooner. The biLM hours are one pass over the distinct texts, shared by every run on the "
-              "same data (the cache). Speeds are for the stand-in data's lengths; the paper's data may differ.", ""]
+    lines += [
+        f"- {m['task']}: {m['full']['source']}"
+        + (
+            f" (mean tokens per text used: {', '.join(f'{k} {v:.1f}' for k, v in m['full']['lengths'].items())})"
+            if m["full"].get("lengths")
+            else ""
+        )
+        for m in results
+    ]
+    lines += [
+        "",
+        "Reading the table: *planned / written* is the size a run estimates before building its cache "
+        "(`ActivationCache.planned_bytes`, the check behind `cache.max_gb`) over the bytes actually "
+        "written for the sample. Hours per epoch are training updates only (no dev evaluation); hours to the "
+        "paper's epochs multiply by `trainer.max_epochs` of `profile=paper`, an upper bound when early stopping "
+        "ends a run sooner. The biLM hours are one pass over the distinct texts, shared by every run on the "
+        "same data (the cache). Speeds are for the stand-in data's lengths; the paper's data may differ.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -322,21 +420,32 @@ def main(argv=None) -> None:
     ap.add_argument("--options", type=Path, help="biLM options.json (default: a random biLM of the original size)")
     ap.add_argument("--weights", type=Path, help="biLM weights.hdf5 (with --options)")
     ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks")
-    ap.add_argument("--sample-tokens", type=int, default=3000,
-                    help="the sample: a task's first training examples whose texts reach this many tokens "
-                         "(and at least one full batch)")
+    ap.add_argument(
+        "--sample-tokens",
+        type=int,
+        default=3000,
+        help="the sample: a task's first training examples whose texts reach this many tokens "
+        "(and at least one full batch)",
+    )
     ap.add_argument("--updates", type=int, default=4, help="timed training updates per arm (after one warm-up)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (the paper runs here use 1 each)")
-    ap.add_argument("--device", default="cpu",
-                    help="cpu, cuda or cuda:N: where the biLM and the task models run (the hours are then this device's)")
-    ap.add_argument("--out", type=Path, default=Path("outputs/paper_scale.md"),
-                    help="the Markdown report (default outputs/paper_scale.md; the committed one is results/paper_scale.md)")
+    ap.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu, cuda or cuda:N: where the biLM and the task models run (the hours are then this device's)",
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path("outputs/paper_scale.md"),
+        help="the Markdown report (default outputs/paper_scale.md; the committed one is results/paper_scale.md)",
+    )
     args = ap.parse_args(argv)
     args.argv = list(argv) if argv is not None else __import__("sys").argv[1:]
     if bool(args.options) != bool(args.weights):
         ap.error("give both --options and --weights, or neither")
     torch.set_num_threads(args.threads)
-    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     results = []
     with tempfile.TemporaryDirectory(prefix="paper_scale_") as tmp:
         work = Path(tmp)
@@ -344,7 +453,10 @@ def main(argv=None) -> None:
             options, weights, bilm = args.options, args.weights, f"{args.options} + {args.weights}"
         else:
             options, weights = paper_bilm(work)
-            bilm = "original size (2 x 4096 cells, 512 projection, 2,048 filters), random weights written in the original format"
+            bilm = (
+                "original size (2 x 4096 cells, 512 projection, 2,048 filters), "
+                "random weights written in the original format"
+            )
         for name in args.tasks.split(","):
             print(f"== {name}", flush=True)
             m = measure(name, options, weights, work, args.sample_tokens, args.updates, args.threads, args.device)
@@ -353,9 +465,20 @@ def main(argv=None) -> None:
     text = report(results, args, bilm, started)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
-    (args.out.with_suffix(".json")).write_text(json.dumps(
-        {"date": started, "argv": args.argv, "threads": args.threads, "shared": str(SHARED),
-         "results": [{**m, "projection": projection(m)} for m in results]}, indent=1, default=float) + "\n")
+    (args.out.with_suffix(".json")).write_text(
+        json.dumps(
+            {
+                "date": started,
+                "argv": args.argv,
+                "threads": args.threads,
+                "shared": str(SHARED),
+                "results": [{**m, "projection": projection(m)} for m in results],
+            },
+            indent=1,
+            default=float,
+        )
+        + "\n"
+    )
     print(text)
 
 

@@ -17,6 +17,7 @@ The reference is the training step as it was before the fast path: ``LanguageMod
 then ``backward``, with the character CNN convolving all ``max_characters_per_token`` positions
 of every token (``CharCNN.padding_shortcut = False``) once per direction.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,15 +29,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks import SHARED
 from benchmarks.bilm_speed import matmul_peak_flops, peak_rss_mb, reset_peak_rss
 from elmo_core.bilm import BiLM
 from elmo_core.char_cnn import CharCNN
+from elmo_core.options import parse_options
+from elmo_core.pretrain import PRESETS
 from elmo_core.pretraining.lm_data import LMStream, Vocabulary, expand_files
 from elmo_core.pretraining.lm_fast_step import FastTrainingStep, TokenTypes, train_step_plain
 from elmo_core.pretraining.lm_training import LanguageModel, detach_state
-from elmo_core.options import parse_options
-from elmo_core.pretrain import PRESETS
-from benchmarks import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = SHARED / "data/lm_corpus/train/*.txt"
@@ -59,7 +60,7 @@ def _char_cnn_flops(opts, chars: np.ndarray, shortcut: bool) -> float:
     size = CharCNN.CONV_CHUNK_AUTOGRAD
     total = 0.0
     for start in range(0, len(widths), size):
-        rows, span = len(widths[start: start + size]), max(int(widths[start: start + size].max()), 1)
+        rows, span = len(widths[start : start + size]), max(int(widths[start : start + size].max()), 1)
         windows = rows * span + (span + narrowest - 1 < C)
         total += 2.0 * windows * opts.char_dim * widest * n_filters
     return total
@@ -95,8 +96,9 @@ def update_flops(lm: LanguageModel, batch, fast: bool) -> float:
     return flops
 
 
-def measure(preset: str, vocab: Vocabulary, files, batch_size: int, steps: int, rounds: int, device: str,
-            peak: float) -> dict:
+def measure(
+    preset: str, vocab: Vocabulary, files, batch_size: int, steps: int, rounds: int, device: str, peak: float
+) -> dict:
     batches = [b for _, b in zip(range(steps + 1), LMStream(files, vocab, batch_size, 20, seed=0).batches(0))]
     results = {}
 
@@ -131,31 +133,44 @@ def measure(preset: str, vocab: Vocabulary, files, batch_size: int, steps: int, 
         r["losses"] = losses
         r["peak_rss_mb"] = max(r.get("peak_rss_mb", 0.0), peak_rss_mb())
         if seconds / steps < r["seconds_per_update"]:
-            r.update(seconds_per_update=seconds / steps, tokens_per_s=tokens / seconds,
-                     peak_fraction=flops / seconds / peak, gflop_per_update=flops / steps / 1e9)
+            r.update(
+                seconds_per_update=seconds / steps,
+                tokens_per_s=tokens / seconds,
+                peak_fraction=flops / seconds / peak,
+                gflop_per_update=flops / steps / 1e9,
+            )
         r["parameters"] = sum(p.numel() for p in lm.parameters())
 
     for _ in range(rounds):
         for name in ("reference", "fast"):
             run(name)
     ref, fast = np.array(results["reference"]["losses"]), np.array(results["fast"]["losses"])
-    return {"preset": preset, "batch_size": batch_size, "unroll_steps": 20, "steps": steps,
-            "speedup": results["fast"]["tokens_per_s"] / results["reference"]["tokens_per_s"],
-            "max_relative_loss_difference": float(np.max(np.abs(fast - ref) / np.abs(ref))),
-            **{name: {k: v for k, v in r.items() if k != "losses"} for name, r in results.items()}}
+    return {
+        "preset": preset,
+        "batch_size": batch_size,
+        "unroll_steps": 20,
+        "steps": steps,
+        "speedup": results["fast"]["tokens_per_s"] / results["reference"]["tokens_per_s"],
+        "max_relative_loss_difference": float(np.max(np.abs(fast - ref) / np.abs(ref))),
+        **{name: {k: v for k, v in r.items() if k != "losses"} for name, r in results.items()},
+    }
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=5, help="timed updates per round (after one warm-up update)")
     ap.add_argument("--rounds", type=int, default=2, help="rounds of both implementations in turn; best kept")
-    ap.add_argument("--configs", nargs="+", choices=("small", "paper"), default=["small", "paper"],
-                    help="biLM configurations to time")
+    ap.add_argument(
+        "--configs",
+        nargs="+",
+        choices=("small", "paper"),
+        default=["small", "paper"],
+        help="biLM configurations to time",
+    )
     ap.add_argument("--small-batch", type=int, default=128, help="rows per update for the small preset")
     ap.add_argument("--paper-batch", type=int, default=32, help="rows per update for the paper config")
     ap.add_argument("--corpus", default=str(CORPUS), help="training text (files or a glob)")
-    ap.add_argument("--device", default="cpu",
-                    help="cpu or cuda")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--json", type=Path, help="also write the measurements here")
     args = ap.parse_args(argv)
     files = expand_files([args.corpus])
@@ -164,8 +179,10 @@ def main(argv=None) -> None:
     else:
         vocab, source = Vocabulary.build(files, 3), f"built from {args.corpus}"
     peak = matmul_peak_flops()
-    print(f"machine: {platform.machine()}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
-          f"device {args.device}; vocabulary {len(vocab)} words ({source})")
+    print(
+        f"machine: {platform.machine()}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+        f"device {args.device}; vocabulary {len(vocab)} words ({source})"
+    )
     print(f"matmul peak (float32, measured): {peak / 1e9:.1f} GFLOP/s")
     report = []
     for preset in args.configs:
@@ -173,15 +190,21 @@ def main(argv=None) -> None:
         r = measure(preset, vocab, files, batch, args.steps, args.rounds, args.device, peak)
         report.append(r)
         print(f"\n{preset}: {r['fast']['parameters'] / 1e6:.1f}M parameters, {batch} rows x 20 tokens")
-        print(f"{'implementation':<16}{'tokens/s':>10}{'s/update':>10}{'GFLOP/update':>14}{'of peak':>9}"
-              f"{'peak RSS MB':>13}   all rounds (s/update)")
+        print(
+            f"{'implementation':<16}{'tokens/s':>10}{'s/update':>10}{'GFLOP/update':>14}{'of peak':>9}"
+            f"{'peak RSS MB':>13}   all rounds (s/update)"
+        )
         for name in ("reference", "fast"):
             m = r[name]
-            print(f"{name:<16}{m['tokens_per_s']:>10.0f}{m['seconds_per_update']:>10.3f}{m['gflop_per_update']:>14.1f}"
-                  f"{100 * m['peak_fraction']:>8.1f}%{m['peak_rss_mb']:>13.0f}   "
-                  f"{', '.join(f'{x:.3f}' for x in m['runs_s'])}")
-        print(f"speed-up: {r['speedup']:.2f}x; largest relative loss difference over {args.steps + 1} updates: "
-              f"{r['max_relative_loss_difference']:.2e}")
+            print(
+                f"{name:<16}{m['tokens_per_s']:>10.0f}{m['seconds_per_update']:>10.3f}{m['gflop_per_update']:>14.1f}"
+                f"{100 * m['peak_fraction']:>8.1f}%{m['peak_rss_mb']:>13.0f}   "
+                f"{', '.join(f'{x:.3f}' for x in m['runs_s'])}"
+            )
+        print(
+            f"speed-up: {r['speedup']:.2f}x; largest relative loss difference over {args.steps + 1} updates: "
+            f"{r['max_relative_loss_difference']:.2e}"
+        )
     if args.json:
         args.json.write_text(json.dumps({"matmul_peak_flops": peak, "configs": report}, indent=2) + "\n")
 

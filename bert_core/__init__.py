@@ -12,6 +12,7 @@ random piece, 10 % unchanged) and next-sentence prediction on [CLS].
 
 Depends on torch, numpy, ``transformers`` and ``tokenizers`` (and ``elmo_core``'s corpus reader).
 """
+
 from suite_common.errors import EncoderError
 
 __all__ = ["EncoderError"]

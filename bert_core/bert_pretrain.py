@@ -8,14 +8,17 @@ corpus the embedded biLM was trained on, for an equal-data comparison with ELMo.
    from ``--tokenizer``), saved with the model as a ``transformers`` fast tokenizer.
 2. ``transformers``' ``BertForPreTraining`` is trained on the streamed MLM + NSP instances
    (``bert_core.pretraining_data``); masking is ``DataCollatorForLanguageModeling``'s (15 %,
-   80/10/10), drawing from a generator whose state the checkpoint holds (``SeededMasking``). AdamW with linear warm-up and linear decay to zero at ``--max-steps``.
+   80/10/10), drawing from a generator whose state the checkpoint holds (``SeededMasking``). AdamW
+   with linear warm-up and linear decay to zero at ``--max-steps``.
 3. ``checkpoint.pt`` (weights, optimizer, schedule, position, the masking and dropout generators'
    states) is written atomically every ``--checkpoint-every`` updates and when ``--max-minutes``
    is up; rerunning the same command resumes exactly where it stopped.
-4. At the end (or for any saved model with ``--evaluate MODEL_DIR --heldout FILE``): held-out MLM accuracy (masked pieces predicted exactly), MLM loss and NSP accuracy,
+4. At the end (or for any saved model with ``--evaluate MODEL_DIR --heldout FILE``): held-out MLM
+   accuracy (masked pieces predicted exactly), MLM loss and NSP accuracy,
    overall and per source, and the model in ``<out>/model`` (``save_pretrained``), loadable by
    ``AutoModel``/``AutoTokenizer`` and by the suite's ``encoder=transformer``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,9 +30,9 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from elmo_core.pretraining.lm_data import CorpusIndex, expand_files, heldout_sources, read_sentences
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, SuiteError, WeightsError
-from elmo_core.pretraining.lm_data import CorpusIndex, expand_files, heldout_sources, read_sentences
 
 from .pretraining_data import FileDocument, ListDocument, PairStream, batches, encode_pair
 
@@ -38,11 +41,18 @@ SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m bert_core.bert_pretrain", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m bert_core.bert_pretrain",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--train", nargs="+", help="training text files or globs (one sentence per line)")
-    ap.add_argument("--evaluate", type=Path, metavar="MODEL_DIR",
-                    help="only score a saved BertForPreTraining model on --heldout (MLM and NSP accuracy) and exit")
+    ap.add_argument(
+        "--evaluate",
+        type=Path,
+        metavar="MODEL_DIR",
+        help="only score a saved BertForPreTraining model on --heldout (MLM and NSP accuracy) and exit",
+    )
     ap.add_argument("--heldout", help="held-out text: MLM and NSP accuracy (per source with a stats.json beside it)")
     ap.add_argument("--out", type=Path, help="run directory (checkpoint.pt, model/, summary.json)")
     ap.add_argument("--tokenizer", type=Path, help="an existing tokenizer directory (default: train WordPiece)")
@@ -56,8 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--lr", type=float, default=5e-4, help="peak learning rate (AdamW)")
     ap.add_argument("--warmup-steps", type=int, default=200, help="linear warm-up updates")
     ap.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay")
-    ap.add_argument("--max-steps", type=int,
-                    help="updates of the schedule (the learning rate reaches zero there; training stops)")
+    ap.add_argument(
+        "--max-steps", type=int, help="updates of the schedule (the learning rate reaches zero there; training stops)"
+    )
     ap.add_argument("--max-minutes", type=float, help="checkpoint and stop after this long; rerun to resume")
     ap.add_argument("--seed", type=int, default=0, help="seed of the pair order, the masking and the weights")
     ap.add_argument("--checkpoint-every", type=int, default=200, help="updates between checkpoints")
@@ -72,9 +83,11 @@ def train_wordpiece(files: list[Path], vocab_size: int, out: Path):
     """A cased WordPiece vocabulary (BERT's normalizer and pre-tokenizer), saved as a fast tokenizer."""
     from tokenizers import BertWordPieceTokenizer
     from transformers import BertTokenizerFast
+
     wordpiece = BertWordPieceTokenizer(lowercase=False, strip_accents=False)
-    wordpiece.train([str(f) for f in files], vocab_size=vocab_size, min_frequency=2, special_tokens=SPECIAL,
-                    show_progress=False)
+    wordpiece.train(
+        [str(f) for f in files], vocab_size=vocab_size, min_frequency=2, special_tokens=SPECIAL, show_progress=False
+    )
     out.mkdir(parents=True, exist_ok=True)
     wordpiece.save_model(str(out))
     tokenizer = BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False)
@@ -84,6 +97,7 @@ def train_wordpiece(files: list[Path], vocab_size: int, out: Path):
 
 def load_tokenizer(path: Path):
     from transformers import AutoTokenizer
+
     try:
         return AutoTokenizer.from_pretrained(str(path))
     except (OSError, ValueError) as e:
@@ -108,8 +122,10 @@ class SeededMasking:
 
     def __init__(self, tokenizer, seed: int):
         from transformers import DataCollatorForLanguageModeling
-        self.collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, mask_replace_prob=0.8,
-                                                        random_replace_prob=0.1, seed=None)
+
+        self.collator = DataCollatorForLanguageModeling(
+            tokenizer, mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1, seed=None
+        )
         self.tokenizer = tokenizer
         self.state = torch.Generator().manual_seed(seed).get_state()
 
@@ -135,14 +151,18 @@ def evaluate(model, tokenizer, heldout: Path, args, device) -> dict:
         if args.eval_batches:
             instances = instances[: args.eval_batches * args.batch_size]
         for start in range(0, len(instances), args.batch_size):
-            chunk = instances[start: start + args.batch_size]
+            chunk = instances[start : start + args.batch_size]
             batch = collator([encode_pair(i, tokenizer.cls_token_id, tokenizer.sep_token_id) for i in chunk])
             batch = {k: v.to(device) for k, v in batch.items()}
-            out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                        token_type_ids=batch["token_type_ids"])
+            out = model(
+                input_ids=batch["input_ids"],
+                attention_mask=batch["attention_mask"],
+                token_type_ids=batch["token_type_ids"],
+            )
             labels = batch["labels"]
-            nll = torch.nn.functional.cross_entropy(out.prediction_logits.transpose(1, 2), labels,
-                                                    ignore_index=-100, reduction="none")
+            nll = torch.nn.functional.cross_entropy(
+                out.prediction_logits.transpose(1, 2), labels, ignore_index=-100, reduction="none"
+            )
             correct = (out.prediction_logits.argmax(-1) == labels) & (labels != -100)
             nsp = out.seq_relationship_logits.argmax(-1) == batch["next_sentence_label"]
             for row in range(labels.shape[0]):
@@ -155,23 +175,44 @@ def evaluate(model, tokenizer, heldout: Path, args, device) -> dict:
     model.train()
 
     def summary(c):
-        return {"mlm_accuracy": 100 * c["correct"] / max(c["masked"], 1),
-                "mlm_loss": c["loss"] / max(c["masked"], 1), "nsp_accuracy": 100 * c["nsp_correct"] / max(c["pairs"], 1),
-                "masked_pieces": c["masked"], "pairs": c["pairs"]}
+        return {
+            "mlm_accuracy": 100 * c["correct"] / max(c["masked"], 1),
+            "mlm_loss": c["loss"] / max(c["masked"], 1),
+            "nsp_accuracy": 100 * c["nsp_correct"] / max(c["pairs"], 1),
+            "masked_pieces": c["masked"],
+            "pairs": c["pairs"],
+        }
+
     total = {key: sum(c[key] for c in counts.values()) for key in ("masked", "correct", "loss", "pairs", "nsp_correct")}
     return {"overall": summary(total), "by_source": {n: summary(c) for n, c in counts.items()}}
 
 
 def identity_of(args, files: list[Path]) -> dict:
     """What a checkpoint was made for; resuming with anything else is refused."""
-    keys = ("vocab_size", "hidden", "layers", "heads", "intermediate", "max_length", "batch_size", "lr",
-            "warmup_steps", "weight_decay", "max_steps", "seed")
-    return {"args": {k: getattr(args, k) for k in keys}, "files": [f.name for f in files],
-            "tokenizer": str(args.tokenizer) if args.tokenizer else None}
+    keys = (
+        "vocab_size",
+        "hidden",
+        "layers",
+        "heads",
+        "intermediate",
+        "max_length",
+        "batch_size",
+        "lr",
+        "warmup_steps",
+        "weight_decay",
+        "max_steps",
+        "seed",
+    )
+    return {
+        "args": {k: getattr(args, k) for k in keys},
+        "files": [f.name for f in files],
+        "tokenizer": str(args.tokenizer) if args.tokenizer else None,
+    }
 
 
 def train(args) -> dict:
     from transformers import BertConfig, BertForPreTraining, get_linear_schedule_with_warmup
+
     if args.threads:
         torch.set_num_threads(args.threads)
     files = expand_files(args.train)
@@ -187,15 +228,26 @@ def train(args) -> dict:
         print(f"training a WordPiece vocabulary of {args.vocab_size} on {len(files)} files", flush=True)
         tokenizer = train_wordpiece(files, args.vocab_size, tokenizer_dir)
     torch.manual_seed(args.seed)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=args.hidden, num_hidden_layers=args.layers,
-                        num_attention_heads=args.heads, intermediate_size=args.intermediate,
-                        max_position_embeddings=args.max_length, type_vocab_size=2,
-                        pad_token_id=tokenizer.pad_token_id)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=args.hidden,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        intermediate_size=args.intermediate,
+        max_position_embeddings=args.max_length,
+        type_vocab_size=2,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     device = torch.device(args.device)
     model = BertForPreTraining(config).to(device)
     no_decay = ("bias", "LayerNorm.weight")
-    groups = [{"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": args.weight_decay},
-              {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0}]
+    groups = [
+        {
+            "params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
+            "weight_decay": args.weight_decay,
+        },
+        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
+    ]
     optimizer = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.999), eps=1e-6)
     schedule = get_linear_schedule_with_warmup(optimizer, args.warmup_steps, args.max_steps)
     collator = SeededMasking(tokenizer, args.seed)
@@ -203,7 +255,9 @@ def train(args) -> dict:
     identity, ckpt = identity_of(args, files), out / "checkpoint.pt"
     if ckpt.exists():
         try:
-            saved = torch.load(ckpt, map_location="cpu", weights_only=True)  # tensors and plain data only: never runs code
+            saved = torch.load(
+                ckpt, map_location="cpu", weights_only=True
+            )  # tensors and plain data only: never runs code
         except Exception as e:  # noqa: BLE001 - any unreadable file is the same error to the user
             raise WeightsError(f"{ckpt}: unreadable checkpoint ({type(e).__name__}: {e})") from None
         if saved.get("format") != FORMAT or saved.get("identity") != identity:
@@ -220,10 +274,19 @@ def train(args) -> dict:
     stream = PairStream(documents, piece_ids(tokenizer), args.max_length, seed=args.seed)
 
     def checkpoint():
-        torch_save_atomic({"format": FORMAT, "identity": identity, "model": model.state_dict(),
-                               "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
-                               "masking_rng": collator.state, "rng": torch.get_rng_state(),
-                               "progress": dict(progress)}, ckpt)
+        torch_save_atomic(
+            {
+                "format": FORMAT,
+                "identity": identity,
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "schedule": schedule.state_dict(),
+                "masking_rng": collator.state,
+                "rng": torch.get_rng_state(),
+                "progress": dict(progress),
+            },
+            ckpt,
+        )
 
     started, session_start = time.monotonic(), progress["seconds"]
     bar = tqdm(total=args.max_steps, initial=progress["step"], unit="upd", disable=args.no_progress, dynamic_ncols=True)
@@ -247,8 +310,11 @@ def train(args) -> dict:
             bar.update(1)
             bar.set_postfix(loss=f"{sum(losses[-50:]) / len(losses[-50:]):.3f}")
             if args.no_progress and progress["step"] % 100 == 0:
-                print(f"update {progress['step']}: loss {sum(losses[-100:]) / len(losses[-100:]):.4f}, "
-                      f"{progress['pieces']} pieces, {progress['seconds'] / 60:.1f} min", flush=True)
+                print(
+                    f"update {progress['step']}: loss {sum(losses[-100:]) / len(losses[-100:]):.4f}, "
+                    f"{progress['pieces']} pieces, {progress['seconds'] / 60:.1f} min",
+                    flush=True,
+                )
             if progress["step"] >= args.max_steps:
                 break
             if progress["step"] % args.checkpoint_every == 0:
@@ -267,14 +333,24 @@ def train(args) -> dict:
         return {"progress": progress, "losses": losses}
     model.save_pretrained(str(out / "model"))
     tokenizer.save_pretrained(str(out / "model"))
-    summary = {"progress": progress, "config": config.to_dict(), "args": identity["args"],
-               "files": [str(f) for f in files], "train_loss_last_100": sum(losses[-100:]) / max(len(losses[-100:]), 1),
-               "parameters": sum(p.numel() for p in model.parameters()), "torch": torch.__version__,
-               "threads": torch.get_num_threads(), "device": str(device)}
+    summary = {
+        "progress": progress,
+        "config": config.to_dict(),
+        "args": identity["args"],
+        "files": [str(f) for f in files],
+        "train_loss_last_100": sum(losses[-100:]) / max(len(losses[-100:]), 1),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "device": str(device),
+    }
     if args.heldout:
         summary["heldout"] = evaluate(model, tokenizer, Path(args.heldout), args, device)
         o = summary["heldout"]["overall"]
-        print(f"held-out: MLM accuracy {o['mlm_accuracy']:.2f} (loss {o['mlm_loss']:.3f}), NSP accuracy {o['nsp_accuracy']:.2f}")
+        print(
+            f"held-out: MLM accuracy {o['mlm_accuracy']:.2f} (loss {o['mlm_loss']:.3f}), "
+            f"NSP accuracy {o['nsp_accuracy']:.2f}"
+        )
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(f"model -> {out / 'model'}")
     return {"progress": progress, "losses": losses, "summary": summary}
@@ -283,6 +359,7 @@ def train(args) -> dict:
 def evaluate_saved(args) -> dict:
     """``--evaluate MODEL_DIR``: held-out MLM and NSP accuracy of a saved model (ours or a public BERT)."""
     from transformers import BertForPreTraining
+
     if not args.heldout:
         raise ConfigError("--evaluate needs --heldout FILE")
     if args.threads:
@@ -304,8 +381,11 @@ def main(argv=None) -> None:
         if args.evaluate:
             evaluate_saved(args)
             return
-        missing = [flag for flag, value in (("--train", args.train), ("--out", args.out), ("--max-steps", args.max_steps))
-                   if not value]
+        missing = [
+            flag
+            for flag, value in (("--train", args.train), ("--out", args.out), ("--max-steps", args.max_steps))
+            if not value
+        ]
         if missing:
             raise ConfigError(f"training needs {', '.join(missing)} (or --evaluate MODEL_DIR)")
         train(args)

@@ -18,12 +18,13 @@ corpus proportions. Sentences are read through a line-offset index (``elmo_core.
 held in memory. The order is a pure function of (files, seed, epoch): a run resumes by skipping
 instances.
 """
+
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import torch
 
@@ -80,8 +81,15 @@ class PairStream:
     """MLM + NSP instances of ``documents`` (``FileDocument``/``ListDocument``); ``pieces`` maps a
     sentence's words to WordPiece ids without special tokens."""
 
-    def __init__(self, documents: list, pieces, max_length: int = 128, seed: int = 0,
-                 short_prob: float = 0.1, random_next_prob: float = 0.5):
+    def __init__(
+        self,
+        documents: list,
+        pieces,
+        max_length: int = 128,
+        seed: int = 0,
+        short_prob: float = 0.1,
+        random_next_prob: float = 0.5,
+    ):
         if max_length < 8:
             raise ValueError(f"max_length={max_length}: too short for [CLS] A [SEP] B [SEP]")
         if not documents or sum(len(d) for d in documents) < 4:
@@ -180,8 +188,9 @@ def encode_pair(instance: Instance, cls_id: int, sep_id: int) -> dict:
     return {"input_ids": ids, "token_type_ids": types, "next_sentence_label": int(instance.is_random_next)}
 
 
-def batches(stream: PairStream, collator, batch_size: int, epoch: int = 0, skip_batches: int = 0
-            ) -> Iterator[dict[str, torch.Tensor]]:
+def batches(
+    stream: PairStream, collator, batch_size: int, epoch: int = 0, skip_batches: int = 0
+) -> Iterator[dict[str, torch.Tensor]]:
     """Padded, masked batches (``collator``: ``bert_pretrain.SeededMasking``). Skipped batches
     are not masked, so the masking generator's state must be restored with the position."""
     tokenizer = collator.tokenizer

@@ -12,13 +12,14 @@ special pieces (``[CLS]``/``[SEP]`` for BERT) around it, as the biLM reads each 
 
 Layers out: ``(L+1, n_words, hidden)`` per sentence: the embedding output and every hidden layer.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import torch
@@ -26,20 +27,33 @@ import torch
 from suite_common.errors import EncoderError
 
 POOLINGS = ("first", "mean")
-MODEL_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json", "tokenizer_config.json",
-               "vocab.txt", "merges.txt", "vocab.json", "special_tokens_map.json", "spiece.model", "sentencepiece.bpe.model")
+MODEL_FILES = (
+    "config.json",
+    "model.safetensors",
+    "pytorch_model.bin",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+    "merges.txt",
+    "vocab.json",
+    "special_tokens_map.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+)
 
 
 @dataclass
 class Window:
     sentence: int
-    first_word: int   # words [first_word, end_word) are in this window, pieces [piece_start, piece_end)
+    first_word: int  # words [first_word, end_word) are in this window, pieces [piece_start, piece_end)
     end_word: int
     piece_start: int
     piece_end: int
 
 
-def plan_windows(word_spans: list[tuple[int, int]], max_pieces: int) -> tuple[list[tuple[int, int, int, int]], list[int]]:
+def plan_windows(
+    word_spans: list[tuple[int, int]], max_pieces: int
+) -> tuple[list[tuple[int, int, int, int]], list[int]]:
     """Windows over one sentence's pieces and the window each word is read from.
 
     ``word_spans``: each word's pieces ``[start, end)`` (consecutive, starting at 0). A window holds
@@ -91,6 +105,7 @@ def model_files_sha256(path: Path) -> str:
     for name in sorted(os.listdir(path)):
         if name in MODEL_FILES or name.endswith((".safetensors", ".bin")):
             from elmo_core import file_sha256
+
             digest.update(f"{name}:{file_sha256(path / name)}\n".encode())
     return digest.hexdigest()
 
@@ -107,22 +122,27 @@ def resolve_model_dir(model: str, revision: str | None = None) -> Path:
         raise EncoderError(f"encoder.model={model}: no such model directory")
     try:
         from huggingface_hub import snapshot_download
-        return Path(snapshot_download(model, revision=revision, allow_patterns=["*.json", "*.txt", "*.model",
-                                                                                "*.safetensors"]))
+
+        return Path(
+            snapshot_download(model, revision=revision, allow_patterns=["*.json", "*.txt", "*.model", "*.safetensors"])
+        )
     except Exception as e:  # noqa: BLE001 - offline, unknown repository, ...: the same message to the user
-        raise EncoderError(f"encoder.model={model}: not a local directory, and the hub copy could not be "
-                           f"loaded ({type(e).__name__}); give a model directory") from None
+        raise EncoderError(
+            f"encoder.model={model}: not a local directory, and the hub copy could not be "
+            f"loaded ({type(e).__name__}); give a model directory"
+        ) from None
 
 
 class TransformerWordEncoder:
     """Sentences (lists of words) in, ``(L+1, n_words, hidden)`` float32 layers out, per sentence."""
 
-    def __init__(self, model_dir: Path, pooling: str = "first", max_length: int | None = None,
-                 device: str = "cpu"):
+    def __init__(self, model_dir: Path, pooling: str = "first", max_length: int | None = None, device: str = "cpu"):
         from transformers import AutoModel, AutoTokenizer
+
         if pooling not in POOLINGS:
             raise EncoderError(f"encoder.pooling must be one of {POOLINGS}, got {pooling!r}")
         from transformers.utils import logging as hf_logging
+
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # a pretraining checkpoint's unused heads (MLM, NSP) are expected
         hf_logging.disable_progress_bar()
@@ -130,8 +150,10 @@ class TransformerWordEncoder:
             self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
             self.model = AutoModel.from_pretrained(str(model_dir)).to(device).eval()
         except (OSError, ValueError, KeyError) as e:
-            raise EncoderError(f"{model_dir}: cannot load the model or its tokenizer ({type(e).__name__}: "
-                               f"{str(e).splitlines()[0] if str(e) else ''})") from None
+            raise EncoderError(
+                f"{model_dir}: cannot load the model or its tokenizer ({type(e).__name__}: "
+                f"{str(e).splitlines()[0] if str(e) else ''})"
+            ) from None
         finally:
             hf_logging.set_verbosity(verbosity)
             hf_logging.enable_progress_bar()
@@ -158,7 +180,7 @@ class TransformerWordEncoder:
         inside = [p for p, w in enumerate(word_ids) if w is not None]
         if not inside:
             raise EncoderError("the tokenizer maps the word 'a' to no piece; cannot align words")
-        return ids[: inside[0]], ids[inside[-1] + 1:]
+        return ids[: inside[0]], ids[inside[-1] + 1 :]
 
     def word_pieces(self, words: list[str]) -> tuple[list[int], list[tuple[int, int]]]:
         """The sentence's piece ids and each word's ``[start, end)`` among them."""
@@ -174,13 +196,15 @@ class TransformerWordEncoder:
             pieces += mine
         return pieces, spans
 
-    def embed_sentences(self, sentences: list[list[str]], batch_size: int = 32, progress: bool = False
-                        ) -> Iterator[tuple[int, np.ndarray]]:
+    def embed_sentences(
+        self, sentences: list[list[str]], batch_size: int = 32, progress: bool = False
+    ) -> Iterator[tuple[int, np.ndarray]]:
         """``(i, layers (L+1, n_words, hidden))`` for every sentence, in order."""
         from tqdm import tqdm
+
         bar = tqdm(total=sum(len(s) for s in sentences), unit="tok", desc="encoder", disable=not progress)
         for start in range(0, len(sentences), batch_size):
-            chunk = sentences[start: start + batch_size]
+            chunk = sentences[start : start + batch_size]
             plans = []
             for words in chunk:
                 if not words:
@@ -189,9 +213,9 @@ class TransformerWordEncoder:
                 windows, choice = plan_windows(spans, self.max_pieces)
                 plans.append((pieces, spans, windows, choice))
             flat = [(j, k) for j, plan in enumerate(plans) for k in range(len(plan[2]))]
-            states = self._run_windows([plans[j][0][plans[j][2][k][2]: plans[j][2][k][3]] for j, k in flat])
+            states = self._run_windows([plans[j][0][plans[j][2][k][2] : plans[j][2][k][3]] for j, k in flat])
             by_window = {jk: s for jk, s in zip(flat, states)}
-            for j, (pieces, spans, windows, choice) in enumerate(plans):
+            for j, (_pieces, spans, windows, choice) in enumerate(plans):
                 out = np.empty((self.num_layers, len(spans), self.dim), np.float32)
                 for w, (a, b) in enumerate(spans):
                     k = choice[w]
@@ -212,11 +236,12 @@ class TransformerWordEncoder:
             ids[r, : len(x)] = torch.tensor(x)
             mask[r, : len(x)] = 1
         hidden = self.window_states(ids, mask).float().cpu().numpy()  # (L+1, B, T, D)
-        return [hidden[:, r, self.prefix: self.prefix + len(w)] for r, w in enumerate(windows)]
+        return [hidden[:, r, self.prefix : self.prefix + len(w)] for r, w in enumerate(windows)]
 
     def window_states(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Piece ids and attention mask (B, T) -> every layer's states (L+1, B, T, D) on the model's device."""
         with torch.inference_mode():
-            out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                             output_hidden_states=True)
+            out = self.model(
+                input_ids=ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True
+            )
         return torch.stack(out.hidden_states)

@@ -24,6 +24,7 @@ threads the forward and the backward LSTMs run at the same time. The embed path
 through ``row_packing``, which builds on this module and lays several sentences end to end per
 LSTM row; training goes through ``lm_fast_step``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,8 +46,7 @@ class ProjectedLSTM(nn.Module):
 
     XW_BLOCK_ROWS = 1024  # inference: rows per input-to-gate product
 
-    def __init__(self, input_dim: int, cell_dim: int, proj_dim: int, cell_clip: float | None,
-                 proj_clip: float | None):
+    def __init__(self, input_dim: int, cell_dim: int, proj_dim: int, cell_clip: float | None, proj_clip: float | None):
         super().__init__()
         self.cell_dim, self.proj_dim = cell_dim, proj_dim
         self.cell_clip, self.proj_clip = cell_clip, proj_clip
@@ -55,7 +55,7 @@ class ProjectedLSTM(nn.Module):
         self.bias = nn.Parameter(torch.zeros(4 * cell_dim))
         self.w_p = nn.Parameter(torch.empty(cell_dim, proj_dim))
         forget = torch.zeros(4 * cell_dim)
-        forget[2 * cell_dim: 3 * cell_dim] = 1.0  # gate order i, j, f, o; forget bias +1 at run time
+        forget[2 * cell_dim : 3 * cell_dim] = 1.0  # gate order i, j, f, o; forget bias +1 at run time
         self.register_buffer("forget_bias", forget, persistent=False)
         self._recurrent_product = StepProduct()  # h @ w_h in inference
         self.reset_parameters()
@@ -65,9 +65,15 @@ class ProjectedLSTM(nn.Module):
             nn.init.xavier_uniform_(w)
         nn.init.zeros_(self.bias)
 
-    def forward(self, data: torch.Tensor, batch_sizes: list[int], h: torch.Tensor, c: torch.Tensor,
-                resets: dict[int, torch.Tensor] | None = None,
-                distinct: tuple[torch.Tensor, torch.Tensor] | None = None):
+    def forward(
+        self,
+        data: torch.Tensor,
+        batch_sizes: list[int],
+        h: torch.Tensor,
+        c: torch.Tensor,
+        resets: dict[int, torch.Tensor] | None = None,
+        distinct: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ):
         """Run over packed data (rows of step t are ``data[offset:offset+batch_sizes[t]]``).
 
         ``h``/``c`` are the initial states of all rows (sorted by decreasing length); returns the
@@ -78,11 +84,15 @@ class ProjectedLSTM(nn.Module):
         input-to-gate product once per distinct row).
         """
         needs_grad = torch.is_grad_enabled() and any(
-            t.requires_grad for t in (data, h, c, self.w_x, self.w_h, self.w_p, self.bias))
+            t.requires_grad for t in (data, h, c, self.w_x, self.w_h, self.w_p, self.bias)
+        )
         if needs_grad:
             # split (not slice) the per-step rows: autograd then joins the gradients with one
             # concatenation instead of a full-size zero tensor per step
-            step, xws = self._training_step, torch.addmm(self.bias + self.forget_bias, data, self.w_x).split(batch_sizes)
+            step, xws = (
+                self._training_step,
+                torch.addmm(self.bias + self.forget_bias, data, self.w_x).split(batch_sizes),
+            )
         else:
             step = functools.partial(self._inference_step, bias=self.bias + self.forget_bias)
             xws = self._input_products_in_blocks(data, batch_sizes, distinct)
@@ -99,8 +109,9 @@ class ProjectedLSTM(nn.Module):
                 h, c = h_new, c_new
         return torch.cat(outputs), h, c
 
-    def _input_products_in_blocks(self, data: torch.Tensor, batch_sizes: list[int],
-                                  distinct: tuple[torch.Tensor, torch.Tensor] | None = None):
+    def _input_products_in_blocks(
+        self, data: torch.Tensor, batch_sizes: list[int], distinct: tuple[torch.Tensor, torch.Tensor] | None = None
+    ):
         """Yield ``x_t @ w_x`` step by step, computed for about ``XW_BLOCK_ROWS`` rows of
         consecutive steps at a time into one reused buffer (inference: each step's rows are used
         before the next block overwrites them). Large products stay efficient, and memory stays
@@ -113,17 +124,18 @@ class ProjectedLSTM(nn.Module):
         if distinct is not None:
             values, values_index = distinct
             table = values @ self.w_x
-        buffer = data.new_empty(min(data.shape[0], max(self.XW_BLOCK_ROWS, max(batch_sizes, default=0))),
-                                4 * self.cell_dim)
+        buffer = data.new_empty(
+            min(data.shape[0], max(self.XW_BLOCK_ROWS, max(batch_sizes, default=0))), 4 * self.cell_dim
+        )
         t = offset = 0
         while t < len(batch_sizes):
             u, n = t, 0
             while u < len(batch_sizes) and n + batch_sizes[u] <= buffer.shape[0]:
                 n, u = n + batch_sizes[u], u + 1
             if table is None:
-                block = torch.mm(data[offset: offset + n], self.w_x, out=buffer[:n])
+                block = torch.mm(data[offset : offset + n], self.w_x, out=buffer[:n])
             else:
-                block = torch.index_select(table, 0, values_index[offset: offset + n], out=buffer[:n])
+                block = torch.index_select(table, 0, values_index[offset : offset + n], out=buffer[:n])
             yield from block.split(batch_sizes[t:u])
             t, offset = u, offset + n
 
@@ -151,7 +163,6 @@ class ProjectedLSTM(nn.Module):
         if self.proj_clip:
             h_new.clamp_(-self.proj_clip, self.proj_clip)
         return h_new, c_new
-
 
 
 # steps whose output depends on the data's values (they read it on the host), which a device without
@@ -188,9 +199,11 @@ class BiLM(nn.Module):
         self.token_encoder = CharCNN(opts)
         P, D = opts.projection_dim, opts.dim
         self.forward_layers = nn.ModuleList(
-            ProjectedLSTM(P, D, P, opts.cell_clip, opts.proj_clip) for _ in range(opts.n_layers))
+            ProjectedLSTM(P, D, P, opts.cell_clip, opts.proj_clip) for _ in range(opts.n_layers)
+        )
         self.backward_layers = nn.ModuleList(
-            ProjectedLSTM(P, D, P, opts.cell_clip, opts.proj_clip) for _ in range(opts.n_layers))
+            ProjectedLSTM(P, D, P, opts.cell_clip, opts.proj_clip) for _ in range(opts.n_layers)
+        )
         bos, eos = boundary_ids(opts.max_characters_per_token)
         self.register_buffer("bos_ids", bos, persistent=False)
         self.register_buffer("eos_ids", eos, persistent=False)
@@ -214,8 +227,12 @@ class BiLM(nn.Module):
     def token_representations(self, char_ids: torch.Tensor) -> torch.Tensor:
         """``(N, max_chars)`` -> ``(N, P)``; cached per word type in eval mode."""
         types, inverse = torch.unique(char_ids, dim=0, return_inverse=True)
-        if self.training or self.token_cache_size <= 0 or torch.is_grad_enabled() and any(
-                p.requires_grad for p in self.token_encoder.parameters()):
+        if (
+            self.training
+            or self.token_cache_size <= 0
+            or torch.is_grad_enabled()
+            and any(p.requires_grad for p in self.token_encoder.parameters())
+        ):
             return self.token_encoder(types)[inverse]  # each word type once per batch
         keys = [row.tobytes() for row in types.cpu().numpy().astype(np.int16)]
         missing = [i for i, k in enumerate(keys) if k not in self._token_cache]
@@ -242,7 +259,7 @@ class BiLM(nn.Module):
         B, T, C = char_ids.shape
         lengths = (char_ids > 0).any(dim=-1).sum(dim=1)
         out = char_ids.new_zeros(B, T + 2, C)
-        out[:, 1: T + 1] = char_ids
+        out[:, 1 : T + 1] = char_ids
         out[:, 0] = self.bos_ids
         out[torch.arange(B, device=char_ids.device), lengths + 1] = self.eos_ids
         return out, lengths + 2
@@ -251,8 +268,9 @@ class BiLM(nn.Module):
         """Token layer (B, T, P) for left-aligned sentences of the given lengths; zeros on padding."""
         B, T, C = char_ids.shape
         mask = torch.arange(T, device=char_ids.device).unsqueeze(0) < lengths.to(char_ids.device).unsqueeze(1)
-        out = torch.zeros(B, T, self.opts.projection_dim, device=char_ids.device,
-                          dtype=self.token_encoder.char_embed.weight.dtype)
+        out = torch.zeros(
+            B, T, self.opts.projection_dim, device=char_ids.device, dtype=self.token_encoder.char_embed.weight.dtype
+        )
         out[mask] = self.token_representations(char_ids[mask])
         return out
 
@@ -260,11 +278,13 @@ class BiLM(nn.Module):
     def zero_state(self, batch_size: int, device=None) -> State:
         device = device or self.bos_ids.device
         P, D, L = self.opts.projection_dim, self.opts.dim, self.opts.n_layers
-        return [(torch.zeros(batch_size, P, device=device), torch.zeros(batch_size, D, device=device))
-                for _ in range(2 * L)]
+        return [
+            (torch.zeros(batch_size, P, device=device), torch.zeros(batch_size, D, device=device)) for _ in range(2 * L)
+        ]
 
-    def run_direction(self, direction: int, tokens: torch.Tensor, lengths: torch.Tensor,
-                      state: State, dropout: float = 0.0) -> tuple[list[torch.Tensor], State]:
+    def run_direction(
+        self, direction: int, tokens: torch.Tensor, lengths: torch.Tensor, state: State, dropout: float = 0.0
+    ) -> tuple[list[torch.Tensor], State]:
         """The L layers of one direction over ``tokens`` (B, T, P), read left to right.
 
         ``state`` holds one (h, c) per layer. Returns each layer's outputs (B, T, P; zero on
@@ -275,20 +295,25 @@ class BiLM(nn.Module):
         packed = pack_padded_sequence(tokens, lengths.cpu(), batch_first=True, enforce_sorted=False)
         order, unsort = packed.sorted_indices, packed.unsorted_indices
         if order is not None:
-            state = [(h.index_select(0, order.to(h.device)), c.index_select(0, order.to(c.device)))
-                     for h, c in state]
-        outputs, final = self.run_packed(direction, packed.data, packed.batch_sizes.tolist(), state,
-                                         dropout=dropout)
+            state = [(h.index_select(0, order.to(h.device)), c.index_select(0, order.to(c.device))) for h, c in state]
+        outputs, final = self.run_packed(direction, packed.data, packed.batch_sizes.tolist(), state, dropout=dropout)
         if unsort is not None:
-            final = [(h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device)))
-                     for h, c in final]
-        outputs = [pad_packed_sequence(packed._replace(data=out), batch_first=True, total_length=T)[0]
-                   for out in outputs]
+            final = [(h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device))) for h, c in final]
+        outputs = [
+            pad_packed_sequence(packed._replace(data=out), batch_first=True, total_length=T)[0] for out in outputs
+        ]
         return outputs, final
 
-    def run_packed(self, direction: int, data: torch.Tensor, batch_sizes: list[int], state: State,
-                   resets: dict[int, torch.Tensor] | None = None, dropout: float = 0.0,
-                   distinct: tuple[torch.Tensor, torch.Tensor] | None = None):
+    def run_packed(
+        self,
+        direction: int,
+        data: torch.Tensor,
+        batch_sizes: list[int],
+        state: State,
+        resets: dict[int, torch.Tensor] | None = None,
+        dropout: float = 0.0,
+        distinct: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ):
         """The L layers of one direction over packed data (``ProjectedLSTM.forward``'s layout;
         ``state`` in the packed row order). Returns each layer's packed outputs and final states.
         ``distinct=(values, index)``: ``data == values[index]`` (see ``ProjectedLSTM.forward``)."""
@@ -305,8 +330,9 @@ class BiLM(nn.Module):
             data = out
         return outputs, final
 
-    def run_lstms(self, tokens: torch.Tensor, lengths: torch.Tensor,
-                  state: State | None = None) -> tuple[list[torch.Tensor], list[torch.Tensor], State]:
+    def run_lstms(
+        self, tokens: torch.Tensor, lengths: torch.Tensor, state: State | None = None
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor], State]:
         """Both directions over the same sentences (B, T, P): the backward LSTMs read each sentence
         from its end. Returns per-layer forward and backward outputs aligned with the input
         positions and the final state ``[fwd layer 0, ..., fwd layer L-1, bwd layer 0, ...]``."""
@@ -331,22 +357,28 @@ class BiLM(nn.Module):
         stored_rows = self._state[0][0].shape[0]
         if stored_rows < batch_size:  # new rows start from zero
             extra = self.zero_state(batch_size - stored_rows, device)
-            self._state = [(torch.cat([h, eh]), torch.cat([c, ec]))
-                           for (h, c), (eh, ec) in zip(self._state, extra)]
+            self._state = [(torch.cat([h, eh]), torch.cat([c, ec])) for (h, c), (eh, ec) in zip(self._state, extra)]
         return [(h[:batch_size], c[:batch_size]) for h, c in self._state]
 
     def _store_state(self, final: State) -> None:
         n = final[0][0].shape[0]
-        self._state = [(torch.cat([h.detach(), old_h[n:]]), torch.cat([c.detach(), old_c[n:]]))
-                       for (h, c), (old_h, old_c) in zip(final, self._state)] if self._state else \
-            [(h.detach(), c.detach()) for h, c in final]
+        self._state = (
+            [
+                (torch.cat([h.detach(), old_h[n:]]), torch.cat([c.detach(), old_c[n:]]))
+                for (h, c), (old_h, old_c) in zip(final, self._state)
+            ]
+            if self._state
+            else [(h.detach(), c.detach()) for h, c in final]
+        )
 
     # ---------------------------------------------------------------- forward
     def forward(self, char_ids: torch.Tensor) -> BiLMOutput:
         """``(B, T, max_chars)`` ids (``batch_to_ids``) -> L+1 layers, boundaries removed."""
         if char_ids.dim() != 3 or char_ids.shape[-1] != self.opts.max_characters_per_token:
-            raise ValueError(f"expected character ids of shape (batch, tokens, "
-                             f"{self.opts.max_characters_per_token}), got {tuple(char_ids.shape)}")
+            raise ValueError(
+                f"expected character ids of shape (batch, tokens, "
+                f"{self.opts.max_characters_per_token}), got {tuple(char_ids.shape)}"
+            )
         B, T, _ = char_ids.shape
         with_bounds, lengths = self.add_boundaries(char_ids)
         tokens = self.embed_tokens(with_bounds, lengths)
@@ -355,12 +387,13 @@ class BiLM(nn.Module):
             self._store_state(final)
         return self.join_layers(tokens, fwd, bwd, lengths)
 
-    def join_layers(self, tokens: torch.Tensor, fwd: list[torch.Tensor], bwd: list[torch.Tensor],
-                    lengths: torch.Tensor) -> BiLMOutput:
+    def join_layers(
+        self, tokens: torch.Tensor, fwd: list[torch.Tensor], bwd: list[torch.Tensor], lengths: torch.Tensor
+    ) -> BiLMOutput:
         """Token layer and [forward; backward] per layer (all (B, T+2, P), with boundaries) ->
         the L+1 output layers with ``<S>``/``</S>`` removed and padding zeroed."""
         T = tokens.shape[1] - 2
         layers = [torch.cat([tokens, tokens], dim=-1)] + [torch.cat(fb, dim=-1) for fb in zip(fwd, bwd)]
         mask = torch.arange(T, device=tokens.device).unsqueeze(0) < (lengths - 2).to(tokens.device).unsqueeze(1)
-        stacked = torch.stack(layers)[:, :, 1: T + 1] * mask.unsqueeze(-1)
+        stacked = torch.stack(layers)[:, :, 1 : T + 1] * mask.unsqueeze(-1)
         return BiLMOutput(layers=stacked, mask=mask)

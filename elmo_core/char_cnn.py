@@ -2,6 +2,7 @@
 CNN of Józefowicz et al. 2016): character embeddings -> 1-D convolutions with max-pooling over
 character positions -> ``n_highway`` highway layers -> linear projection to ``projection_dim``.
 """
+
 from __future__ import annotations
 
 import torch
@@ -50,20 +51,25 @@ class CharCNN(nn.Module):
         x = self.char_embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
         N, _, L = x.shape
         if N == 0 or not self.padding_shortcut:
-            return torch.cat([self._pool_chunk(x[i: i + self.CONV_CHUNK], L)
-                              for i in range(0, max(N, 1), self.CONV_CHUNK)])
+            return torch.cat(
+                [self._pool_chunk(x[i : i + self.CONV_CHUNK], L) for i in range(0, max(N, 1), self.CONV_CHUNK)]
+            )
         positions = torch.arange(1, L + 1, device=char_ids.device)
         widths = ((char_ids != PAD_CHAR + 1) * positions).amax(dim=1)  # up to the last non-padding id
         order = torch.argsort(widths)
         grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters())
         size = self.CONV_CHUNK_AUTOGRAD if grad else self.CONV_CHUNK
-        chunks = [order[i: i + size] for i in range(0, N, size)]
-        spans = widths[order][size - 1::size].tolist() + [int(widths.max())]
+        chunks = [order[i : i + size] for i in range(0, N, size)]
+        spans = widths[order][size - 1 :: size].tolist() + [int(widths.max())]
         if grad:
             # autograd: join the sorted chunks, then put the tokens back in their order
             filters = self._all_filters()
-            pooled = torch.cat([self._pool_chunk_all_filters(x.index_select(0, rows), span, filters)
-                                for rows, span in zip(chunks, spans)])
+            pooled = torch.cat(
+                [
+                    self._pool_chunk_all_filters(x.index_select(0, rows), span, filters)
+                    for rows, span in zip(chunks, spans)
+                ]
+            )
             return pooled.index_select(0, torch.argsort(order))
         pooled = torch.empty(N, sum(conv.out_channels for conv in self.convs), device=x.device, dtype=x.dtype)
         for rows, span in zip(chunks, spans):
@@ -90,10 +96,13 @@ class CharCNN(nn.Module):
         filter's width, and each filter's value on the padding-only window."""
         filter_widths = [conv.kernel_size[0] for conv in self.convs]
         widest = max(filter_widths)
-        weight = torch.cat([nn.functional.pad(conv.weight, (0, widest - w)) for conv, w in zip(self.convs, filter_widths)])
+        weight = torch.cat(
+            [nn.functional.pad(conv.weight, (0, widest - w)) for conv, w in zip(self.convs, filter_widths)]
+        )
         bias = torch.cat([conv.bias for conv in self.convs])
-        per_filter = torch.tensor(sum(([w] * conv.out_channels for conv, w in zip(self.convs, filter_widths)), []),
-                                  device=weight.device)
+        per_filter = torch.tensor(
+            sum(([w] * conv.out_channels for conv, w in zip(self.convs, filter_widths)), []), device=weight.device
+        )
         pad = self.char_embed.weight[PAD_CHAR + 1].view(-1, 1).expand(-1, widest)
         padding_window = torch.addmv(bias, weight.reshape(weight.shape[0], -1), pad.reshape(-1))
         return weight, bias, per_filter, padding_window
@@ -115,8 +124,11 @@ class CharCNN(nn.Module):
         else:
             x = x[:, :, :reach]
         late = torch.arange(width, device=x.device).unsqueeze(1) > L - per_filter  # (starts, filters)
-        mask = torch.zeros(late.shape, dtype=x.dtype, device=x.device).masked_fill_(late, float("-inf")) \
-            if bool(late.any()) else None
+        mask = (
+            torch.zeros(late.shape, dtype=x.dtype, device=x.device).masked_fill_(late, float("-inf"))
+            if bool(late.any())
+            else None
+        )
         out = WindowConvMax.apply(x, weight, bias, mask)
         has_padding_window = width + per_filter - 1 < L
         if bool(has_padding_window.any()):
@@ -171,5 +183,5 @@ class WindowConvMax(torch.autograd.Function):
         d_windows = (d_out @ weight.reshape(n, C * width)).view(N, positions, C, width)
         d_x = d_best.new_zeros(N, C, ctx.length)
         for k in range(width):
-            d_x[:, :, k: k + positions] += d_windows[:, :, :, k].transpose(1, 2)
+            d_x[:, :, k : k + positions] += d_windows[:, :, :, k].transpose(1, 2)
         return d_x, d_weight, d_best.sum(0), None

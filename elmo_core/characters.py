@@ -11,9 +11,10 @@ Every token becomes ``MAX_CHARS`` (50) integers in ``[0, 262)``:
 * all of the above shifted by +1, so that id 0 means "no token here" (batch padding). The original
   weights file stores 261 character embeddings; the extra all-zero row 0 is added at load time.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -63,5 +64,4 @@ def batch_to_ids(sentences: Sequence[Sequence[str]], max_chars: int = MAX_CHARS)
 
 def boundary_ids(max_chars: int = MAX_CHARS) -> tuple[torch.Tensor, torch.Tensor]:
     """Character ids of ``<S>`` and ``</S>``, each ``(max_chars,)``."""
-    return (torch.tensor(token_to_ids(BOS_TOKEN, max_chars)),
-            torch.tensor(token_to_ids(EOS_TOKEN, max_chars)))
+    return (torch.tensor(token_to_ids(BOS_TOKEN, max_chars)), torch.tensor(token_to_ids(EOS_TOKEN, max_chars)))

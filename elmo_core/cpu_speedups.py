@@ -7,6 +7,7 @@
 
 Both give the same numbers as the plain operations up to float rounding; tests compare them.
 """
+
 from __future__ import annotations
 
 import threading
@@ -16,8 +17,11 @@ import torch
 
 def _mkl_packed_gemm_available() -> bool:
     try:
-        return torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear") and \
-            hasattr(torch.ops.mkl, "_mkl_reorder_linear_weight")
+        return (
+            torch.backends.mkl.is_available()
+            and hasattr(torch.ops.mkl, "_mkl_linear")
+            and hasattr(torch.ops.mkl, "_mkl_reorder_linear_weight")
+        )
     except (AttributeError, RuntimeError):
         return False
 
@@ -41,8 +45,14 @@ class StepProduct:
         self._packed: torch.Tensor | None = None
 
     def __call__(self, h: torch.Tensor, w: torch.Tensor, full_rows: int, bias: torch.Tensor) -> torch.Tensor:
-        if (not MKL_PACKED or w.device.type != "cpu" or w.dtype != torch.float32
-                or full_rows < MIN_PACK_ROWS or h.shape[0] != full_rows or w.is_inference()):
+        if (
+            not MKL_PACKED
+            or w.device.type != "cpu"
+            or w.dtype != torch.float32
+            or full_rows < MIN_PACK_ROWS
+            or h.shape[0] != full_rows
+            or w.is_inference()
+        ):
             # (an inference-mode weight has no version counter to tell when it changes)
             return torch.addmm(bias, h, w)
         key = (w.data_ptr(), w._version, tuple(w.shape), full_rows)

@@ -6,6 +6,7 @@ each followed by dropout. The biLM's parameters never receive gradients; only th
 trained with the task. ``Elmo.mix`` applies the mixes to precomputed layer activations, so a
 task trainer can feed cached activations instead of re-running the biLM every epoch.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,10 +27,18 @@ class ElmoOutput:
 
 
 class Elmo(nn.Module):
-    def __init__(self, options_file: str | Path | None = None, weight_file: str | Path | None = None,
-                 num_output_representations: int = 1, dropout: float = 0.5, mix: str = "all",
-                 layer_norm: bool = False, stateful: bool = False, bilm: BiLM | None = None,
-                 num_layers: int | None = None):
+    def __init__(
+        self,
+        options_file: str | Path | None = None,
+        weight_file: str | Path | None = None,
+        num_output_representations: int = 1,
+        dropout: float = 0.5,
+        mix: str = "all",
+        layer_norm: bool = False,
+        stateful: bool = False,
+        bilm: BiLM | None = None,
+        num_layers: int | None = None,
+    ):
         """Either ``options_file`` + ``weight_file`` (or a loaded ``bilm``) — or, to mix cached
         activations only, ``num_layers`` (L+1) with no biLM at all."""
         super().__init__()
@@ -43,8 +52,7 @@ class Elmo(nn.Module):
             raise ValueError("Elmo needs a biLM (options_file/weight_file or bilm) or num_layers")
         self.bilm = bilm
         self.num_layers = num_layers
-        self.mixes = nn.ModuleList(ScalarMix(num_layers, mix, layer_norm)
-                                   for _ in range(num_output_representations))
+        self.mixes = nn.ModuleList(ScalarMix(num_layers, mix, layer_norm) for _ in range(num_output_representations))
         self.dropout = nn.Dropout(dropout)
 
     def train(self, mode: bool = True):
@@ -72,5 +80,7 @@ class Elmo(nn.Module):
 
     def layer_weights(self) -> list[dict]:
         """Softmax-normalized s and γ of every mix (for results.json / Figure 2)."""
-        return [{"s": [round(float(v), 6) for v in m.weights().detach()], "gamma": float(m.gamma.detach())}
-                for m in self.mixes]
+        return [
+            {"s": [round(float(v), 6) for v in m.weights().detach()], "gamma": float(m.gamma.detach())}
+            for m in self.mixes
+        ]

@@ -17,27 +17,29 @@ LSTM rows (the state is reset where each begins), so that every step runs on all
 original behaviour, states carried from one batch to the next per batch row, sentences batched in
 file order.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import math
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import h5py
 import numpy as np
 import torch
 
+from suite_common.atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.errors import DataError
+from suite_common.progress import progress_bar
+from suite_common.remote_files import PRESETS, local_path, preset_files
+
 from .bilm import BiLM
 from .characters import batch_to_ids
 from .original_format import load_bilm
 from .row_packing import words_in_rows
-from suite_common.progress import progress_bar
-from suite_common.errors import DataError
-from suite_common.atomic_files import remove_dead_leftovers, temporary_path
-from suite_common.remote_files import PRESETS, local_path, preset_files
 
 
 class InputFormatError(DataError):
@@ -61,8 +63,10 @@ def read_sentences(path: str | Path, empty_lines: str = "error") -> list[list[st
                 raise InputFormatError(f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
             tokens = line.split()
             if not tokens and empty_lines == "error":
-                raise InputFormatError(f"{path}:{lineno}: empty line (one sentence per line is required; "
-                                       "--empty-lines skip|keep accepts them)")
+                raise InputFormatError(
+                    f"{path}:{lineno}: empty line (one sentence per line is required; "
+                    "--empty-lines skip|keep accepts them)"
+                )
             sentences.append(tokens)
     if not any(sentences):
         raise InputFormatError(f"{path}: no sentences")
@@ -89,8 +93,9 @@ def row_groups(lengths: Sequence[int], rows: int, steps: int = 48) -> list[list[
     return [order[g::n_groups] for g in range(n_groups)]
 
 
-def embed_sentences(bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: int = 64,
-                    progress: bool = True) -> Iterator[tuple[int, np.ndarray]]:
+def embed_sentences(
+    bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = True
+) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(index, layers (L+1, T, 2P))`` for every sentence (batch order, not input order).
 
     Stateless: ``batch_size`` is the number of LSTM rows; sentences are grouped by length and laid
@@ -110,14 +115,20 @@ def embed_sentences(bilm: BiLM, sentences: Sequence[Sequence[str]], batch_size: 
                 words, _ = words_in_rows(bilm, ids, batch_size)
                 words = words.float().cpu().numpy()
                 starts = np.cumsum([0] + [lengths[i] for i in group])
-                per_sentence = [words[:, starts[k]: starts[k + 1]] for k in range(len(group))]
+                per_sentence = [words[:, starts[k] : starts[k + 1]] for k in range(len(group))]
         yield from zip(group, per_sentence)
         bar.update(sum(lengths[i] for i in group))
     bar.close()
 
 
-def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, batch_size: int = 64,
-               progress: bool = True, empty_lines: str = "error") -> int:
+def embed_file(
+    bilm: BiLM,
+    input_path: str | Path,
+    output_path: str | Path,
+    batch_size: int = 64,
+    progress: bool = True,
+    empty_lines: str = "error",
+) -> int:
     """Embeds every non-empty line of ``input_path`` into ``output_path``; returns how many."""
     sentences = read_sentences(input_path, empty_lines)
     lines = [i for i, s in enumerate(sentences) if s]  # each sentence's line index: its dataset name
@@ -148,27 +159,40 @@ def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, batc
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m elmo_core.embed", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", type=Path,
-                    help="a biLM directory with options.json and weights.hdf5 (default: the embedded biLM)")
+    ap = argparse.ArgumentParser(
+        prog="python -m elmo_core.embed",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--model", type=Path, help="a biLM directory with options.json and weights.hdf5 (default: the embedded biLM)"
+    )
     ap.add_argument("--options", help="options.json of the biLM (with --weights, instead of --model)")
     ap.add_argument("--weights", help="weights.hdf5 of the biLM (with --options); either may be an https:// URL")
     ap.add_argument("--preset", choices=sorted(PRESETS), help="a published biLM by name (downloaded once, cached)")
-    ap.add_argument("--allow-extra-weights", action="store_true",
-                    help="ignore datasets in the weights file that the options do not use (default: an error)")
+    ap.add_argument(
+        "--allow-extra-weights",
+        action="store_true",
+        help="ignore datasets in the weights file that the options do not use (default: an error)",
+    )
     ap.add_argument("--input", required=True, help="text file, one tokenized sentence per line")
     ap.add_argument("--output", required=True, help="output HDF5 file")
-    ap.add_argument("--batch-size", type=int, default=64,
-                    help="LSTM rows per batch: sentences, grouped by length, are laid end to end in this many rows "
-                         "(default 64)")
+    ap.add_argument(
+        "--batch-size",
+        type=int,
+        default=64,
+        help="LSTM rows per batch: sentences, grouped by length, are laid end to end in this many rows (default 64)",
+    )
     ap.add_argument("--stateful", action="store_true", help="carry LSTM states across batches (original)")
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
-    ap.add_argument("--no-progress", action="store_true",
-                    help="no progress bar")
-    ap.add_argument("--empty-lines", choices=EMPTY_LINES, default="error",
-                    help="empty input lines: error (default), skip (no dataset; names stay line indices) or keep "
-                         "(a dataset of 0 tokens)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument(
+        "--empty-lines",
+        choices=EMPTY_LINES,
+        default="error",
+        help="empty input lines: error (default), skip (no dataset; names stay line indices) or keep "
+        "(a dataset of 0 tokens)",
+    )
     args = ap.parse_args(argv)
     if args.batch_size < 1:
         ap.error("--batch-size must be positive")
@@ -180,14 +204,17 @@ def main(argv: list[str] | None = None) -> None:
         args.options, args.weights = preset_files(args.preset)
     if not args.options:
         from .pretrained import model_dir
+
         directory = args.model or model_dir("small")
         args.options, args.weights = directory / "options.json", directory / "weights.hdf5"
     try:
         args.options, args.weights = local_path(args.options), local_path(args.weights)  # URLs: cached copies
-        bilm = load_bilm(args.options, args.weights, stateful=args.stateful, device=args.device,
-                         allow_extra=args.allow_extra_weights)
-        n = embed_file(bilm, args.input, args.output, args.batch_size, progress=not args.no_progress,
-                       empty_lines=args.empty_lines)
+        bilm = load_bilm(
+            args.options, args.weights, stateful=args.stateful, device=args.device, allow_extra=args.allow_extra_weights
+        )
+        n = embed_file(
+            bilm, args.input, args.output, args.batch_size, progress=not args.no_progress, empty_lines=args.empty_lines
+        )
     except (ValueError, OSError) as e:  # BiLMFormatError and InputFormatError are ValueErrors
         raise SystemExit(f"error: {e}") from None
     print(f"wrote {n} sentences to {args.output}")

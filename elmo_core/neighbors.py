@@ -11,6 +11,7 @@ for ``--queries`` occurrences, spread over the corpus files, the nearest other o
 the top layer, or of the average of the biLM layers with ``--layer mix``) is printed with its
 sentence, as the paper's biLM rows. ``--out`` appends a Markdown table (Table 4's layout) to a file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,12 +22,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from suite_common.errors import ConfigError, SuiteError
+
 from .characters import batch_to_ids
 from .embed import embed_sentences
-from suite_common.errors import ConfigError, SuiteError
-from .pretraining.lm_data import expand_files, read_sentences
 from .original_format import load_bilm
 from .pretrained import model_dir
+from .pretraining.lm_data import expand_files, read_sentences
 
 
 def occurrences(files: list[Path], word: str, limit: int, seed: int) -> list[tuple[str, list[str], int]]:
@@ -59,7 +61,7 @@ def token_vectors(bilm, words: list[str], batch: int = 2048) -> np.ndarray:
     out = []
     with torch.inference_mode():
         for start in range(0, len(words), batch):
-            ids = batch_to_ids([[w] for w in words[start: start + batch]])[:, 0].to(bilm.bos_ids.device)
+            ids = batch_to_ids([[w] for w in words[start : start + batch]])[:, 0].to(bilm.bos_ids.device)
             out.append(bilm.token_representations(ids).float().cpu().numpy())
     return np.concatenate(out)
 
@@ -73,27 +75,36 @@ def nearest(query: np.ndarray, candidates: np.ndarray, k: int, exclude: set[int]
 
 def table(word: str, type_neighbours: list[str], pairs, layer: str, model: str) -> str:
     def sent(s, i):
-        return " ".join(s[:i] + [f"**{s[i]}**"] + s[i + 1:]).replace("|", "\\|")
-    lines = [f"### {word!r} (biLM `{model}`, contextual vectors: {layer} layer{'s averaged' if layer == 'mix' else ''})", "",
-             "| source | nearest neighbours |", "|---|---|",
-             f"| token layer (out of context): {word} | {', '.join(type_neighbours)} |"]
+        return " ".join(s[:i] + [f"**{s[i]}**"] + s[i + 1 :]).replace("|", "\\|")
+
+    lines = [
+        f"### {word!r} (biLM `{model}`, contextual vectors: {layer} layer{'s averaged' if layer == 'mix' else ''})",
+        "",
+        "| source | nearest neighbours |",
+        "|---|---|",
+        f"| token layer (out of context): {word} | {', '.join(type_neighbours)} |",
+    ]
     lines += [f"| biLM ({qf}): {sent(qs, qi)} | ({nf}) {sent(ns, ni)} |" for (qf, qs, qi), (nf, ns, ni) in pairs]
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m elmo_core.neighbors", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m elmo_core.neighbors",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--word", required=True, help="the word (a token, matched exactly)")
     ap.add_argument("--corpus", nargs="+", required=True, help="text files or globs, one tokenized sentence per line")
     ap.add_argument("--model", type=Path, help="exported biLM directory (default: the embedded one)")
-    ap.add_argument("--layer", choices=("top", "mix"), default="top", help="top biLM layer, or the average of all layers")
+    ap.add_argument(
+        "--layer", choices=("top", "mix"), default="top", help="top biLM layer, or the average of all layers"
+    )
     ap.add_argument("--queries", type=int, default=4, help="occurrences to show with their nearest neighbour")
     ap.add_argument("--neighbours", type=int, default=10, help="nearest word types of the token layer")
     ap.add_argument("--vocabulary", type=int, default=20000, help="most frequent corpus words searched out of context")
     ap.add_argument("--max-sentences", type=int, default=2000, help="sentences with the word that are embedded")
-    ap.add_argument("--seed", type=int, default=0,
-                    help="seed of the sample of occurrences")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sample of occurrences")
     ap.add_argument("--out", type=Path, help="append the Markdown table to this file")
     args = ap.parse_args(argv)
     try:

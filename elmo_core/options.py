@@ -8,6 +8,7 @@ present (``cell_clip``/``proj_clip`` may be null: no clipping); only ``n_charact
 Training files may carry more keys (``dropout``, ``batch_size``, ``n_tokens_vocab``, ``softmax``
 ...); they are kept in ``extra`` and written back.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,14 +44,24 @@ class BiLMOptions:
 
     def to_json_dict(self) -> dict:
         d = dict(self.extra)
-        d["lstm"] = {**d.get("lstm", {}), "dim": self.dim, "projection_dim": self.projection_dim,
-                     "n_layers": self.n_layers, "cell_clip": self.cell_clip, "proj_clip": self.proj_clip,
-                     "use_skip_connections": self.use_skip_connections}
-        d["char_cnn"] = {**d.get("char_cnn", {}), "embedding": {"dim": self.char_dim},
-                         "filters": [list(f) for f in self.filters], "n_highway": self.n_highway,
-                         "n_characters": self.n_characters,
-                         "max_characters_per_token": self.max_characters_per_token,
-                         "activation": self.activation}
+        d["lstm"] = {
+            **d.get("lstm", {}),
+            "dim": self.dim,
+            "projection_dim": self.projection_dim,
+            "n_layers": self.n_layers,
+            "cell_clip": self.cell_clip,
+            "proj_clip": self.proj_clip,
+            "use_skip_connections": self.use_skip_connections,
+        }
+        d["char_cnn"] = {
+            **d.get("char_cnn", {}),
+            "embedding": {"dim": self.char_dim},
+            "filters": [list(f) for f in self.filters],
+            "n_highway": self.n_highway,
+            "n_characters": self.n_characters,
+            "max_characters_per_token": self.max_characters_per_token,
+            "activation": self.activation,
+        }
         return d
 
 
@@ -77,11 +88,15 @@ def parse_options(d: dict, path: str = "<options>") -> BiLMOptions:
         dim=int(_get(lstm, "dim", "lstm.", path)),
         projection_dim=int(_get(lstm, "projection_dim", "lstm.", path)),
         n_layers=int(_get(lstm, "n_layers", "lstm.", path)),
-        cell_clip=_get(lstm, "cell_clip", "lstm.", path), proj_clip=_get(lstm, "proj_clip", "lstm.", path),
+        cell_clip=_get(lstm, "cell_clip", "lstm.", path),
+        proj_clip=_get(lstm, "proj_clip", "lstm.", path),
         use_skip_connections=bool(_get(lstm, "use_skip_connections", "lstm.", path)),
         char_dim=int(_get(_get(cnn, "embedding", "char_cnn.", path), "dim", "char_cnn.embedding.", path)),
-        filters=filters, n_highway=int(_get(cnn, "n_highway", "char_cnn.", path)), activation=activation,
-        n_characters=262, max_characters_per_token=int(_get(cnn, "max_characters_per_token", "char_cnn.", path)),
+        filters=filters,
+        n_highway=int(_get(cnn, "n_highway", "char_cnn.", path)),
+        activation=activation,
+        n_characters=262,
+        max_characters_per_token=int(_get(cnn, "max_characters_per_token", "char_cnn.", path)),
         extra={k: v for k, v in d.items()},
     )
     if opts.max_characters_per_token < 3:

@@ -14,6 +14,7 @@ Datasets (TensorFlow orientation, ``x @ W``)::
 Loading checks every key and shape against the options before touching the model, so a bad
 file never leaves a half-loaded biLM. Saving writes a temporary file and renames it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,9 +25,10 @@ import h5py
 import numpy as np
 import torch
 
+from suite_common.atomic_files import remove_dead_leftovers, temporary_path
+
 from .bilm import BiLM
 from .options import BiLMFormatError, BiLMOptions, read_options, write_options
-from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 
 def lstm_prefix(direction: int, layer: int) -> str:
@@ -81,10 +83,14 @@ def read_weight_arrays(path: str | Path, opts: BiLMOptions, allow_extra: bool = 
     with f:
         unused = unused_datasets(f, opts)
         if unused and not allow_extra:
-            shown = ", ".join(f"'{k}'" for k in unused[:4]) + (f" and {len(unused) - 4} more" if len(unused) > 4 else "")
-            raise BiLMFormatError(f"{path}: {len(unused)} dataset(s) the options do not use: {shown} (do the options "
-                                  "match these weights? allow_extra=True / encoder.allow_extra_weights=true / "
-                                  "--allow-extra-weights ignores them)")
+            shown = ", ".join(f"'{k}'" for k in unused[:4]) + (
+                f" and {len(unused) - 4} more" if len(unused) > 4 else ""
+            )
+            raise BiLMFormatError(
+                f"{path}: {len(unused)} dataset(s) the options do not use: {shown} (do the options "
+                "match these weights? allow_extra=True / encoder.allow_extra_weights=true / "
+                "--allow-extra-weights ignores them)"
+            )
         for key, shape in expected_shapes(opts).items():
             if key not in f:
                 raise BiLMFormatError(f"{path}: missing key '{key}'")
@@ -92,8 +98,7 @@ def read_weight_arrays(path: str | Path, opts: BiLMOptions, allow_extra: bool = 
             if not isinstance(ds, h5py.Dataset):
                 raise BiLMFormatError(f"{path}: key '{key}' is a group, expected a dataset")
             if tuple(ds.shape) != shape:
-                raise BiLMFormatError(f"{path}: key '{key}' has shape {tuple(ds.shape)}, "
-                                      f"the options require {shape}")
+                raise BiLMFormatError(f"{path}: key '{key}' has shape {tuple(ds.shape)}, the options require {shape}")
             try:
                 value = np.asarray(ds[...], dtype=np.float32)
             except (OSError, RuntimeError, ValueError) as e:
@@ -170,8 +175,14 @@ def write_hdf5_atomic(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
             tmp.unlink()
 
 
-def load_bilm(options_file: str | Path, weight_file: str | Path, stateful: bool = False,
-              device: str | torch.device = "cpu", requires_grad: bool = False, allow_extra: bool = False) -> BiLM:
+def load_bilm(
+    options_file: str | Path,
+    weight_file: str | Path,
+    stateful: bool = False,
+    device: str | torch.device = "cpu",
+    requires_grad: bool = False,
+    allow_extra: bool = False,
+) -> BiLM:
     """A ``BiLM`` with the weights of an original-format model (frozen unless ``requires_grad``);
     datasets the options do not use are an error unless ``allow_extra``."""
     opts = read_options(options_file)
@@ -184,8 +195,9 @@ def load_bilm(options_file: str | Path, weight_file: str | Path, stateful: bool 
     return bilm
 
 
-def save_bilm(bilm: BiLM, options_file: str | Path, weight_file: str | Path,
-              extra_arrays: dict[str, np.ndarray] | None = None) -> None:
+def save_bilm(
+    bilm: BiLM, options_file: str | Path, weight_file: str | Path, extra_arrays: dict[str, np.ndarray] | None = None
+) -> None:
     """Write ``options.json`` + ``weights.hdf5`` in the original layout (atomically).
 
     ``extra_arrays`` (e.g. the training softmax) are stored under their own keys, which readers of

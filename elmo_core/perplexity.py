@@ -10,6 +10,7 @@ normalized softmax, for the forward and backward LMs and their average.
 the whole file and stateful perplexity per source, when a ``stats.json`` beside the held-out file
 gives each source's number of held-out sentences in file order (as ``../shared/data/lm_corpus`` does).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,22 +27,32 @@ from .pretraining.lm_training import evaluate_perplexity, heldout_report
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m elmo_core.perplexity", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", type=Path,
-                    help="exported model directory (default: the embedded biLM, elmo_core/pretrained/small)")
+    ap.add_argument(
+        "--model", type=Path, help="exported model directory (default: the embedded biLM, elmo_core/pretrained/small)"
+    )
     ap.add_argument("--heldout", nargs="+", required=True, help="text files or globs")
-    ap.add_argument("--batch-size", type=int, default=128,
-                    help="sentence streams evaluated side by side")
-    ap.add_argument("--unroll-steps", type=int, default=20,
-                    help="tokens per stream and step (the truncated-BPTT window)")
+    ap.add_argument("--batch-size", type=int, default=128, help="sentence streams evaluated side by side")
+    ap.add_argument(
+        "--unroll-steps", type=int, default=20, help="tokens per stream and step (the truncated-BPTT window)"
+    )
     ap.add_argument("--stateless", action="store_true", help="zero LSTM state for every batch")
-    ap.add_argument("--warmup-batches", type=int, default=0, help="stateful: warm the states on this many batches first")
-    ap.add_argument("--by-source", action="store_true",
-                    help="also stateless, and per source (needs stats.json beside the held-out file)")
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
-                    help="cpu or cuda (default: cuda when available)")
+    ap.add_argument(
+        "--warmup-batches", type=int, default=0, help="stateful: warm the states on this many batches first"
+    )
+    ap.add_argument(
+        "--by-source",
+        action="store_true",
+        help="also stateless, and per source (needs stats.json beside the held-out file)",
+    )
+    ap.add_argument(
+        "--device",
+        default="cuda" if torch.cuda.is_available() else "cpu",
+        help="cpu or cuda (default: cuda when available)",
+    )
     args = ap.parse_args(argv)
     if args.model is None:
         from .pretrained import model_dir
+
         args.model = model_dir()
     try:
         print(f"loading {args.model} ...", file=sys.stderr, flush=True)
@@ -49,19 +60,35 @@ def main(argv=None) -> None:
         if meta["softmax"] != "loaded":
             raise CheckpointError(f"{args.model}: no trained softmax, perplexity is undefined")
         if args.by_source:
-            report = heldout_report(lm.to(args.device), vocab, args.heldout, args.batch_size, args.unroll_steps,
-                                    args.device, progress=True)
+            report = heldout_report(
+                lm.to(args.device), vocab, args.heldout, args.batch_size, args.unroll_steps, args.device, progress=True
+            )
             if "by_source_missing" in report:
                 print(f"note: no per-source perplexity: {report['by_source_missing']}", file=sys.stderr)
             print(json.dumps({"model": str(args.model), "heldout": args.heldout, **report}))
             return
         stream = LMStream(expand_files(args.heldout), vocab, args.batch_size, args.unroll_steps, shuffle=False)
-        ppl = evaluate_perplexity(lm.to(args.device), stream, stateful=not args.stateless,
-                                  device=args.device, progress=True, warmup_batches=args.warmup_batches)
+        ppl = evaluate_perplexity(
+            lm.to(args.device),
+            stream,
+            stateful=not args.stateless,
+            device=args.device,
+            progress=True,
+            warmup_batches=args.warmup_batches,
+        )
     except (CheckpointError, ValueError, OSError) as e:
         raise SystemExit(f"error: {e}") from None
-    print(json.dumps({"model": str(args.model), "heldout": args.heldout, "stateful": not args.stateless,
-                      "warmup_batches": args.warmup_batches, **ppl.as_dict()}))
+    print(
+        json.dumps(
+            {
+                "model": str(args.model),
+                "heldout": args.heldout,
+                "stateful": not args.stateless,
+                "warmup_batches": args.warmup_batches,
+                **ppl.as_dict(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

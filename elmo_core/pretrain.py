@@ -17,10 +17,11 @@ the autograd reference, same mathematics).
 Everything needed to continue is in ``DIR/checkpoint.pt`` (weights, optimizer, epoch and batch
 position, LSTM states, RNG states), written atomically every ``--checkpoint-every`` steps and
 when ``--max-minutes`` runs out; rerunning the same command resumes exactly. At the end the
-model (also when stopped by ``--max-minutes``) is exported to ``DIR/options.json``, ``DIR/weights.hdf5`` (with the softmax under
-``softmax/*``, which other readers ignore) and ``DIR/vocab.txt``, and held-out perplexities are
-written to ``DIR/summary.json``.
+model (also when stopped by ``--max-minutes``) is exported to ``DIR/options.json``,
+``DIR/weights.hdf5`` (with the softmax under ``softmax/*``, which other readers ignore) and
+``DIR/vocab.txt``, and held-out perplexities are written to ``DIR/summary.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,27 +35,47 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from .bilm import BiLM
 from suite_common.errors import ConfigError
-from .pretraining.lm_checkpoint import (CheckpointError, load_checkpoint, load_language_model, save_checkpoint,
-                            save_language_model)
-from .pretraining.lm_fast_step import FastTrainingStep
-from .pretraining.lm_data import STREAM_ORDERS, LMStream, Vocabulary, expand_files
-from .pretraining.lm_training import LanguageModel, detach_state, evaluate_perplexity, heldout_report
-from .options import parse_options
 from suite_common.progress import progress_bar
+
+from .bilm import BiLM
+from .options import parse_options
+from .pretraining.lm_checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    load_language_model,
+    save_checkpoint,
+    save_language_model,
+)
+from .pretraining.lm_data import STREAM_ORDERS, LMStream, Vocabulary, expand_files
+from .pretraining.lm_fast_step import FastTrainingStep
+from .pretraining.lm_training import LanguageModel, detach_state, evaluate_perplexity, heldout_report
 
 _LSTM = {"cell_clip": 3, "proj_clip": 3, "use_skip_connections": True, "n_layers": 2}
 _CNN = {"n_characters": 261, "max_characters_per_token": 50, "activation": "relu"}
 PRESETS = {
-    "tiny": {"lstm": {**_LSTM, "dim": 32, "projection_dim": 8},
-             "char_cnn": {**_CNN, "embedding": {"dim": 4}, "filters": [[1, 4], [2, 8], [3, 8]], "n_highway": 1}},
-    "small": {"lstm": {**_LSTM, "dim": 512, "projection_dim": 128},
-              "char_cnn": {**_CNN, "embedding": {"dim": 16}, "n_highway": 1,
-                           "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]]}},
-    "paper": {"lstm": {**_LSTM, "dim": 4096, "projection_dim": 512},
-              "char_cnn": {**_CNN, "embedding": {"dim": 16}, "n_highway": 2,
-                           "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]}},
+    "tiny": {
+        "lstm": {**_LSTM, "dim": 32, "projection_dim": 8},
+        "char_cnn": {**_CNN, "embedding": {"dim": 4}, "filters": [[1, 4], [2, 8], [3, 8]], "n_highway": 1},
+    },
+    "small": {
+        "lstm": {**_LSTM, "dim": 512, "projection_dim": 128},
+        "char_cnn": {
+            **_CNN,
+            "embedding": {"dim": 16},
+            "n_highway": 1,
+            "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]],
+        },
+    },
+    "paper": {
+        "lstm": {**_LSTM, "dim": 4096, "projection_dim": 512},
+        "char_cnn": {
+            **_CNN,
+            "embedding": {"dim": 16},
+            "n_highway": 2,
+            "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
+        },
+    },
 }
 
 
@@ -63,51 +84,71 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m elmo_core.pretrain", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m elmo_core.pretrain",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--train", nargs="+", required=True, help="training text files or globs")
     ap.add_argument("--heldout", help="held-out text for perplexity (full softmax)")
     ap.add_argument("--out", required=True, type=Path, help="run directory (checkpoint, exported model)")
     src = ap.add_mutually_exclusive_group()
-    src.add_argument("--preset", choices=sorted(PRESETS), default="small",
-                    help="model size of a new biLM (default: small)")
+    src.add_argument(
+        "--preset", choices=sorted(PRESETS), default="small", help="model size of a new biLM (default: small)"
+    )
     src.add_argument("--options", type=Path, help="options.json of a new model (instead of a preset)")
     src.add_argument("--init-from", type=Path, help="exported model directory to continue (fine-tuning)")
-    ap.add_argument("--allow-extra-weights", action="store_true",
-                    help="with --init-from: ignore datasets in weights.hdf5 that its options.json does not use "
-                         "(default: an error, as they usually mean options and weights do not match)")
+    ap.add_argument(
+        "--allow-extra-weights",
+        action="store_true",
+        help="with --init-from: ignore datasets in weights.hdf5 that its options.json does not use "
+        "(default: an error, as they usually mean options and weights do not match)",
+    )
     ap.add_argument("--lstm-dim", type=int, help="LSTM cells per layer (overrides the preset's lstm.dim)")
     ap.add_argument("--projection-dim", type=int, help="LSTM projection and token size (overrides lstm.projection_dim)")
     ap.add_argument("--vocab", type=Path, help="vocabulary file (default: built from --train)")
-    ap.add_argument("--stream-order", choices=STREAM_ORDERS, default="interleaved",
-                    help="interleaved: the files mixed in their corpus proportions (default); "
-                         "files: one file after the other, as the original code reads its shards")
-    ap.add_argument("--min-count", type=int, default=3,
-                    help="words seen fewer times in --train are <UNK> in the vocabulary built from it")
+    ap.add_argument(
+        "--stream-order",
+        choices=STREAM_ORDERS,
+        default="interleaved",
+        help="interleaved: the files mixed in their corpus proportions (default); "
+        "files: one file after the other, as the original code reads its shards",
+    )
+    ap.add_argument(
+        "--min-count",
+        type=int,
+        default=3,
+        help="words seen fewer times in --train are <UNK> in the vocabulary built from it",
+    )
     ap.add_argument("--batch-size", type=int, default=128, help="global batch (rows)")
-    ap.add_argument("--unroll-steps", type=int, default=20,
-                    help="tokens per stream and update (truncated backpropagation through time)")
-    ap.add_argument("--epochs", type=int, default=10,
-                    help="passes over the training text")
+    ap.add_argument(
+        "--unroll-steps",
+        type=int,
+        default=20,
+        help="tokens per stream and update (truncated backpropagation through time)",
+    )
+    ap.add_argument("--epochs", type=int, default=10, help="passes over the training text")
     ap.add_argument("--max-steps", type=int, help="stop (exported) after this many updates")
     ap.add_argument("--max-minutes", type=float, help="checkpoint and stop after this long; rerun to resume")
-    ap.add_argument("--lr", type=float, default=0.2,
-                    help="Adagrad learning rate (the original: 0.2)")
-    ap.add_argument("--clip-norm", type=float, default=10.0,
-                    help="global gradient-norm clipping")
-    ap.add_argument("--dropout", type=float, default=0.1,
-                    help="dropout in the biLM while training")
-    ap.add_argument("--seed", type=int, default=0,
-                    help="seed of initialisation, stream order and dropout")
+    ap.add_argument("--lr", type=float, default=0.2, help="Adagrad learning rate (the original: 0.2)")
+    ap.add_argument("--clip-norm", type=float, default=10.0, help="global gradient-norm clipping")
+    ap.add_argument("--dropout", type=float, default=0.1, help="dropout in the biLM while training")
+    ap.add_argument("--seed", type=int, default=0, help="seed of initialisation, stream order and dropout")
     ap.add_argument("--checkpoint-every", type=int, default=500, help="updates between checkpoints")
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
-                    help="cpu or cuda (default: cuda when available)")
+    ap.add_argument(
+        "--device",
+        default="cuda" if torch.cuda.is_available() else "cpu",
+        help="cpu or cuda (default: cuda when available)",
+    )
     ap.add_argument("--threads", type=int, help="torch CPU threads")
-    ap.add_argument("--train-step", choices=("fast", "plain"), default="fast",
-                    help="fast (default): fused LSTM and softmax head, directions side by side on CPU; "
-                         "plain: autograd step by step (the reference; same mathematics)")
-    ap.add_argument("--no-progress", action="store_true",
-                    help="no progress bar (logs only)")
+    ap.add_argument(
+        "--train-step",
+        choices=("fast", "plain"),
+        default="fast",
+        help="fast (default): fused LSTM and softmax head, directions side by side on CPU; "
+        "plain: autograd step by step (the reference; same mathematics)",
+    )
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (logs only)")
     return ap
 
 
@@ -130,8 +171,9 @@ def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Voca
     if args.init_from:
         if args.lstm_dim or args.projection_dim:
             raise ValueError("--lstm-dim/--projection-dim make a new model; --init-from continues an existing one")
-        lm, vocab, meta = load_language_model(args.init_from, dropout=args.dropout,
-                                              allow_extra=getattr(args, "allow_extra_weights", False))
+        lm, vocab, meta = load_language_model(
+            args.init_from, dropout=args.dropout, allow_extra=getattr(args, "allow_extra_weights", False)
+        )
         return lm, vocab, {"init_from": str(args.init_from), **meta}
     vocab_path = args.out / "vocab.txt"
     if rank == 0 and not vocab_path.exists():
@@ -161,6 +203,7 @@ def make_training_step(lm: LanguageModel, kind: str, world: int):
                 for p in lm.parameters():
                     dist.all_reduce(p.grad)
             return nll, final
+
         return step
     model = torch.nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True) if world > 1 else lm
 
@@ -168,6 +211,7 @@ def make_training_step(lm: LanguageModel, kind: str, world: int):
         nll, final = model(batch, state, rows, device)
         (nll.sum() * scale * world).backward()  # DDP averages over workers: times world = the sum
         return nll.detach(), final
+
     return plain_step
 
 
@@ -183,9 +227,16 @@ def train(args) -> dict:
     optimizer = torch.optim.Adagrad(lm.parameters(), lr=args.lr, initial_accumulator_value=1.0)
     stream = LMStream(files, vocab, args.batch_size, args.unroll_steps, seed=args.seed, order=args.stream_order)
     rows = slice(rank * args.batch_size // world, (rank + 1) * args.batch_size // world)
-    identity = {"options": lm.bilm.opts.to_json_dict(), "vocab": vocab.digest(), "batch_size": args.batch_size,
-                "unroll_steps": args.unroll_steps, "seed": args.seed, "train": [str(f) for f in files],
-                "init_from": meta.get("init_from"), "stream_order": args.stream_order}
+    identity = {
+        "options": lm.bilm.opts.to_json_dict(),
+        "vocab": vocab.digest(),
+        "batch_size": args.batch_size,
+        "unroll_steps": args.unroll_steps,
+        "seed": args.seed,
+        "train": [str(f) for f in files],
+        "init_from": meta.get("init_from"),
+        "stream_order": args.stream_order,
+    }
     progress = {"epoch": 0, "batch_in_epoch": 0, "step": 0, "tokens": 0, "seconds": 0.0}
     state = lm.bilm.zero_state(args.batch_size, device)
     ckpt_path = args.out / "checkpoint.pt"
@@ -196,8 +247,11 @@ def train(args) -> dict:
     before = args.out / "heldout_before.json"
     if args.init_from and args.heldout and rank == 0 and not ckpt_path.exists():
         # domain fine-tuning (§3.4, Table 7): the starting model's held-out perplexity
-        ppl = evaluate_perplexity(lm, LMStream(expand_files([args.heldout]), vocab, args.batch_size,
-                                               args.unroll_steps, shuffle=False), device=device)
+        ppl = evaluate_perplexity(
+            lm,
+            LMStream(expand_files([args.heldout]), vocab, args.batch_size, args.unroll_steps, shuffle=False),
+            device=device,
+        )
         before.write_text(json.dumps(ppl.as_dict()) + "\n")
         print(f"held-out perplexity before training: {ppl.as_dict()}", file=sys.stderr)
     local_state = [(h[rows], c[rows]) for h, c in state]
@@ -209,8 +263,10 @@ def train(args) -> dict:
         log_path.write_text("".join(line + "\n" for line in kept))
     log = open(log_path, "a") if rank == 0 else None
     started, base_seconds, ema = time.time(), progress["seconds"], None
-    stop = lambda: (args.max_steps is not None and progress["step"] >= args.max_steps) or (
-        args.max_minutes is not None and time.time() - started > 60 * args.max_minutes)
+    stop = lambda: (
+        (args.max_steps is not None and progress["step"] >= args.max_steps)
+        or (args.max_minutes is not None and time.time() - started > 60 * args.max_minutes)
+    )
     bar = progress_bar(desc="biLM", unit="tok", unit_scale=True, disable=args.no_progress or rank != 0, mininterval=2)
     while progress["epoch"] < args.epochs and not stop():
         for batch in stream.batches(progress["epoch"], skip=progress["batch_in_epoch"]):
@@ -250,7 +306,8 @@ def train(args) -> dict:
     summary = {}
     if rank == 0:  # also on a time limit: the export says how far training got
         progress["finished"] = progress["epoch"] >= args.epochs or (
-            args.max_steps is not None and progress["step"] >= args.max_steps)
+            args.max_steps is not None and progress["step"] >= args.max_steps
+        )
         summary = export(lm, vocab, args, progress, device)
     if world > 1:
         dist.barrier()
@@ -260,11 +317,17 @@ def train(args) -> dict:
 
 def export(lm: LanguageModel, vocab: Vocabulary, args, progress: dict, device) -> dict:
     save_language_model(lm, vocab, args.out)
-    summary = {"progress": progress, "batch_size": args.batch_size, "unroll_steps": args.unroll_steps,
-               "lr": args.lr, "dropout": args.dropout, "vocab_size": len(vocab),
-               "parameters_bilm": sum(p.numel() for p in lm.bilm.parameters()),
-               "parameters_softmax": sum(p.numel() for p in lm.softmax.parameters()),
-               "options": lm.bilm.opts.to_json_dict()}
+    summary = {
+        "progress": progress,
+        "batch_size": args.batch_size,
+        "unroll_steps": args.unroll_steps,
+        "lr": args.lr,
+        "dropout": args.dropout,
+        "vocab_size": len(vocab),
+        "parameters_bilm": sum(p.numel() for p in lm.bilm.parameters()),
+        "parameters_softmax": sum(p.numel() for p in lm.softmax.parameters()),
+        "options": lm.bilm.opts.to_json_dict(),
+    }
     summary["stream_order"] = args.stream_order
     if args.heldout:
         report = heldout_report(lm, vocab, [args.heldout], args.batch_size, args.unroll_steps, device)
@@ -280,15 +343,30 @@ def export(lm: LanguageModel, vocab: Vocabulary, args, progress: dict, device) -
     return summary
 
 
-def finetune(init_from: Path, train_text: Path, heldout_text: Path, out: Path, epochs: int = 1, seed: int = 0,
-             device: str = "cpu") -> dict:
+def finetune(
+    init_from: Path,
+    train_text: Path,
+    heldout_text: Path,
+    out: Path,
+    epochs: int = 1,
+    seed: int = 0,
+    device: str = "cpu",
+) -> dict:
     """Domain fine-tuning (§3.4) as a function: continue the exported model in ``init_from`` on
     ``train_text`` for ``epochs`` and export it to ``out``; returns the summary (held-out
     perplexity of ``heldout_text`` before and after). Every other setting is the command's default."""
     parser = build_parser()
     args = argparse.Namespace(**{a.dest: a.default for a in parser._actions if a.dest != "help"})
-    args.__dict__.update(init_from=Path(init_from), train=[str(train_text)], heldout=str(heldout_text), out=Path(out),
-                         epochs=epochs, seed=seed, device=device, no_progress=True)
+    args.__dict__.update(
+        init_from=Path(init_from),
+        train=[str(train_text)],
+        heldout=str(heldout_text),
+        out=Path(out),
+        epochs=epochs,
+        seed=seed,
+        device=device,
+        no_progress=True,
+    )
     return train(args)
 
 

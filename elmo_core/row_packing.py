@@ -10,6 +10,7 @@ sentence of each other and nearly every step runs on all rows. The backward LSTM
 sentence from its end within the same layout. The result equals ``BiLM.forward`` with a zero
 state, sentence by sentence (up to float rounding: products over different row counts).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -18,9 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from suite_common.errors import ConfigError
+
 from .bilm import BiLMOutput
 from .cpu_speedups import run_side_by_side
-from suite_common.errors import ConfigError
 
 
 @dataclass
@@ -32,6 +34,7 @@ class RowLayout:
     backward ones (each sentence reversed). ``batch_sizes``: active rows per step (rows sorted by
     decreasing length). ``resets``: step -> (rows at that step, 1) multiplier, 0 where a sentence
     starts (the step's state is zeroed for those rows)."""
+
     forward_index: torch.Tensor
     backward_index: torch.Tensor
     batch_sizes: list[int]
@@ -60,16 +63,18 @@ def row_layout(lengths: list[int], rows: int, T: int) -> RowLayout:
         t = 0
         for s in members[r]:
             n = lengths[s]
-            forward[row, t: t + n] = s * T + np.arange(n)
-            backward[row, t: t + n] = s * T + np.arange(n - 1, -1, -1)
+            forward[row, t : t + n] = s * T + np.arange(n)
+            backward[row, t : t + n] = s * T + np.arange(n - 1, -1, -1)
             starts[row, t] = t > 0
             t += n
     valid = (forward >= 0).T  # (steps, rows): a prefix of the rows at every step
     batch_sizes = valid.sum(axis=1).tolist()
-    resets = {t: torch.from_numpy(~starts[: batch_sizes[t], t]).float().unsqueeze(1)
-              for t in range(steps) if starts[:, t].any()}
-    return RowLayout(torch.from_numpy(forward.T[valid]), torch.from_numpy(backward.T[valid]),
-                     batch_sizes, resets, rows)
+    resets = {
+        t: torch.from_numpy(~starts[: batch_sizes[t], t]).float().unsqueeze(1)
+        for t in range(steps)
+        if starts[:, t].any()
+    }
+    return RowLayout(torch.from_numpy(forward.T[valid]), torch.from_numpy(backward.T[valid]), batch_sizes, resets, rows)
 
 
 def forward_in_rows(bilm, char_ids: torch.Tensor, rows: int) -> BiLMOutput:
@@ -87,8 +92,10 @@ def words_in_rows(bilm, char_ids: torch.Tensor, rows: int) -> tuple[torch.Tensor
     if bilm.stateful:
         raise ConfigError("forward_in_rows is stateless; a stateful biLM carries states per batch row")
     if char_ids.dim() != 3 or char_ids.shape[-1] != bilm.opts.max_characters_per_token:
-        raise ValueError(f"expected character ids of shape (batch, tokens, "
-                         f"{bilm.opts.max_characters_per_token}), got {tuple(char_ids.shape)}")
+        raise ValueError(
+            f"expected character ids of shape (batch, tokens, "
+            f"{bilm.opts.max_characters_per_token}), got {tuple(char_ids.shape)}"
+        )
     with_bounds, lengths = bilm.add_boundaries(char_ids)
     tokens = bilm.embed_tokens(with_bounds, lengths)
     N, T, P = tokens.shape
@@ -118,14 +125,19 @@ def words_in_rows(bilm, char_ids: torch.Tensor, rows: int) -> tuple[torch.Tensor
     result[0, :, P:] = result[0, :, :P]
 
     def direction(d: int) -> None:
-        index = (layout.forward_index if d == 0 else layout.backward_index)
-        outputs, _ = bilm.run_packed(d, flat.index_select(0, index.to(device)), layout.batch_sizes,
-                                     state[d * L: (d + 1) * L], resets,
-                                     distinct=(values, type_of_token.index_select(0, index.to(device))))
+        index = layout.forward_index if d == 0 else layout.backward_index
+        outputs, _ = bilm.run_packed(
+            d,
+            flat.index_select(0, index.to(device)),
+            layout.batch_sizes,
+            state[d * L : (d + 1) * L],
+            resets,
+            distinct=(values, type_of_token.index_select(0, index.to(device))),
+        )
         word_index = index[is_word]  # flat positions sentence * T + t
         target = (offsets[word_index // T] + word_index % T - 1).to(device)
         for k, out in enumerate(outputs):
-            result[k + 1, :, d * P: (d + 1) * P].index_copy_(0, target, out.index_select(0, words))
+            result[k + 1, :, d * P : (d + 1) * P].index_copy_(0, target, out.index_select(0, words))
 
     if device.type == "cpu" and not torch.is_grad_enabled() and torch.get_num_threads() >= 2:
         run_side_by_side(lambda: direction(0), lambda: direction(1))

@@ -12,6 +12,7 @@ the batch, with no learned gain or bias and ε = 1e-12.
 
 Modes: ``all`` (learned s), ``last`` (top layer only), ``average`` (fixed s_j = 1/(L+1)).
 """
+
 from __future__ import annotations
 
 import torch
@@ -51,7 +52,7 @@ class ScalarMix(nn.Module):
         """λ‖w‖² on the raw weights; zero (and no gradient) when nothing is learned."""
         if self.mode != "all" or lam == 0:
             return self.gamma.new_zeros(())
-        return lam * (self.scalar_parameters ** 2).sum()
+        return lam * (self.scalar_parameters**2).sum()
 
     def forward(self, layers: torch.Tensor | list[torch.Tensor], mask: torch.Tensor | None = None) -> torch.Tensor:
         """``layers``: (L+1, B, T, D) or a list of (B, T, D); ``mask`` (B, T) needed for layer norm."""

@@ -3,6 +3,7 @@ them, Devlin et al. 2019): ``Encoder`` (its files and identity, layer shape, pas
 and cached layer sources), one class per kind (``BiLMEncoder``, ``TransformerEncoder``), the
 activation cache they share (``activation_cache``), and ``encoder_for``, the one place a run's
 configuration chooses its encoder."""
+
 from __future__ import annotations
 
 from suite_common.errors import ConfigError

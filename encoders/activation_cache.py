@@ -19,6 +19,7 @@ dataset's sentence list. ``CachedLayers`` reads a cache entry; an encoder's ``li
 per batch (``cache.enabled=false``). A task's batch carries what its source returns (``tasks.base``);
 the cache, the runner and the task models never know which encoder produced the layers.
 """
+
 from __future__ import annotations
 
 import errno
@@ -35,8 +36,8 @@ import numpy as np
 import torch
 
 from elmo_core import file_sha256
-from suite_common.errors import ConfigError, DataError, storage_error
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.errors import ConfigError, DataError, storage_error
 
 FORMAT = "elmo-suite/activations/2"  # 2: keyed by the encoder's cache_identity
 NPY_HEADER_BYTES = 128  # numpy's .npy header for these arrays (format 1.0, padded to 64 bytes)
@@ -101,7 +102,7 @@ class CachedLayers:
 
     def sentence(self, i: int) -> np.ndarray:
         """(L+1, T_i, D) for sentence i."""
-        return np.asarray(self.layers[self.offsets[i]: self.offsets[i + 1]]).transpose(1, 0, 2)
+        return np.asarray(self.layers[self.offsets[i] : self.offsets[i + 1]]).transpose(1, 0, 2)
 
     def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
         """Layers (L+1, B, T, D) float32 and mask (B, T) for the given sentences."""
@@ -127,8 +128,7 @@ class ActivationCache:
         cache's dtype, the sentence offsets and their two .npy headers (meta.json aside)."""
         L1, D = self.encoder.layer_shape()
         tokens = sum(len(s) for s in sentences)
-        return (2 * NPY_HEADER_BYTES + tokens * L1 * D * np.dtype(self.dtype).itemsize
-                + 8 * (len(sentences) + 1))
+        return 2 * NPY_HEADER_BYTES + tokens * L1 * D * np.dtype(self.dtype).itemsize + 8 * (len(sentences) + 1)
 
     def has(self, sentences: list[list[str]]) -> bool:
         """Whether an entry for ``sentences`` is on disk (verified only when opened)."""
@@ -163,7 +163,8 @@ class ActivationCache:
                 f"the activation cache for {', '.join(missing)} would take {size_text(need)} ({tokens:,} tokens x "
                 f"{L1} layers x {D} x {np.dtype(self.dtype).itemsize} bytes), more than {limit}; nothing was written. "
                 f"Run the encoder on each batch instead with cache.enabled=false"
-                + (" (or halve the cache with cache.dtype=float16)" if self.dtype == "float32" else ""))
+                + (" (or halve the cache with cache.dtype=float16)" if self.dtype == "float32" else "")
+            )
         return need
 
     def get(self, sentences: list[list[str]], name: str = "data") -> CachedLayers:
@@ -213,17 +214,25 @@ class ActivationCache:
         shutil.rmtree(tmp, ignore_errors=True)
         try:
             tmp.mkdir()
-            layers = np.lib.format.open_memmap(tmp / "layers.npy", mode="w+", dtype=self.dtype,
-                                               shape=(int(offsets[-1]), L1, D))
+            layers = np.lib.format.open_memmap(
+                tmp / "layers.npy", mode="w+", dtype=self.dtype, shape=(int(offsets[-1]), L1, D)
+            )
             with open(tmp / "layers.npy", "r+b") as f:  # claim the blocks now: a full disk is an error here,
                 os.posix_fallocate(f.fileno(), 0, os.fstat(f.fileno()).st_size)  # not a SIGBUS in the mmap
             for i, sent_layers in self.encoder.embed(sentences, name):
-                layers[offsets[i]: offsets[i + 1]] = sent_layers.transpose(1, 0, 2)
+                layers[offsets[i] : offsets[i + 1]] = sent_layers.transpose(1, 0, 2)
             layers.flush()
             del layers
             np.save(tmp / "offsets.npy", offsets)
-            meta = {"format": FORMAT, "name": name, "sentences": len(sentences), "tokens": int(offsets[-1]),
-                    "shape": [int(offsets[-1]), L1, D], "dtype": self.dtype, **self.encoder.meta()}
+            meta = {
+                "format": FORMAT,
+                "name": name,
+                "sentences": len(sentences),
+                "tokens": int(offsets[-1]),
+                "shape": [int(offsets[-1]), L1, D],
+                "dtype": self.dtype,
+                **self.encoder.meta(),
+            }
             for part in ("layers", "offsets"):
                 meta[f"{part}_bytes"] = (tmp / f"{part}.npy").stat().st_size
                 meta[f"{part}_sha256"] = file_sha256(tmp / f"{part}.npy")

@@ -8,6 +8,7 @@ pass over sentences (``embed``), a live per-batch source (``live``), and the lay
 task's splits (``layer_source``: from the cache, or live when the cache is off). One subclass per
 kind: ``encoders.bilm.BiLMEncoder``, ``encoders.transformer.TransformerEncoder``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,10 +28,14 @@ class CacheSettings:
     max_gb: float | None = 100
 
     @classmethod
-    def from_config(cls, cfg) -> "CacheSettings":
+    def from_config(cls, cfg) -> CacheSettings:
         cache = cfg.get("cache") or {}
-        return cls(bool(cache.get("enabled", True)), str(cache.get("dir", cls.root)),
-                   str(cache.get("dtype", "float32")), cache.get("max_gb"))
+        return cls(
+            bool(cache.get("enabled", True)),
+            str(cache.get("dir", cls.root)),
+            str(cache.get("dtype", "float32")),
+            cache.get("max_gb"),
+        )
 
 
 class Encoder:
@@ -90,5 +95,7 @@ class Encoder:
             return self.cache().get(sentences, name)
         return self.live(sentences)
 
-    def finetuned(self, train_text: str, dev_text: str, task_name: str) -> "Encoder":
-        raise ConfigError(f"encoder.finetune=true fine-tunes the biLM (§3.4); it is not available with encoder={self.kind}")
+    def finetuned(self, train_text: str, dev_text: str, task_name: str) -> Encoder:
+        raise ConfigError(
+            f"encoder.finetune=true fine-tunes the biLM (§3.4); it is not available with encoder={self.kind}"
+        )

@@ -4,6 +4,7 @@ the task's training text first (§3.4, ``encoder.finetune``) — with its state 
 stateful with states carried across batches in file order, as the original; stateful after a
 warm-up of the data's first batches) and its pass over a dataset.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -67,13 +68,18 @@ class BiLMEncoder(Encoder):
             object.__setattr__(self, "warmup_batches", 0)
 
     @classmethod
-    def from_config(cls, cfg) -> "BiLMEncoder":
+    def from_config(cls, cfg) -> BiLMEncoder:
         """``encoder.options`` + ``encoder.weights``, or the embedded biLM when neither is given, with
         the run's state policy, batch size, device and cache settings."""
         bilm = cfg.get("encoder") or {}
-        settings = dict(state=bilm.get("state", "stateless"), batch_size=int(bilm.get("batch_size", 64)),
-                        device=str(cfg.get("device", "cpu")), warmup_batches=int(bilm.get("warmup_batches", 0)),
-                        cache_settings=CacheSettings.from_config(cfg), finetune_epochs=int(bilm.get("finetune_epochs", 1)))
+        settings = dict(
+            state=bilm.get("state", "stateless"),
+            batch_size=int(bilm.get("batch_size", 64)),
+            device=str(cfg.get("device", "cpu")),
+            warmup_batches=int(bilm.get("warmup_batches", 0)),
+            cache_settings=CacheSettings.from_config(cfg),
+            finetune_epochs=int(bilm.get("finetune_epochs", 1)),
+        )
         options, weights = bilm.get("options"), bilm.get("weights")
         if bilm.get("preset"):
             if options or weights:
@@ -82,8 +88,13 @@ class BiLMEncoder(Encoder):
         if options or weights:
             if not (options and weights):
                 raise ConfigError("give both encoder.options and encoder.weights (or neither, for the embedded biLM)")
-            return cls(local_path(options), local_path(weights), "given",  # a URL: its verified cached copy
-                       allow_extra=bool(bilm.get("allow_extra_weights", False)), **settings)
+            return cls(
+                local_path(options),
+                local_path(weights),
+                "given",  # a URL: its verified cached copy
+                allow_extra=bool(bilm.get("allow_extra_weights", False)),
+                **settings,
+            )
         return cls(*embedded_files(), "embedded", **settings)
 
     @cached_property
@@ -104,8 +115,11 @@ class BiLMEncoder(Encoder):
     def cache_identity(self) -> list:
         # every activation depends on the batch size: stateful ones through the carried states, stateless
         # ones in their last bits (other padding, other matrix shapes: up to 1.4e-6 measured)
-        state = (f"stateless-b{self.batch_size}" if self.state == "stateless"
-                 else f"{self.state}-b{self.batch_size}-w{self.warmup_batches}")
+        state = (
+            f"stateless-b{self.batch_size}"
+            if self.state == "stateless"
+            else f"{self.state}-b{self.batch_size}-w{self.warmup_batches}"
+        )
         return ["bilm", self.sha256, self.options_sha256, state]
 
     def layer_shape(self) -> tuple[int, int]:
@@ -114,13 +128,23 @@ class BiLMEncoder(Encoder):
         return opts.n_layers + 1, 2 * opts.projection_dim
 
     def meta(self) -> dict:
-        return {"encoder": "bilm", "state": self.state, "warmup_batches": self.warmup_batches,
-                "bilm_sha256": self.sha256, "options_sha256": self.options_sha256}
+        return {
+            "encoder": "bilm",
+            "state": self.state,
+            "warmup_batches": self.warmup_batches,
+            "bilm_sha256": self.sha256,
+            "options_sha256": self.options_sha256,
+        }
 
     def load(self):
         """A fresh copy of the biLM (its own carried state)."""
-        return load_bilm(self.options, self.weights, stateful=self.state != "stateless", device=self.device,
-                         allow_extra=self.allow_extra)
+        return load_bilm(
+            self.options,
+            self.weights,
+            stateful=self.state != "stateless",
+            device=self.device,
+            allow_extra=self.allow_extra,
+        )
 
     @cached_property
     def model(self):
@@ -132,11 +156,12 @@ class BiLMEncoder(Encoder):
         bilm.reset_state()
         for start in range(0, min(self.warmup_batches * self.batch_size, len(sentences)), self.batch_size):
             with torch.inference_mode():  # warm-up: run the data's first batches, keep only the states
-                bilm(batch_to_ids(sentences[start: start + self.batch_size]).to(bilm.bos_ids.device))
+                bilm(batch_to_ids(sentences[start : start + self.batch_size]).to(bilm.bos_ids.device))
             ActivationCache.encoder_passes += 1
         if name is not None:
-            print(f"biLM pass over {name}: {len(sentences)} sentences, {sum(map(len, sentences))} tokens",
-                  file=sys.stderr)
+            print(
+                f"biLM pass over {name}: {len(sentences)} sentences, {sum(map(len, sentences))} tokens", file=sys.stderr
+            )
         yield from embed_sentences(bilm, sentences, self.batch_size, progress=name is not None)
         ActivationCache.encoder_passes += -(-len(sentences) // self.batch_size)
 
@@ -148,14 +173,17 @@ class BiLMEncoder(Encoder):
             raise ConfigError(f"encoder.state={self.state} needs cache.enabled=true (the warm-up runs while caching)")
         return super().layer_source(sentences, name)
 
-    def finetuned(self, train_text: str, dev_text: str, task_name: str) -> "BiLMEncoder":
+    def finetuned(self, train_text: str, dev_text: str, task_name: str) -> BiLMEncoder:
         """§3.4 / Table 7: this biLM trained further on a task's text (labels ignored) for
         ``encoder.finetune_epochs``, then frozen. Kept under ``<cache_dir>/../finetuned/<hash>`` keyed
         by the weights and the text, so every run (and seed) on the same data shares it."""
         from elmo_core.pretrain import finetune
+
         if not (self.options.parent / "vocab.txt").exists():
-            raise WeightsError(f"encoder.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
-                               "(models exported by elmo_core.pretrain have them)")
+            raise WeightsError(
+                f"encoder.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
+                "(models exported by elmo_core.pretrain have them)"
+            )
         key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
         out = Path(self.cache_settings.root).parent / "finetuned" / key
         summary_path = out / "summary.json"
@@ -164,19 +192,36 @@ class BiLMEncoder(Encoder):
             (out / "task_train.txt").write_text(train_text, encoding="utf-8")
             (out / "task_dev.txt").write_text(dev_text, encoding="utf-8")
             print(f"fine-tuning the biLM on {task_name} training text -> {out}", flush=True)
-            finetune(self.options.parent, out / "task_train.txt", out / "task_dev.txt", out,
-                     epochs=self.finetune_epochs, seed=0, device=self.device)
+            finetune(
+                self.options.parent,
+                out / "task_train.txt",
+                out / "task_dev.txt",
+                out,
+                epochs=self.finetune_epochs,
+                seed=0,
+                device=self.device,
+            )
         summary = json.loads(summary_path.read_text())
-        report = {"dir": str(out), "dev_perplexity_before": summary["heldout_perplexity_before"]["average"],
-                  "dev_perplexity_after": summary["heldout_perplexity"]["average"],
-                  "tokens": summary["progress"]["tokens"]}
-        return replace(self, options=out / "options.json", weights=out / "weights.hdf5", origin="finetuned",
-                       allow_extra=False, finetune_report=report)
+        report = {
+            "dir": str(out),
+            "dev_perplexity_before": summary["heldout_perplexity_before"]["average"],
+            "dev_perplexity_after": summary["heldout_perplexity"]["average"],
+            "tokens": summary["progress"]["tokens"],
+        }
+        return replace(
+            self,
+            options=out / "options.json",
+            weights=out / "weights.hdf5",
+            origin="finetuned",
+            allow_extra=False,
+            finetune_report=report,
+        )
 
 
 def embedded_files() -> tuple[Path, Path]:
     """The embedded biLM's options and weights (``elmo_core/pretrained/small``)."""
     from elmo_core.pretrained import model_dir
+
     try:
         d = model_dir("small")
     except FileNotFoundError as e:

@@ -7,6 +7,7 @@ entries are keyed by those files, the word pooling and the window length. ``enco
 local ``save_pretrained`` directory or a hub name (through the local Hugging Face cache); null means
 the embedded small BERT.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,8 @@ from .base import CacheSettings, Encoder
 
 @dataclass(frozen=True, eq=False)
 class TransformerEncoder(Encoder):
-    model: str        # as configured (a directory or a hub name)
-    model_dir: Path   # where its files are
+    model: str  # as configured (a directory or a hub name)
+    model_dir: Path  # where its files are
     pooling: str = "first"
     max_length: int | None = None
     batch_size: int = 32  # sentences per encoder batch when filling the cache
@@ -33,24 +34,33 @@ class TransformerEncoder(Encoder):
     kind = "transformer"
 
     @classmethod
-    def from_config(cls, cfg) -> "TransformerEncoder":
+    def from_config(cls, cfg) -> TransformerEncoder:
         """``encoder.model`` (null: the embedded small BERT), its revision, pooling, window and batch size."""
         from bert_core.word_layers import resolve_model_dir
+
         encoder_cfg = cfg.encoder
         model = encoder_cfg.get("model")
         if not model:
             from bert_core.pretrained import model_dir
+
             try:
                 model = str(model_dir("small"))
             except FileNotFoundError as e:
                 raise ConfigError(f"{e}; pass encoder.model=DIR") from None
-        return cls(str(model), resolve_model_dir(str(model), encoder_cfg.get("revision")),
-                   encoder_cfg.get("pooling", "first"), encoder_cfg.get("max_length"), encoder_cfg.get("batch_size", 32),
-                   str(cfg.get("device", "cpu")), CacheSettings.from_config(cfg))
+        return cls(
+            str(model),
+            resolve_model_dir(str(model), encoder_cfg.get("revision")),
+            encoder_cfg.get("pooling", "first"),
+            encoder_cfg.get("max_length"),
+            encoder_cfg.get("batch_size", 32),
+            str(cfg.get("device", "cpu")),
+            CacheSettings.from_config(cfg),
+        )
 
     @cached_property
     def sha256(self) -> str:
         from bert_core.word_layers import model_files_sha256
+
         return model_files_sha256(self.model_dir)
 
     @property
@@ -58,8 +68,14 @@ class TransformerEncoder(Encoder):
         return str(self.model_dir)
 
     def identity(self) -> dict:
-        return {"kind": "transformer", "model": self.model, "model_dir": str(self.model_dir), "sha256": self.sha256,
-                "pooling": self.pooling, "max_length": self.max_length}
+        return {
+            "kind": "transformer",
+            "model": self.model,
+            "model_dir": str(self.model_dir),
+            "sha256": self.sha256,
+            "pooling": self.pooling,
+            "max_length": self.max_length,
+        }
 
     def cache_identity(self) -> list:
         # the batch size changes the padding, and with it the last bits of the layers
@@ -71,23 +87,31 @@ class TransformerEncoder(Encoder):
             config = json.loads((self.model_dir / "config.json").read_text())
             return int(config["num_hidden_layers"]) + 1, int(config["hidden_size"])
         except (OSError, ValueError, KeyError) as e:
-            raise EncoderError(f"{self.model_dir / 'config.json'}: no num_hidden_layers/hidden_size "
-                               f"({type(e).__name__})") from None
+            raise EncoderError(
+                f"{self.model_dir / 'config.json'}: no num_hidden_layers/hidden_size ({type(e).__name__})"
+            ) from None
 
     def meta(self) -> dict:
-        return {"encoder": "transformer", "model_sha256": self.sha256, "pooling": self.pooling,
-                "max_length": self.max_length}
+        return {
+            "encoder": "transformer",
+            "model_sha256": self.sha256,
+            "pooling": self.pooling,
+            "max_length": self.max_length,
+        }
 
     @cached_property
     def word_encoder(self):
         from bert_core.word_layers import TransformerWordEncoder
+
         return TransformerWordEncoder(self.model_dir, self.pooling, self.max_length, self.device)
 
     def embed(self, sentences: list[list[str]], name: str | None):
         encoder = self.word_encoder
         if name is not None:
-            print(f"Transformer pass over {name}: {len(sentences)} sentences, {sum(map(len, sentences))} words",
-                  file=sys.stderr)
+            print(
+                f"Transformer pass over {name}: {len(sentences)} sentences, {sum(map(len, sentences))} words",
+                file=sys.stderr,
+            )
         yield from encoder.embed_sentences(sentences, self.batch_size, progress=name is not None)
         ActivationCache.encoder_passes += -(-len(sentences) // self.batch_size)
 

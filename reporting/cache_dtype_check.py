@@ -10,6 +10,7 @@ Pairs the records of ``--float16`` (runs with ``cache.dtype=float16``) with the 
 writes per task: the dev metric of each seed in both dtypes, mean ± std of each, and the difference of
 the means against the float32 seeds' standard deviation.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,27 +31,39 @@ def cache_dtype(r: dict) -> str:
 
 
 def key(r: dict) -> tuple:
-    return (r["task"], r.get("ablation"), r.get("profile"), r["config"]["seed"], (r.get("identity") or {}).get("bilm_sha256"))
+    return (
+        r["task"],
+        r.get("ablation"),
+        r.get("profile"),
+        r["config"]["seed"],
+        (r.get("identity") or {}).get("bilm_sha256"),
+    )
 
 
 def table(float32: list[dict], float16: list[dict]) -> tuple[str, list[str]]:
-    plain = {key(r): r for r in float32 if cache_dtype(r) == "float32"
-             and r["config"]["data"].get("fraction", 1.0) == 1.0}
+    plain = {
+        key(r): r for r in float32 if cache_dtype(r) == "float32" and r["config"]["data"].get("fraction", 1.0) == 1.0
+    }
     by_task: dict[str, list[tuple[float, float]]] = {}
     for r in float16:
         if cache_dtype(r) != "float16" or key(r) not in plain:
             continue
         metric = r["metric"]
         by_task.setdefault(f"{r['task']} ({metric})", []).append((plain[key(r)]["dev"][metric], r["dev"][metric]))
-    lines = ["| task | seeds | float32, per seed | float16, per seed | float32 mean ± std | float16 mean ± std "
-             "| difference of the means | in float32 std |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| task | seeds | float32, per seed | float16, per seed | float32 mean ± std | float16 mean ± std "
+        "| difference of the means | in float32 std |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     commands = sorted({r.get("command", "?") for r in float16})
     for task, pairs in sorted(by_task.items()):
         a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
         std = a.std(ddof=1) if len(a) > 1 else float("nan")
-        lines.append(f"| {task} | {len(pairs)} | {' / '.join(f'{v:.2f}' for v in a)} | {' / '.join(f'{v:.2f}' for v in b)} "
-                     f"| {a.mean():.2f} ± {std:.2f} | {b.mean():.2f} ± {b.std(ddof=1) if len(b) > 1 else float('nan'):.2f} "
-                     f"| {b.mean() - a.mean():+.2f} | {(b.mean() - a.mean()) / std:+.2f} |")
+        lines.append(
+            f"| {task} | {len(pairs)} | {' / '.join(f'{v:.2f}' for v in a)} | {' / '.join(f'{v:.2f}' for v in b)} "
+            f"| {a.mean():.2f} ± {std:.2f} | {b.mean():.2f} ± {b.std(ddof=1) if len(b) > 1 else float('nan'):.2f} "
+            f"| {b.mean() - a.mean():+.2f} | {(b.mean() - a.mean()) / std:+.2f} |"
+        )
     return "\n".join(lines), commands
 
 
@@ -64,11 +77,16 @@ def main(argv=None) -> None:
     f16 = records(args.float16)
     dates = sorted(r.get("date", "?") for r in f16)
     hardware = sorted({json.dumps(r.get("hardware"), sort_keys=True) for r in f16})
-    report = ("# float16 against float32 activation cache (dev)\n\n" + text + "\n\nfloat16 runs: "
-              + "; ".join(f"`{c}`" for c in commands) + f", {dates[0] if dates else '?'} to {dates[-1] if dates else '?'}, "
-              f"hardware {', '.join(hardware)}. float32 runs: the committed records of `{args.float32}` "
-              "(their commands in that directory's tables). Made by `python -m reporting.cache_dtype_check "
-              f"--float32 {args.float32} --float16 {args.float16}" + (f" --out {args.out}" if args.out else "") + "`.\n")
+    report = (
+        "# float16 against float32 activation cache (dev)\n\n"
+        + text
+        + "\n\nfloat16 runs: "
+        + "; ".join(f"`{c}`" for c in commands)
+        + f", {dates[0] if dates else '?'} to {dates[-1] if dates else '?'}, "
+        f"hardware {', '.join(hardware)}. float32 runs: the committed records of `{args.float32}` "
+        "(their commands in that directory's tables). Made by `python -m reporting.cache_dtype_check "
+        f"--float32 {args.float32} --float16 {args.float16}" + (f" --out {args.out}" if args.out else "") + "`.\n"
+    )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(report)

@@ -10,9 +10,10 @@ in ``extras.md`` with the keys that differ, never averaged in. So does a run tha
 are allowed to vary: the seed, the training fraction of Figure 1 (``data.fraction``,
 ``trainer.equal_updates``), and the biLM variants of ``variants.md`` (state policy, fine-tuning).
 """
+
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -24,8 +25,15 @@ from tasks.run_records import comparable, content_sha256
 from tasks.run_settings import ADDED_AT_DEFAULT, effective_position
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
-VARYING = ("seed", "data.fraction", "trainer.equal_updates", "encoder.state", "encoder.warmup_batches", "encoder.finetune",
-           "encoder.finetune_epochs")
+VARYING = (
+    "seed",
+    "data.fraction",
+    "trainer.equal_updates",
+    "encoder.state",
+    "encoder.warmup_batches",
+    "encoder.finetune",
+    "encoder.finetune_epochs",
+)
 
 
 def flat(d: dict, prefix: str = "") -> dict:
@@ -38,10 +46,11 @@ def flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def composed(choices: tuple[str, ...]) -> dict:
     """The configuration these choices compose to today (resolved, plain)."""
     from hydra import compose, initialize_config_dir
+
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=list(choices))
     return OmegaConf.to_container(cfg, resolve=True)
@@ -52,7 +61,7 @@ def prescribed(choices: tuple[str, ...]) -> dict:
     return settings(composed(choices))
 
 
-@lru_cache(maxsize=None)
+@cache
 def prescribed_data(choices: tuple[str, ...]) -> dict[str, str]:
     """split -> SHA-256 of the data file these choices read now (``missing`` where it is not here)."""
     return {split: content_sha256(path) for split, path in data_files(composed(choices).get("data") or {}).items()}
@@ -86,8 +95,11 @@ def data_differences(r: Record) -> dict[str, tuple]:
     directory's name says. Files not here now cannot be compared and count as the same."""
     ran = (r.identity or {}).get("data_sha256") or {}
     wanted = prescribed_data(r.choices)
-    return {f"data.{split} (file content)": (sha[:12], wanted[split][:12]) for split, sha in sorted(ran.items())
-            if wanted.get(split, "missing") != "missing" and sha != wanted[split]}
+    return {
+        f"data.{split} (file content)": (sha[:12], wanted[split][:12])
+        for split, sha in sorted(ran.items())
+        if wanted.get(split, "missing") != "missing" and sha != wanted[split]
+    }
 
 
 def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, ...] | None = None) -> dict[str, tuple]:
@@ -104,13 +116,25 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
     except Exception as e:  # a task, profile or ablation that no longer exists
         return {"(configuration)": (" ".join(r.choices), f"does not compose now: {type(e).__name__}")}
     ran = settings(r.config)
-    unread = () if r.uses_encoder else ("elmo.", "encoder.", "cache.")  # a baseline reads no encoder: its settings do not matter
-    keys = sorted(k for k in set(ran) | set(wanted)
-                  if not k.startswith(("identity", *unread)) and k not in VARYING and ran.get(k) != wanted.get(k)
-                  and not any(k == a or k.startswith(f"{a}.") for a in accepted))
-    data = {k: v for k, v in data_differences(r).items()  # other data files on purpose: --accept data.<split>_file
-            if not any(a in ("data", "data.dir", f"data.{k.split()[0][5:]}_file", f"data.{k.split()[0][5:]}_path")
-                       for a in accepted)}
+    unread = (
+        () if r.uses_encoder else ("elmo.", "encoder.", "cache.")
+    )  # a baseline reads no encoder: its settings do not matter
+    keys = sorted(
+        k
+        for k in set(ran) | set(wanted)
+        if not k.startswith(("identity", *unread))
+        and k not in VARYING
+        and ran.get(k) != wanted.get(k)
+        and not any(k == a or k.startswith(f"{a}.") for a in accepted)
+    )
+    data = {
+        k: v
+        for k, v in data_differences(r).items()  # other data files on purpose: --accept data.<split>_file
+        if not any(
+            a in ("data", "data.dir", f"data.{k.split()[0][5:]}_file", f"data.{k.split()[0][5:]}_path")
+            for a in accepted
+        )
+    }
     return {**{k: (ran.get(k), wanted.get(k)) for k in keys}, **data, **history_differences(r)}
 
 

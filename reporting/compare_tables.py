@@ -9,6 +9,7 @@ Reads the ``.csv`` tables that ``reporting.report`` writes (``table1``, ``table2
 and a cell empty in either (``—``) stays visible as such. The numbers are the tables' own: each
 table's ``.md`` file names the commands, hardware, dates and biLM behind it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,9 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
-TABLES = {"table1": "Table 1: baseline vs ELMo", "table2": "Table 2: layer weighting",
-          "table3": "Table 3: where ELMo goes", "table7": "Table 7: biLM dev perplexity before → after fine-tuning",
-          "probes": "Tables 5-6: probes per biLM layer"}
+TABLES = {
+    "table1": "Table 1: baseline vs ELMo",
+    "table2": "Table 2: layer weighting",
+    "table3": "Table 3: where ELMo goes",
+    "table7": "Table 7: biLM dev perplexity before → after fine-tuning",
+    "probes": "Tables 5-6: probes per biLM layer",
+}
 KEYS = {"probes": ["probe", "layer"]}
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -77,17 +82,23 @@ def write(old_dir: Path, new_dir: Path, out: Path, profiles: bool = False, title
     """``profiles``: the two directories hold two run profiles (quick → paper) of one biLM, not two biLMs;
     ``title``: what changed between them, when it is something else (e.g. a setting's default)."""
     what = title or ("Quick and paper profile" if profiles else "Old and new biLM")
-    same = ". Each table's `.md` file in those directories names its profile, biLM," if profiles else \
-        "; \"(same)\" where both tables hold the same runs (the baselines, which do not use the biLM). Each " \
+    same = (
+        ". Each table's `.md` file in those directories names its profile, biLM,"
+        if profiles
+        else '; "(same)" where both tables hold the same runs (the baselines, which do not use the biLM). Each '
         "table's `.md` file in those directories names its biLM,"
-    parts = [f"# {what} side by side\n\nOld: `{old_dir}/`; new: `{new_dir}/`. Each cell: old → new "
-             f"(change of the mean){same} commands, hardware and dates.\n\nMade by `python -m reporting.compare_tables "
-             f"--old {old_dir} --new {new_dir} --out {out}{' --profiles' if profiles else ''}"
-             f"{f' --title {chr(34)}{title}{chr(34)}' if title else ''}`.\n"]
+    )
+    parts = [
+        f"# {what} side by side\n\nOld: `{old_dir}/`; new: `{new_dir}/`. Each cell: old → new "
+        f"(change of the mean){same} commands, hardware and dates.\n\nMade by `python -m reporting.compare_tables "
+        f"--old {old_dir} --new {new_dir} --out {out}{' --profiles' if profiles else ''}"
+        f"{f' --title {chr(34)}{title}{chr(34)}' if title else ''}`.\n"
+    ]
     for name, title in TABLES.items():
         paths = [old_dir / f"{name}.csv", new_dir / f"{name}.csv"]
-        absent = [f"{p} missing" for p in paths if not p.exists()] + \
-            [f"{p} has no rows" for p in paths if p.exists() and not p.read_text().strip()]
+        absent = [f"{p} missing" for p in paths if not p.exists()] + [
+            f"{p} has no rows" for p in paths if p.exists() and not p.read_text().strip()
+        ]
         if absent:
             parts.append(f"\n## {title}\n\nNot compared: {', '.join(absent)}.\n")
             continue
@@ -105,15 +116,21 @@ def main(argv=None) -> None:
     ap.add_argument("--old", type=Path, required=True, help="report directory of the old biLM (e.g. results)")
     ap.add_argument("--new", type=Path, required=True, help="report directory of the new biLM (e.g. results/small)")
     ap.add_argument("--out", type=Path, required=True, help="markdown file to write")
-    ap.add_argument("--profiles", action="store_true",
-                    help="the directories hold two run profiles of one biLM (e.g. results/small and results/paper)")
-    ap.add_argument("--title", help="what changed between the two directories, for the heading (default: the "
-                    "biLM, or with --profiles the profile)")
+    ap.add_argument(
+        "--profiles",
+        action="store_true",
+        help="the directories hold two run profiles of one biLM (e.g. results/small and results/paper)",
+    )
+    ap.add_argument(
+        "--title",
+        help="what changed between the two directories, for the heading (default: the "
+        "biLM, or with --profiles the profile)",
+    )
     args = ap.parse_args(argv)
     try:
         print(f"wrote {write(args.old, args.new, args.out, args.profiles, args.title)}")
     except (CompareError, pd.errors.ParserError, OSError) as e:
-        raise SystemExit(f"error: {e}")
+        raise SystemExit(f"error: {e}") from None
 
 
 if __name__ == "__main__":

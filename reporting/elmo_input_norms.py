@@ -10,6 +10,7 @@ SICK onto two classes at ELMo dropout 0.5.
 Each ``RUN_DIR`` holds ``best.pt`` and ``results.json`` (a run of ``run.py`` with ELMo at the input).
 The dev split is read as the run read it, through the same activation cache.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,10 +60,13 @@ def row(run_dir: Path) -> str:
     mix = (record.mixing_weights or {}).get("input", {})
     per_class = (record.dev or {}).get("per_class_accuracy") or {}
     lowest = min(per_class.items(), key=lambda kv: kv[1]) if per_class else None
-    return (f"| {record.task} | {record.profile} | {record.setting} ({record.position}) | {record.seed} | {record.config['elmo']['dropout']} | {record.value:.2f} | "
-            f"{f'{lowest[0]} {lowest[1]:.1f}' if lowest else '-'} | {mix.get('gamma', float('nan')):.3f} | "
-            f"{' / '.join(f'{s:.2f}' for s in mix.get('s', []))} | {norms['word']:.2f} | {norms['elmo']:.2f} | "
-            f"{norms['elmo'] / norms['word']:.2f} | `{run_dir}` |")
+    return (
+        f"| {record.task} | {record.profile} | {record.setting} ({record.position}) | {record.seed} "
+        f"| {record.config['elmo']['dropout']} | {record.value:.2f} | "
+        f"{f'{lowest[0]} {lowest[1]:.1f}' if lowest else '-'} | {mix.get('gamma', float('nan')):.3f} | "
+        f"{' / '.join(f'{s:.2f}' for s in mix.get('s', []))} | {norms['word']:.2f} | {norms['elmo']:.2f} | "
+        f"{norms['elmo'] / norms['word']:.2f} | `{run_dir}` |"
+    )
 
 
 def main(argv=None) -> None:
@@ -70,13 +74,21 @@ def main(argv=None) -> None:
     ap.add_argument("runs", nargs="+", type=Path, help="run directories (best.pt and results.json)")
     ap.add_argument("--out", type=Path, help="Markdown file to write (default: print only)")
     args = ap.parse_args(argv)
-    lines = ["| task | profile | ablation (ELMo position) | seed | ELMo dropout | dev | lowest class (accuracy) | γ (input) | s_j (input) | "
-             "‖x_k‖ | ‖ELMo_k‖ | ‖ELMo_k‖ / ‖x_k‖ | run |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| task | profile | ablation (ELMo position) | seed | ELMo dropout | dev | lowest class (accuracy) "
+        "| γ (input) | s_j (input) | "
+        "‖x_k‖ | ‖ELMo_k‖ | ‖ELMo_k‖ / ‖x_k‖ | run |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     lines += [row(d) for d in args.runs]
-    text = ("# The input ELMo vector against the token embedding (dev tokens, eval mode)\n\n" + "\n".join(lines)
-            + f"\n\nMade by `python -m reporting.elmo_input_norms {' '.join(map(str, args.runs))}"
-            + (f" --out {args.out}" if args.out else "") + f"` on {platform.machine()}, "
-            + f"{datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='minutes')}.\n")
+    text = (
+        "# The input ELMo vector against the token embedding (dev tokens, eval mode)\n\n"
+        + "\n".join(lines)
+        + f"\n\nMade by `python -m reporting.elmo_input_norms {' '.join(map(str, args.runs))}"
+        + (f" --out {args.out}" if args.out else "")
+        + f"` on {platform.machine()}, "
+        + f"{datetime.datetime.now(datetime.UTC).isoformat(timespec='minutes')}.\n"
+    )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)

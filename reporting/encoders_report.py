@@ -5,8 +5,8 @@ layer mixes with no contextual layers (baseline), the biLM's (ELMo) or a Transfo
 Written by ``python -m reporting.report`` as ``encoders.{md,csv,tex}`` when Transformer records
 are present; the paper's Tables 1-3 and ``probes.md`` never include them.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import pandas as pd
 
@@ -37,13 +37,19 @@ def encoders_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for task in ENCODER_TASKS:
         if task not in set(transformer.task):
             continue
-        row = {"task": f"{task} ({paper.TASKS[task]['metric']})", "baseline": _cell(baseline[baseline.task == task].value),
-               "ELMo (biLM)": _cell(elmo[elmo.task == task].value)}
+        row = {
+            "task": f"{task} ({paper.TASKS[task]['metric']})",
+            "baseline": _cell(baseline[baseline.task == task].value),
+            "ELMo (biLM)": _cell(elmo[elmo.task == task].value),
+        }
         for label in labels:
-            row[f"BERT: {label}"] = _cell(transformer[(transformer.task == task) & (transformer.encoder == label)].value)
+            row[f"BERT: {label}"] = _cell(
+                transformer[(transformer.task == task) & (transformer.encoder == label)].value
+            )
         rows.append(row)
-    used = pd.concat([baseline[baseline.task.isin(set(transformer.task))], elmo[elmo.task.isin(set(transformer.task))],
-                      transformer])
+    used = pd.concat(
+        [baseline[baseline.task.isin(set(transformer.task))], elmo[elmo.task.isin(set(transformer.task))], transformer]
+    )
     return pd.DataFrame(rows), used
 
 
@@ -58,9 +64,11 @@ def probes_by_encoder(probes: pd.DataFrame) -> pd.DataFrame:
     return means.map(lambda v: "—" if pd.isna(v) else f"{v:.2f}").reset_index()
 
 
-NOTES = ("Dev, quick profile unless the title says otherwise. Every column uses the same task heads and the "
-         "same scalar mix (softmax-normalized weights, γ, λ‖w‖²) at the paper's ELMo position for each task; "
-         "only the source of the layers differs: none (baseline), the embedded biLM (ELMo: token layer + 2 "
-         "biLSTM layers) or a frozen Transformer (embedding output + every hidden layer; a word's vector from "
-         "its first WordPiece piece unless the column says otherwise). Probes: accuracy per layer, 0 = the "
-         "token/embedding layer.")
+NOTES = (
+    "Dev, quick profile unless the title says otherwise. Every column uses the same task heads and the "
+    "same scalar mix (softmax-normalized weights, γ, λ‖w‖²) at the paper's ELMo position for each task; "
+    "only the source of the layers differs: none (baseline), the embedded biLM (ELMo: token layer + 2 "
+    "biLSTM layers) or a frozen Transformer (embedding output + every hidden layer; a word's vector from "
+    "its first WordPiece piece unless the column says otherwise). Probes: accuracy per layer, 0 = the "
+    "token/embedding layer."
+)

@@ -3,6 +3,7 @@ Figure 2: the learned layer weights), written by ``python -m reporting.report``.
 the data, the biLM, the profile and the number of seeds of its runs, and its file name says whose
 runs it shows.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,6 +22,7 @@ def shipped_bilms() -> dict[str, str]:
     """SHA-256 -> name of the biLMs shipped in ``elmo_core/pretrained``."""
     from elmo_core import file_sha256
     from elmo_core.pretrained import ROOT
+
     return {file_sha256(d / "weights.hdf5"): d.name for d in sorted(ROOT.iterdir()) if (d / "weights.hdf5").exists()}
 
 
@@ -42,8 +44,10 @@ def figure_caption(runs: pd.DataFrame) -> str:
     shipped = shipped_bilms()
     bilms = sorted(set(runs.bilm_sha256.dropna())) if "bilm_sha256" in runs else []
     profiles = sorted(set(runs.profile.dropna())) if "profile" in runs else []
-    return (f"biLM: {', '.join(bilm_name(b, shipped) for b in bilms) or '-'}; "
-            f"{', '.join(profiles) or '-'} profile; dev sets")
+    return (
+        f"biLM: {', '.join(bilm_name(b, shipped) for b in bilms) or '-'}; "
+        f"{', '.join(profiles) or '-'} profile; dev sets"
+    )
 
 
 def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
@@ -65,21 +69,40 @@ def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
             ax.set_xticks([])
             ax.set_yticks([])
             continue
-        grid = np.array([np.mean(np.array(elmo[(elmo.task == t) & elmo[col].notna()][col].tolist()), axis=0)
-                         for t in tasks])
+        grid = np.array(
+            [np.mean(np.array(elmo[(elmo.task == t) & elmo[col].notna()][col].tolist()), axis=0) for t in tasks]
+        )
         im = ax.imshow(grid, vmin=low, vmax=high, cmap="Blues", aspect="auto")
         ax.set_xticks(range(grid.shape[1]), ["tokens"] + [f"LSTM {k}" for k in range(1, grid.shape[1])])
         n = [len(elmo[(elmo.task == t) & elmo[col].notna()]) for t in tasks]
         ax.set_yticks(range(len(tasks)), [f"{paper.OUR_DATA.get(t, t)} (n={k})" for t, k in zip(tasks, n)])
         for (i, j), v in np.ndenumerate(grid):
             shown = round(float(v), 2)  # marks follow the printed value: two cells labelled alike look alike
-            ax.text(j, i, f"{shown:.2f}", ha="center", va="center", fontsize=8,
-                    color="white" if v > (low + high) / 2 else "black")
+            ax.text(
+                j,
+                i,
+                f"{shown:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if v > (low + high) / 2 else "black",
+            )
             if shown < round(1 / 3, 2) or shown > round(2 / 3, 2):
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=0,
-                                           hatch="///" if shown < 0.33 else "..", edgecolor="gray"))
+                ax.add_patch(
+                    plt.Rectangle(
+                        (j - 0.5, i - 0.5),
+                        1,
+                        1,
+                        fill=False,
+                        lw=0,
+                        hatch="///" if shown < 0.33 else "..",
+                        edgecolor="gray",
+                    )
+                )
     if im is not None:
-        fig.colorbar(im, ax=axes, shrink=0.8, label="softmax weight $s_j$, mean over n seeds\n(hatched < 1/3, dotted > 2/3)")
+        fig.colorbar(
+            im, ax=axes, shrink=0.8, label="softmax weight $s_j$, mean over n seeds\n(hatched < 1/3, dotted > 2/3)"
+        )
     fig.suptitle(f"Learned layer weights (Figure 2) — {figure_caption(elmo)}", fontsize=9)
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
@@ -105,8 +128,14 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
             if len(g):
                 m, s, n = g.mean(), g.std(ddof=1).fillna(0), g.count()
                 seeds = f"n={n.min()}" if n.min() == n.max() else f"n={n.min()}-{n.max()}"
-                ax.errorbar(m.index * 100, m.values, yerr=s.values, fmt=style, capsize=3,
-                            label=f"{'ELMo' if setting == 'elmo' else 'baseline'} ({seeds})")
+                ax.errorbar(
+                    m.index * 100,
+                    m.values,
+                    yerr=s.values,
+                    fmt=style,
+                    capsize=3,
+                    label=f"{'ELMo' if setting == 'elmo' else 'baseline'} ({seeds})",
+                )
         ax.set_xscale("log")
         fractions = sorted(sub[sub.task == task].fraction.unique())
         ax.set_xticks([100 * f for f in fractions], [f"{100 * f:g}%" for f in fractions])
@@ -115,8 +144,12 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
         ax.set_ylabel(f"dev {paper.TASKS[task]['metric']} (%)")
         ax.set_title(paper.OUR_DATA.get(task, task))
         ax.legend(fontsize=8)
-    fig.suptitle(f"Sample efficiency (Figure 1) — {figure_caption(sub[sub.task.isin(tasks)])}; "
-                 "mean over seeds, error bars ± 1 sample std", fontsize=9, y=1.02)
+    fig.suptitle(
+        f"Sample efficiency (Figure 1) — {figure_caption(sub[sub.task.isin(tasks)])}; "
+        "mean over seeds, error bars ± 1 sample std",
+        fontsize=9,
+        y=1.02,
+    )
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
     return True

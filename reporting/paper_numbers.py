@@ -12,12 +12,20 @@ TASKS = {
 }
 
 OUR_DATA = {  # the data each task is run on here, as figures and tables name it
-    "qa": "SQuAD v1.1", "nli": "SICK", "srl": "SRL (Universal PropBank)", "ner": "CoNLL-2003 NER",
-    "sst": "SST-5", "coref": "Coref (LitBank)",
+    "qa": "SQuAD v1.1",
+    "nli": "SICK",
+    "srl": "SRL (Universal PropBank)",
+    "ner": "CoNLL-2003 NER",
+    "sst": "SST-5",
+    "coref": "Coref (LitBank)",
 }
 
 TABLE1 = {  # test: (baseline, ELMo + baseline)
-    "qa": (81.1, 85.8), "nli": (88.0, 88.7), "srl": (81.4, 84.6), "ner": (90.15, 92.22), "sst": (51.4, 54.7),
+    "qa": (81.1, 85.8),
+    "nli": (88.0, 88.7),
+    "srl": (81.4, 84.6),
+    "ner": (90.15, 92.22),
+    "sst": (51.4, 54.7),
     "coref": (67.2, 70.4),
 }
 
@@ -35,12 +43,20 @@ TABLE3 = {  # dev: input only, input and output, output only
 
 PROBES = {  # Table 6 (POS, WSJ test accuracy) and Table 5 (WSD, all-words F1): biLM layer 1, layer 2
     "probe_pos": {"1": 97.3, "2": 96.8, "note": "paper: full WSJ; here: PTB WSJ 10% sample, dev split"},
-    "probe_wsd": {"1": 67.4, "2": 69.0, "most_frequent_sense": 65.9, "note": "paper: SemCor + all-words F1; here: SENSEVAL-2 lexical "
-                                                 "sample (4 words), 80/20 split, accuracy; most frequent sense: paper WordNet 1st sense, "
-                                                 "here the most frequent training sense"},
+    "probe_wsd": {
+        "1": 67.4,
+        "2": 69.0,
+        "most_frequent_sense": 65.9,
+        "note": "paper: SemCor + all-words F1; here: SENSEVAL-2 lexical "
+        "sample (4 words), 80/20 split, accuracy; most frequent sense: paper WordNet 1st sense, "
+        "here the most frequent training sense",
+    },
 }
 
 TABLE7 = {  # dev perplexity of the biLM (average of the directions) before -> after 1 epoch on the task's text
-    "nli": "72.1 → 16.8 (SNLI)", "srl": "92.3 → — (not fine-tuned)", "ner": "103.2 → 46.3",
-    "qa": "99.1 → 43.5 (contexts), 158.2 → 52.0 (questions)", "sst": "131.5 → 78.6",
+    "nli": "72.1 → 16.8 (SNLI)",
+    "srl": "92.3 → — (not fine-tuned)",
+    "ner": "103.2 → 46.3",
+    "qa": "99.1 → 43.5 (contexts), 158.2 → 52.0 (questions)",
+    "sst": "131.5 → 78.6",
 }

@@ -7,6 +7,7 @@ silent), the config key, the value the composed ``profile=paper`` config actuall
 source. The table is generated from the configs, so it cannot drift from them; ``--check`` exits
 non-zero if any setting differs from the paper or the file on disk is out of date.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,13 @@ SPEC = [
     ("ner", "ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
     ("ner", "ELMo dropout (paper silent)", 0.0, "elmo.dropout", "allennlp-models ner_elmo.jsonnet"),
     ("ner", "layer norm (paper silent)", False, "elmo.layer_norm", "allennlp-models ner_elmo.jsonnet"),
-    ("ner", INIT, "xavier_uniform", "task.model.embedding_init",
-     "allennlp Embedding (ner_elmo: words and chars); paper: Senna"),
+    (
+        "ner",
+        INIT,
+        "xavier_uniform",
+        "task.model.embedding_init",
+        "allennlp Embedding (ner_elmo: words and chars); paper: Senna",
+    ),
     ("sst", "ELMo location", "both", "elmo_position", "A.8"),
     ("sst", "λ", 0.001, "elmo.l2", "A.8"),
     ("sst", "BiLSTM size", 300, "task.model.hidden", "A.8"),
@@ -45,12 +51,21 @@ SPEC = [
     ("sst", "optimizer", "adam", "trainer.optimizer", "A.8"),
     ("sst", "learning rate", 0.0001, "trainer.lr", "A.8"),
     ("sst", "ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
-    ("sst", "ELMo dropout (paper silent)", 0.0, "elmo.dropout",
-     "allennlp-models biattentive_classification_network_elmo.jsonnet"),
-    ("sst", "layer norm (paper silent)", False, "elmo.layer_norm",
-     "allennlp-models biattentive_classification_network_elmo.jsonnet"),
-    ("sst", INIT, "xavier_uniform", "task.model.embedding_init",
-     "allennlp Embedding; paper: GloVe 840B"),
+    (
+        "sst",
+        "ELMo dropout (paper silent)",
+        0.0,
+        "elmo.dropout",
+        "allennlp-models biattentive_classification_network_elmo.jsonnet",
+    ),
+    (
+        "sst",
+        "layer norm (paper silent)",
+        False,
+        "elmo.layer_norm",
+        "allennlp-models biattentive_classification_network_elmo.jsonnet",
+    ),
+    ("sst", INIT, "xavier_uniform", "task.model.embedding_init", "allennlp Embedding; paper: GloVe 840B"),
     ("qa", "ELMo location", "both", "elmo_position", "A.4, Table 3"),
     ("qa", "λ", 0.0, "elmo.l2", "A.4"),
     ("qa", "layer norm", False, "elmo.layer_norm", "A.4"),
@@ -61,13 +76,23 @@ SPEC = [
     ("qa", "optimizer", "adadelta", "trainer.optimizer", "A.4"),
     ("qa", "learning rate (paper silent; original code)", 1.0, "trainer.lr", "document-qa"),
     ("qa", "batch size", 45, "trainer.batch_size", "A.4"),
-    ("qa", "batches (paper silent; original code)", "clustered", "task.batching",
-     "document-qa: ClusteredBatcher(45, ContextLenBucketedKey(3))"),
+    (
+        "qa",
+        "batches (paper silent; original code)",
+        "clustered",
+        "task.batching",
+        "document-qa: ClusteredBatcher(45, ContextLenBucketedKey(3))",
+    ),
     ("qa", "weight EMA at test time", 0.999, "trainer.ema", "A.4; decay from document-qa"),
     ("qa", "maximum answer length", 17, "task.max_answer_length", "A.4"),
     ("qa", "ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
-    ("qa", INIT, "xavier_uniform", "task.model.embedding_init",
-     "allennlp Embedding (bidaf_elmo); document-qa: GloVe words, chars U(±0.05)"),
+    (
+        "qa",
+        INIT,
+        "xavier_uniform",
+        "task.model.embedding_init",
+        "allennlp Embedding (bidaf_elmo); document-qa: GloVe words, chars U(±0.05)",
+    ),
     ("srl", "ELMo location", "input", "elmo_position", "Table 3"),
     ("srl", "λ (paper silent; Table 2's best)", 0.001, "elmo.l2", "Table 2"),
     ("srl", "BiLSTM layers (interleaved)", 8, "task.model.layers", "A.5"),
@@ -83,8 +108,7 @@ SPEC = [
     ("srl", "ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
     ("srl", "ELMo dropout (paper silent)", 0.1, "elmo.dropout", "allennlp-models srl_elmo.jsonnet"),
     ("srl", "layer norm (paper silent)", False, "elmo.layer_norm", "allennlp-models srl_elmo.jsonnet"),
-    ("srl", INIT, "xavier_uniform", "task.model.embedding_init",
-     "allennlp Embedding; paper: GloVe 100d"),
+    ("srl", INIT, "xavier_uniform", "task.model.embedding_init", "allennlp Embedding; paper: GloVe 100d"),
     ("nli", "ELMo location", "both", "elmo_position", "A.3, Table 3"),
     ("nli", "λ", 0.001, "elmo.l2", "A.3"),
     ("nli", "layer norm", True, "elmo.layer_norm", "A.3"),
@@ -98,8 +122,7 @@ SPEC = [
     ("nli", "ℓ2 on weight matrices", 0.0001, "trainer.weight_decay", "A.3"),
     ("nli", "ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
     ("nli", "ELMo dropout (paper silent)", 0.0, "elmo.dropout", "allennlp-models esim_elmo.jsonnet"),
-    ("nli", INIT, "xavier_uniform", "task.model.embedding_init",
-     "allennlp Embedding; paper: GloVe 840B"),
+    ("nli", INIT, "xavier_uniform", "task.model.embedding_init", "allennlp Embedding; paper: GloVe 840B"),
     ("coref", "ELMo location", "input", "elmo_position", "A.6"),
     ("coref", "λ", 0.0, "elmo.l2", "A.6"),
     ("coref", "layer norm", False, "elmo.layer_norm", "A.6"),
@@ -114,17 +137,31 @@ SPEC = [
     ("coref", "lexical dropout", 0.5, "task.model.lexical_dropout", "e2e-coref best"),
     ("coref", "dropout", 0.2, "task.model.dropout", "e2e-coref best"),
     ("coref", "char embedding size", 8, "task.model.char_dim", "e2e-coref best"),
-    ("coref", "char CNN filters (widths 3, 4, 5 x 50 in the original; one width here)", 50,
-     "task.model.char_filters", "e2e-coref best"),
+    (
+        "coref",
+        "char CNN filters (widths 3, 4, 5 x 50 in the original; one width here)",
+        50,
+        "task.model.char_filters",
+        "e2e-coref best",
+    ),
     ("coref", "training sentences per document", 50, "task.max_training_sentences", "e2e-coref best"),
     ("coref", "optimizer", "adam", "trainer.optimizer", "e2e-coref best"),
-    ("coref", "learning rate (the original decays it x0.999 every 100 steps; not implemented here)", 0.001,
-     "trainer.lr",
-     "e2e-coref best"),
+    (
+        "coref",
+        "learning rate (the original decays it x0.999 every 100 steps; not implemented here)",
+        0.001,
+        "trainer.lr",
+        "e2e-coref best",
+    ),
     ("coref", "gradient norm clipping", 5.0, "trainer.grad_clip", "e2e-coref best"),
     ("coref", "ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1; e2e-coref lm_scores"),
-    ("coref", INIT, "xavier_uniform", "task.model.embedding_init",
-     "e2e-coref chars: TensorFlow default glorot_uniform; words: GloVe + Turian"),
+    (
+        "coref",
+        INIT,
+        "xavier_uniform",
+        "task.model.embedding_init",
+        "e2e-coref chars: TensorFlow default glorot_uniform; words: GloVe + Turian",
+    ),
 ]
 
 
@@ -144,36 +181,46 @@ def value_of(cfg, key):
 
 def render() -> tuple[str, int]:
     cfgs = {task: composed(task) for task in dict.fromkeys(t for t, *_ in SPEC)}
-    lines = ["# The `paper` profile, setting by setting", "",
-             "Generated by `python -m reporting.paper_profile` from `conf/` (composed with `task=<task> profile=paper`);",
-             "do not edit by hand. Sources, in this order: the paper's appendix (A.3-A.8) and tables; where the paper",
-             "is silent, the authors' original code (document-qa, e2e-coref, bilm-tf), then allennlp-models'",
-             "`training_config/` (see ../shared/reference/elmo_paper_facts.md). Every `elmo.*` value and the",
-             "embedding initialization of each task has a row (`tests/test_paper_profile.py`): none is a suite default.", "",
-             "| task | setting | paper | config key | ours | source | |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# The `paper` profile, setting by setting",
+        "",
+        "Generated by `python -m reporting.paper_profile` from `conf/` (composed with `task=<task> profile=paper`);",
+        "do not edit by hand. Sources, in this order: the paper's appendix (A.3-A.8) and tables; where the paper",
+        "is silent, the authors' original code (document-qa, e2e-coref, bilm-tf), then allennlp-models'",
+        "`training_config/` (see ../shared/reference/elmo_paper_facts.md). Every `elmo.*` value and the",
+        "embedding initialization of each task has a row (`tests/test_paper_profile.py`): none is a suite default.",
+        "",
+        "| task | setting | paper | config key | ours | source | |",
+        "|---|---|---|---|---|---|---|",
+    ]
     mismatches = 0
     for task, setting, paper, key, source in SPEC:
         ours = value_of(cfgs[task], key)
         same = ours == paper if not isinstance(paper, float) else ours is not None and abs(float(ours) - paper) < 1e-12
         mismatches += not same
         shown_key = " + ".join(key) if isinstance(key, tuple) else key
-        lines.append(f"| {task} | {setting} | {paper} | `{shown_key}` | {ours} | {source} | {'✓' if same else '✗ differs'} |")
+        lines.append(
+            f"| {task} | {setting} | {paper} | `{shown_key}` | {ours} | {source} | {'✓' if same else '✗ differs'} |"
+        )
     lines += ["", f"{len(SPEC) - mismatches} of {len(SPEC)} settings match their source."]
     return "\n".join(lines) + "\n", mismatches
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "paper_profile.md",
-                    help="where the comparison table is written")
+    ap.add_argument(
+        "--out", type=Path, default=ROOT / "results" / "paper_profile.md", help="where the comparison table is written"
+    )
     ap.add_argument("--check", action="store_true", help="fail on a mismatch or an out-of-date file")
     args = ap.parse_args(argv)
     text, mismatches = render()
     if args.check:
         stale = not args.out.exists() or args.out.read_text() != text
         if mismatches or stale:
-            sys.exit(f"paper profile: {mismatches} setting(s) differ from their source"
-                     + (f"; {args.out} is out of date (regenerate it)" if stale else ""))
+            sys.exit(
+                f"paper profile: {mismatches} setting(s) differ from their source"
+                + (f"; {args.out} is out of date (regenerate it)" if stale else "")
+            )
         print(f"paper profile: all {len(SPEC)} settings match; {args.out} is up to date")
         return
     args.out.write_text(text)

@@ -17,6 +17,7 @@ split); a later report into the same directory takes them from there, refuses di
 committed table is never rebuilt under other rules), and reads the records kept beside the tables
 (``<out>/runs``) unless ``--runs`` is given.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,8 @@ from tasks.run_record import Record
 
 from . import paper_numbers as paper
 from .cell_rules import describe
-from .encoders_report import NOTES as ENCODER_NOTES, encoders_table, probes_by_encoder
+from .encoders_report import NOTES as ENCODER_NOTES
+from .encoders_report import encoders_table, probes_by_encoder
 from .figures import bilm_name, figure_name, layer_weights_figure, sample_efficiency_figure, shipped_bilms
 from .run_frame import Selection, choose, load_runs, probes_table, records, table7
 from .tables import ablation_table, table1, variants_table
@@ -41,6 +43,7 @@ from .tables import ablation_table, table1, variants_table
 class TableDir:
     """Where a report writes and what its tables say about themselves: the rebuild command of their
     footers, the keys runs may differ in (``--accept``, named in the titles), and what was written."""
+
     out: Path
     rebuild: str
     accepted: tuple[str, ...] = ()
@@ -61,18 +64,26 @@ def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
     dates = sorted(sources.date)
     shipped = shipped_bilms()
     used = sorted(set(sources.bilm_sha256.dropna())) if "bilm_sha256" in sources else []
-    lines = ["", "## Produced by", "",
-             f"{len(sources)} run records, {dates[0]} to {dates[-1]}; hardware: {'; '.join(sorted(set(sources.hardware)))}.",
-             f"biLM: {', '.join(bilm_name(sha, shipped) for sha in used) or 'none (no ELMo runs)'}; runs without ELMo "
-             "do not depend on it.",
-             "Commands (each record's `run_dir` names its own overrides):", ""]
-    lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()]
+    lines = [
+        "",
+        "## Produced by",
+        "",
+        f"{len(sources)} run records, {dates[0]} to {dates[-1]}; hardware: {'; '.join(sorted(set(sources.hardware)))}.",
+        f"biLM: {', '.join(bilm_name(sha, shipped) for sha in used) or 'none (no ELMo runs)'}; runs without ELMo "
+        "do not depend on it.",
+        "Commands (each record's `run_dir` names its own overrides):",
+        "",
+    ]
+    lines += [
+        f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()
+    ]
     lines += ["", f"Rebuilt from the records with `{target.rebuild}`."]
     return "\n".join(lines) + "\n"
 
 
-def write_table(frame: pd.DataFrame, target: TableDir, name: str, title: str, sources: pd.DataFrame | None = None,
-                notes: str = "") -> None:
+def write_table(
+    frame: pd.DataFrame, target: TableDir, name: str, title: str, sources: pd.DataFrame | None = None, notes: str = ""
+) -> None:
     out = target.out
     profiles = sorted(set(sources.profile.dropna())) if sources is not None and "profile" in sources else []
     if profiles:
@@ -85,8 +96,13 @@ def write_table(frame: pd.DataFrame, target: TableDir, name: str, title: str, so
         print(f"{name}: no runs for this table; none written")
         return
     frame.to_csv(out / f"{name}.csv", index=False)
-    (out / f"{name}.md").write_text(f"# {title}\n\n" + frame.to_markdown(index=False)
-                                    + "\n" + (f"\n{notes}\n" if notes else "") + provenance(sources, target))
+    (out / f"{name}.md").write_text(
+        f"# {title}\n\n"
+        + frame.to_markdown(index=False)
+        + "\n"
+        + (f"\n{notes}\n" if notes else "")
+        + provenance(sources, target)
+    )
     (out / f"{name}.tex").write_text(frame.to_latex(index=False))
     target.written.append(f"{name}.md")
 
@@ -97,19 +113,34 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, tar
     if table.empty:
         return
     rows = [r for _, r in records(roots, "results.json", select, {}) if r.task in paper.PROBES]
-    probes = pd.DataFrame([{"probe": r.task, "layer": layer, "accuracy": acc, "encoder": r.encoder}
-                           for r in rows for layer, acc in r.dev["accuracy_per_layer"].items()])
+    probes = pd.DataFrame(
+        [
+            {"probe": r.task, "layer": layer, "accuracy": acc, "encoder": r.encoder}
+            for r in rows
+            for layer, acc in r.dev["accuracy_per_layer"].items()
+        ]
+    )
     by_layer = probes_by_encoder(probes) if not probes.empty else pd.DataFrame()
-    notes = ENCODER_NOTES + ("\n\n## Probes per layer (POS accuracy, WSD 1-NN accuracy)\n\n" + by_layer.to_markdown(index=False)
-                             if not by_layer.empty else "")
-    write_table(table, target, "encoders", "Encoders: baseline / ELMo (biLM) / BERT (Transformer), same heads (dev)",
-                sources, notes)
+    notes = ENCODER_NOTES + (
+        "\n\n## Probes per layer (POS accuracy, WSD 1-NN accuracy)\n\n" + by_layer.to_markdown(index=False)
+        if not by_layer.empty
+        else ""
+    )
+    write_table(
+        table,
+        target,
+        "encoders",
+        "Encoders: baseline / ELMo (biLM) / BERT (Transformer), same heads (dev)",
+        sources,
+        notes,
+    )
 
 
 def collect(src: Path, root: Path, dest_root: Path) -> Path:
     """Copy one record to the same place below ``dest_root``; a record of another identity already
     there is kept, and this one goes to ``<dir>@<digest>`` beside it (as ``run.py`` does)."""
     from tasks.run_records import record_dir
+
     dest = dest_root / src.relative_to(root)
     if src.resolve() == dest.resolve():
         return dest
@@ -128,10 +159,13 @@ def refuse_other_tables(out: Path, select: Selection) -> None:
     other = [r for r in kept if not select.admits(r)]
     if other:
         shipped = shipped_bilms()
-        found = sorted({f"profile {r.profile}, biLM {bilm_name(r.bilm_sha256, shipped) if r.bilm_sha256 else '-'}"
-                        for r in other})
-        raise SystemExit(f"error: {out} holds the tables of other runs ({'; '.join(found)}: {out / 'runs'}); "
-                         f"write these with another --out")
+        found = sorted(
+            {f"profile {r.profile}, biLM {bilm_name(r.bilm_sha256, shipped) if r.bilm_sha256 else '-'}" for r in other}
+        )
+        raise SystemExit(
+            f"error: {out} holds the tables of other runs ({'; '.join(found)}: {out / 'runs'}); "
+            f"write these with another --out"
+        )
 
 
 def write_extras(extras: dict, out: Path) -> None:
@@ -141,14 +175,21 @@ def write_extras(extras: dict, out: Path) -> None:
     if not extras:
         path.unlink(missing_ok=True)
         return
-    lines = ["# Runs not in any table cell", "",
-             "Their configuration differs from what their profile, task and ablation prescribe (`reporting/cell_rules.py`), "
-             "so they are listed here and never averaged into a cell.", "",
-             "| task | ablation | seed | dev | differs in | record |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# Runs not in any table cell",
+        "",
+        "Their configuration differs from what their profile, task and ablation prescribe (`reporting/cell_rules.py`), "
+        "so they are listed here and never averaged into a cell.",
+        "",
+        "| task | ablation | seed | dev | differs in | record |",
+        "|---|---|---|---|---|---|",
+    ]
     for path_, (r, diff) in sorted(extras.items()):
         value = r.value
-        lines.append(f"| {r.task} | {r.ablation or '-'} | {r.seed} "
-                     f"| {f'{value:.2f}' if isinstance(value, (int, float)) else '-'} | {describe(diff)} | `{path_}` |")
+        lines.append(
+            f"| {r.task} | {r.ablation or '-'} | {r.seed} "
+            f"| {f'{value:.2f}' if isinstance(value, (int, float)) else '-'} | {describe(diff)} | `{path_}` |"
+        )
     path.write_text("\n".join(lines) + "\n")
     print(f"{len(extras)} run(s) whose configuration differs from their profile's are listed apart in {path}")
 
@@ -173,29 +214,55 @@ def stored_settings(args: argparse.Namespace, given: set[str]) -> None:
             setattr(args, key, stored.get(key, getattr(args, key)))
         elif getattr(args, key) != stored.get(key):
             flag = f"--{key}"
-            raise SystemExit(f"error: {args.out} was built with {flag} {stored.get(key)!r}, not {getattr(args, key)!r} "
-                             f"({path}); write these tables with another --out")
+            raise SystemExit(
+                f"error: {args.out} was built with {flag} {stored.get(key)!r}, not {getattr(args, key)!r} "
+                f"({path}); write these tables with another --out"
+            )
     if args.runs is None:
         args.runs = [args.out / "runs"]
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", nargs="+", type=Path, default=None,
-                    help="directories searched (recursively) for results.json records (default: <out>/runs when --out "
-                         "holds a report.json, else outputs/runs)")
-    ap.add_argument("--out", type=Path, default=Path("outputs/tables"),
-                    help="where the tables (.md .csv .tex) and figures are written (default: outputs/tables)")
+    ap.add_argument(
+        "--runs",
+        nargs="+",
+        type=Path,
+        default=None,
+        help="directories searched (recursively) for results.json records (default: <out>/runs when --out "
+        "holds a report.json, else outputs/runs)",
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path("outputs/tables"),
+        help="where the tables (.md .csv .tex) and figures are written (default: outputs/tables)",
+    )
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
-    ap.add_argument("--bilm", help="report the runs made with this biLM: a shipped one's name (small, small-v1) "
-                    "or a SHA-256 prefix; required when the records come from more than one")
-    ap.add_argument("--accept", nargs="+", default=[], metavar="KEY",
-                    help="keys (or prefixes, e.g. task.model) that may differ from what the profile prescribes, for "
-                         "runs made that way on purpose; the tables' footers name them")
-    ap.add_argument("--split", choices=("dev", "test"), default="dev",
-                    help="test: add each run's test metric (scored once, with the model selected on dev) beside dev")
-    ap.add_argument("--profile", help="report the runs of this run profile (e.g. quick, paper); required "
-                    "when the records come from more than one")
+    ap.add_argument(
+        "--bilm",
+        help="report the runs made with this biLM: a shipped one's name (small, small-v1) "
+        "or a SHA-256 prefix; required when the records come from more than one",
+    )
+    ap.add_argument(
+        "--accept",
+        nargs="+",
+        default=[],
+        metavar="KEY",
+        help="keys (or prefixes, e.g. task.model) that may differ from what the profile prescribes, for "
+        "runs made that way on purpose; the tables' footers name them",
+    )
+    ap.add_argument(
+        "--split",
+        choices=("dev", "test"),
+        default="dev",
+        help="test: add each run's test metric (scored once, with the model selected on dev) beside dev",
+    )
+    ap.add_argument(
+        "--profile",
+        help="report the runs of this run profile (e.g. quick, paper); required "
+        "when the records come from more than one",
+    )
     args = ap.parse_args(argv)
     given = {key for key in SETTINGS if getattr(args, key) != ap.get_default(key)}
     stored_settings(args, given)
@@ -203,9 +270,15 @@ def main(argv=None) -> None:
     select = dataclasses.replace(choose(roots, args.profile, args.bilm), accepted=tuple(args.accept))
     refuse_other_tables(args.out, select)
     args.out.mkdir(parents=True, exist_ok=True)
-    options = (f" --profile {args.profile}" if args.profile else "") + (f" --bilm {args.bilm}" if args.bilm else "") \
-        + (" --split test" if args.split == "test" else "") + "".join(f" --accept {k}" for k in args.accept)
-    target = TableDir(args.out, rebuild_command(args.out, None if args.collect else args.runs, options), tuple(args.accept))
+    options = (
+        (f" --profile {args.profile}" if args.profile else "")
+        + (f" --bilm {args.bilm}" if args.bilm else "")
+        + (" --split test" if args.split == "test" else "")
+        + "".join(f" --accept {k}" for k in args.accept)
+    )
+    target = TableDir(
+        args.out, rebuild_command(args.out, None if args.collect else args.runs, options), tuple(args.accept)
+    )
     extras: dict = {}
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
     write_extras(extras, args.out)
@@ -213,26 +286,44 @@ def main(argv=None) -> None:
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
     if df.empty and probes.empty:
         if extras:
-            raise SystemExit(f"error: every record below {', '.join(map(str, args.runs))} differs from what its profile "
-                             f"prescribes ({len(extras)} listed in {args.out / 'extras.md'}); --accept KEY tables runs "
-                             "made with such a key on purpose")
+            raise SystemExit(
+                f"error: every record below {', '.join(map(str, args.runs))} differs from what its profile "
+                f"prescribes ({len(extras)} listed in {args.out / 'extras.md'}); --accept KEY tables runs "
+                "made with such a key on purpose"
+            )
         raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
     (args.out / "report.json").write_text(json.dumps({key: getattr(args, key) for key in SETTINGS}, indent=2) + "\n")
     if args.collect:
-        for src in sorted(str(p) for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select)
-                          if str(p) not in extras):  # the records behind the tables, not the extras
+        for src in sorted(
+            str(p)
+            for name in ("results.json", "finetune.json")
+            for p, _ in records(roots, name, select)
+            if str(p) not in extras
+        ):  # the records behind the tables, not the extras
             collect(Path(src), next(r for r in args.runs if Path(src).is_relative_to(r)), args.out / "runs")
     tuned, tuned_sources = table7(roots, select)
     if not tuned.empty:
-        write_table(tuned, target, "table7", "Table 7 (biLM part): fine-tuning the biLM on each task's training text",
-                    tuned_sources, "One epoch on the task's training text, labels ignored (`python run.py mode=finetune "
-                    "task=<task> source=local data.fraction=1.0`); perplexity on the task's dev text, average of the "
-                    "forward and backward perplexities. The paper's base biLM is the 1B Word Benchmark model; ours is "
-                    "the embedded 12M-token biLM. The downstream effect is in `variants.md`.")
+        write_table(
+            tuned,
+            target,
+            "table7",
+            "Table 7 (biLM part): fine-tuning the biLM on each task's training text",
+            tuned_sources,
+            "One epoch on the task's training text, labels ignored (`python run.py mode=finetune "
+            "task=<task> source=local data.fraction=1.0`); perplexity on the task's dev text, average of the "
+            "forward and backward perplexities. The paper's base biLM is the 1B Word Benchmark model; ours is "
+            "the embedded 12M-token biLM. The downstream effect is in `variants.md`.",
+        )
     if not probes.empty:
         notes = "\n".join(f"- {p}: {paper.PROBES[p]['note']}" for p in sorted(set(probes.probe)))
-        write_table(probes, target, "probes", "Layer probes (Tables 5-6): accuracy per biLM layer", probe_sources,
-                    "The data differ from the paper's:\n" + notes)
+        write_table(
+            probes,
+            target,
+            "probes",
+            "Layer probes (Tables 5-6): accuracy per biLM layer",
+            probe_sources,
+            "The data differ from the paper's:\n" + notes,
+        )
     if df.empty:
         print(f"{len(probe_sources)} probe records -> {args.out}: {', '.join(target.written)}")
         return
@@ -241,20 +332,35 @@ def main(argv=None) -> None:
     if test and df.test_value.isna().all():
         print("no record has a test metric (the data below --runs have no test file): the tables show dev only")
         test = False
-    write_table(table1(df, test), target, "table1", "Table 1: baseline vs ELMo (dev; paper: test)",
-                used(["baseline", "elmo"]))
+    write_table(
+        table1(df, test), target, "table1", "Table 1: baseline vs ELMo (dev; paper: test)", used(["baseline", "elmo"])
+    )
     table2_settings = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
-    write_table(ablation_table(df, paper.TABLE2, table2_settings, test), target, "table2", "Table 2: layer weighting (dev)",
-                used(table2_settings))
-    write_table(ablation_table(df, paper.TABLE3, ["input", "both", "output"], test), target, "table3",
-                "Table 3: where ELMo goes (dev)", used(["input", "both", "output"]))
+    write_table(
+        ablation_table(df, paper.TABLE2, table2_settings, test),
+        target,
+        "table2",
+        "Table 2: layer weighting (dev)",
+        used(table2_settings),
+    )
+    write_table(
+        ablation_table(df, paper.TABLE3, ["input", "both", "output"], test),
+        target,
+        "table3",
+        "Table 3: where ELMo goes (dev)",
+        used(["input", "both", "output"]),
+    )
     variant_rows = df[df.setting.str.contains("+", regex=False)]
     if not variant_rows.empty:
         pairs = set(zip(variant_rows.task, variant_rows.setting.str.split("+").str[0]))
         base = df[[pair in pairs for pair in zip(df.task, df.setting)]]
-        write_table(variants_table(df), target, "variants",
-                    "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)",
-                    pd.concat([variant_rows, base]))
+        write_table(
+            variants_table(df),
+            target,
+            "variants",
+            "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)",
+            pd.concat([variant_rows, base]),
+        )
     figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency")}
     for stem in figures:
         (args.out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
@@ -265,12 +371,15 @@ def main(argv=None) -> None:
             (args.out / figures[stem]).unlink(missing_ok=True)
             print(f"{stem}: no runs for this figure (Figure {'2' if stem == 'layer_weights' else '1'}); none written")
     n_probe, n_tuned = len(probe_sources), len(tuned_sources)
-    print(f"{len(df)} task runs (distinct configurations; {len(runs) - len(df)} with a Transformer), {n_probe} probe "
-          f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(target.written)}")
+    print(
+        f"{len(df)} task runs (distinct configurations; {len(runs) - len(df)} with a Transformer), {n_probe} probe "
+        f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(target.written)}"
+    )
 
 
 if __name__ == "__main__":
     from suite_common.errors import SuiteError
+
     try:
         main()
     except SuiteError as e:  # an unreadable record: one line naming its file

@@ -3,6 +3,7 @@ Tables 5-6): which records one set of tables admits (``Selection``: one profile,
 accepted differences), the records themselves (``records``; those that may not join a cell go to
 the extras), and the frames built from them: one row per task run (``load_runs``), the probes per
 layer (``probes_table``) and the biLM fine-tunings (``table7``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,13 +23,15 @@ from .figures import bilm_name, shipped_bilms
 class Selection:
     """Which records one set of tables reports: one run profile and one biLM (by SHA-256). Runs
     without ELMo (baselines) do not depend on the biLM and go with any."""
+
     profile: str | None = None
     bilm: str | None = None
     accepted: tuple[str, ...] = ()  # keys that may differ from the profile's prescription (--accept)
 
     def admits(self, r: Record) -> bool:
-        return ((self.profile is None or r.profile == self.profile)
-                and (self.bilm is None or r.bilm_sha256 in (None, self.bilm)))
+        return (self.profile is None or r.profile == self.profile) and (
+            self.bilm is None or r.bilm_sha256 in (None, self.bilm)
+        )
 
 
 def records(roots: list[Path], name: str, select: Selection | None = None, extras: dict | None = None):
@@ -65,8 +68,10 @@ def choose(roots: list[Path], profile: str | None, bilm: str | None) -> Selectio
     if profile is not None and profile not in profiles:
         raise SystemExit(f"error: no runs with profile {profile!r}; found: {listed}")
     if profile is None and len(profiles) > 1:
-        raise SystemExit(f"error: the runs come from several profiles: {listed}. Their numbers are not "
-                         f"comparable; pass --profile NAME to report one of them.")
+        raise SystemExit(
+            f"error: the runs come from several profiles: {listed}. Their numbers are not "
+            f"comparable; pass --profile NAME to report one of them."
+        )
     shipped = shipped_bilms()
     bilms = _counted(r.bilm_sha256 for r in found if (profile is None or r.profile == profile) and r.bilm_sha256)
     listed = ", ".join(f"{bilm_name(k, shipped)} ({v} records)" for k, v in sorted(bilms.items())) or "none"
@@ -76,13 +81,16 @@ def choose(roots: list[Path], profile: str | None, bilm: str | None) -> Selectio
             raise SystemExit(f"error: --bilm {bilm} matches {len(wanted)} biLMs; found: {listed}")
         return Selection(profile, wanted[0])
     if len(bilms) > 1:
-        raise SystemExit(f"error: the runs use several biLMs: {listed}. Their numbers are not comparable; "
-                         f"pass --bilm NAME|SHA to report one of them.")
+        raise SystemExit(
+            f"error: the runs use several biLMs: {listed}. Their numbers are not comparable; "
+            f"pass --bilm NAME|SHA to report one of them."
+        )
     return Selection(profile, next(iter(bilms), None))
 
 
-def probes_table(roots: list[Path], select: Selection | None = None,
-                 extras: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def probes_table(
+    roots: list[Path], select: Selection | None = None, extras: dict | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-layer probe accuracy (mean over runs) with the paper's Tables 5-6 beside it, and the records."""
     rows = []
     for path, r in records(roots, "results.json", select):
@@ -93,8 +101,16 @@ def probes_table(roots: list[Path], select: Selection | None = None,
             extras[str(path)] = (r, diff)
             continue
         for layer, acc in r.dev["accuracy_per_layer"].items():
-            rows.append({"probe": r.task, "layer": layer, "accuracy": acc, "key": r.config_hash,
-                         "encoder": r.encoder, **provenance_fields(r)})
+            rows.append(
+                {
+                    "probe": r.task,
+                    "layer": layer,
+                    "accuracy": acc,
+                    "key": r.config_hash,
+                    "encoder": r.encoder,
+                    **provenance_fields(r),
+                }
+            )
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates(["probe", "layer", "key"])
@@ -103,7 +119,7 @@ def probes_table(roots: list[Path], select: Selection | None = None,
         return pd.DataFrame(), pd.DataFrame()
     out = df.groupby(["probe", "layer"])["accuracy"].agg(["mean", "count"]).reset_index()
     out["ours"] = [f"{m:.2f} (n={n})" for m, n in zip(out["mean"], out["count"])]
-    out["paper"] = [paper.PROBES[p].get(l, "—") for p, l in zip(out.probe, out.layer)]
+    out["paper"] = [paper.PROBES[p].get(layer, "—") for p, layer in zip(out.probe, out.layer)]
     return out[["probe", "layer", "ours", "paper"]], df.drop_duplicates("key")
 
 
@@ -112,9 +128,16 @@ def table7(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataF
     rows = []
     for _, r in records(roots, "finetune.json", select):
         ft = r.bilm_finetune
-        rows.append({"task": r.task, "biLM tokens of fine-tuning": ft["tokens"],
-                     "dev perplexity before → after (ours)": finetune_perplexities(ft),
-                     "paper (Table 7)": paper.TABLE7.get(r.task, "—"), "key": ft["dir"], **provenance_fields(r)})
+        rows.append(
+            {
+                "task": r.task,
+                "biLM tokens of fine-tuning": ft["tokens"],
+                "dev perplexity before → after (ours)": finetune_perplexities(ft),
+                "paper (Table 7)": paper.TABLE7.get(r.task, "—"),
+                "key": ft["dir"],
+                **provenance_fields(r),
+            }
+        )
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates("key")
@@ -154,17 +177,31 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
 def run_row(path: Path, r: Record, setting: str) -> dict:
     """One table row: a run's metric, seed, mixing weights and provenance, in the cell ``setting``."""
     mix = r.mixing_weights or {}
-    return {"task": r.task, "metric": r.metric, "value": r.value,
-            "test_value": np.nan if r.test_value is None else r.test_value,
-            "seed": r.seed, "setting": setting, "fraction": r.fraction, "path": str(path),
-            "equal_updates": r.equal_updates,
-            "s_input": mix.get("input", {}).get("s"), "s_output": mix.get("output", {}).get("s"),
-            "finetune_ppl": finetune_perplexities(r.bilm_finetune), "encoder": r.encoder,
-            **provenance_fields(r)}
+    return {
+        "task": r.task,
+        "metric": r.metric,
+        "value": r.value,
+        "test_value": np.nan if r.test_value is None else r.test_value,
+        "seed": r.seed,
+        "setting": setting,
+        "fraction": r.fraction,
+        "path": str(path),
+        "equal_updates": r.equal_updates,
+        "s_input": mix.get("input", {}).get("s"),
+        "s_output": mix.get("output", {}).get("s"),
+        "finetune_ppl": finetune_perplexities(r.bilm_finetune),
+        "encoder": r.encoder,
+        **provenance_fields(r),
+    }
 
 
 def provenance_fields(r: Record) -> dict:
     hw = r.hardware or {}
-    return {"command": r.command, "date": r.date, "profile": r.profile, "bilm_sha256": r.bilm_sha256,
-            "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
-                        f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else "")}
+    return {
+        "command": r.command,
+        "date": r.date,
+        "profile": r.profile,
+        "bilm_sha256": r.bilm_sha256,
+        "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
+        f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else ""),
+    }

@@ -6,10 +6,12 @@
 
 Takes every record below ``--runs`` whose configuration differs from what its profile, task and
 ablation prescribe in ``--key`` at most (``cell_rules.differences``), groups them by profile, task,
-ablation, encoder (biLM or Transformer) and the key's value, and writes mean ± std over seeds, the seeds' values, and for
+ablation, encoder (biLM or Transformer) and the key's value, and writes mean ± std over seeds, the seeds'
+values, and for
 classification tasks with per-class accuracy (SICK) the lowest class accuracy of any seed, so a
 collapsed class shows.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from tasks.run_record import Record
+
 from .cell_rules import differences, flat
 
 
@@ -37,15 +40,21 @@ def rows(roots: list[Path], key: str, ablations: set[str] | None = None) -> dict
 
 
 def table(groups: dict, key: str) -> str:
-    lines = [f"| profile | task | ablation | encoder | {key} | n | dev mean ± std | per seed | lowest class accuracy |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for (profile, task, ablation, encoder, value), records in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    lines = [
+        f"| profile | task | ablation | encoder | {key} | n | dev mean ± std | per seed | lowest class accuracy |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (profile, task, ablation, encoder, value), records in sorted(
+        groups.items(), key=lambda kv: tuple(map(str, kv[0]))
+    ):
         by_seed = {r.seed: r for r in records}  # one record per seed (the same run may be listed twice)
         values = np.array([by_seed[s].value for s in sorted(by_seed)])
         classes = [min(r.dev["per_class_accuracy"].values()) for r in by_seed.values() if "per_class_accuracy" in r.dev]
         spread = f" ± {values.std(ddof=1):.2f}" if len(values) > 1 else ""
-        lines.append(f"| {profile} | {task} | {ablation} | {encoder} | {value} | {len(values)} | {values.mean():.2f}{spread} "
-                     f"| {' / '.join(f'{v:.2f}' for v in values)} | {f'{min(classes):.1f}' if classes else '-'} |")
+        lines.append(
+            f"| {profile} | {task} | {ablation} | {encoder} | {value} | {len(values)} | {values.mean():.2f}{spread} "
+            f"| {' / '.join(f'{v:.2f}' for v in values)} | {f'{min(classes):.1f}' if classes else '-'} |"
+        )
     return "\n".join(lines)
 
 
@@ -62,11 +71,14 @@ def main(argv=None) -> None:
     records = [r for rs in groups.values() for r in rs]
     dates = sorted(r.date for r in records)
     commands = sorted({r.command for r in records})
-    text = (f"# {args.key}, everything else as prescribed (dev)\n\n{table(groups, args.key)}\n\nRecords from "
-            f"{dates[0]} to {dates[-1]}; commands: " + "; ".join(f"`{c}`" for c in commands) + ". Made by "
-            f"`python -m reporting.setting_sweep --key {args.key} --runs {' '.join(map(str, args.runs))}"
-            + (f" --ablations {args.ablations}" if args.ablations else "")
-            + (f" --out {args.out}" if args.out else "") + "`.\n")
+    text = (
+        f"# {args.key}, everything else as prescribed (dev)\n\n{table(groups, args.key)}\n\nRecords from "
+        f"{dates[0]} to {dates[-1]}; commands: " + "; ".join(f"`{c}`" for c in commands) + ". Made by "
+        f"`python -m reporting.setting_sweep --key {args.key} --runs {' '.join(map(str, args.runs))}"
+        + (f" --ablations {args.ablations}" if args.ablations else "")
+        + (f" --out {args.out}" if args.out else "")
+        + "`.\n"
+    )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)

@@ -1,6 +1,7 @@
 """The paper's tables as frames from the run frame (Peters et al. 2018, Table 1: baseline against ELMo
 with the absolute gain and relative error reduction; Tables 2-3: the ablations beside the published
 values; the biLM variants beside their plain setting): mean ± std over seeds, with n."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -53,14 +54,24 @@ def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
         pb, pe = paper.TABLE1[task]
         abs_gain, rel = gains(b, e)
         p_abs, p_rel = gains(pb, pe)
-        rows.append({"task": f"{task} ({info['metric']}; paper: {info['paper_dataset']})",
-                     "baseline (ours, dev)": cell(stats, task, "baseline"),
-                     "ELMo (ours, dev)": cell(stats, task, "elmo"),
-                     **({"baseline (ours, test)": cell(test_stats, task, "baseline"),
-                         "ELMo (ours, test)": cell(test_stats, task, "elmo")} if test else {}),
-                     "increase: absolute / relative error reduction (ours)": f"{abs_gain} / {rel}",
-                     "paper baseline / ELMo (test)": f"{pb} / {pe}",
-                     "increase: absolute / relative error reduction (paper)": f"{p_abs} / {p_rel}"})
+        rows.append(
+            {
+                "task": f"{task} ({info['metric']}; paper: {info['paper_dataset']})",
+                "baseline (ours, dev)": cell(stats, task, "baseline"),
+                "ELMo (ours, dev)": cell(stats, task, "elmo"),
+                **(
+                    {
+                        "baseline (ours, test)": cell(test_stats, task, "baseline"),
+                        "ELMo (ours, test)": cell(test_stats, task, "elmo"),
+                    }
+                    if test
+                    else {}
+                ),
+                "increase: absolute / relative error reduction (ours)": f"{abs_gain} / {rel}",
+                "paper baseline / ELMo (test)": f"{pb} / {pe}",
+                "increase: absolute / relative error reduction (paper)": f"{p_abs} / {p_rel}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -92,8 +103,18 @@ def variants_table(df: pd.DataFrame) -> pd.DataFrame:
         plain = full[(full.task == task) & (full.setting == base)]
         same_seeds = plain[plain.seed.isin(g.seed)]
         fmt = lambda v: mean_std_n(v.mean(), v.std(ddof=1), len(v))  # noqa: E731
-        rows.append({"task": task, "setting": base, "variant": setting.split("+", 1)[1], "variant (ours)": fmt(g.value),
-                     "plain, same seeds": fmt(same_seeds.value), "plain, all seeds": fmt(plain.value),
-                     "difference, same seeds": f"{g.value.mean() - same_seeds.value.mean():+.2f} points" if len(same_seeds)
-                     else "—", "biLM dev perplexity before → after": ", ".join(sorted(set(g.finetune_ppl.dropna()))) or "—"})
+        rows.append(
+            {
+                "task": task,
+                "setting": base,
+                "variant": setting.split("+", 1)[1],
+                "variant (ours)": fmt(g.value),
+                "plain, same seeds": fmt(same_seeds.value),
+                "plain, all seeds": fmt(plain.value),
+                "difference, same seeds": f"{g.value.mean() - same_seeds.value.mean():+.2f} points"
+                if len(same_seeds)
+                else "—",
+                "biLM dev perplexity before → after": ", ".join(sorted(set(g.finetune_ppl.dropna()))) or "—",
+            }
+        )
     return pd.DataFrame(rows)

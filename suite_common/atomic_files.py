@@ -7,6 +7,7 @@ writer into the same directory removes every temporary whose process is gone
 (``remove_dead_leftovers``). Temporaries of another host (a shared file system) are left alone:
 their process cannot be checked from here.
 """
+
 from __future__ import annotations
 
 import os
@@ -62,6 +63,7 @@ def remove_dead_leftovers(directory: str | Path) -> list[Path]:
 def torch_save_atomic(obj, path: str | Path) -> None:
     """``torch.save`` that leaves ``path`` complete or absent (and clears dead writers' temporaries first)."""
     import torch
+
     path = Path(path)
     remove_dead_leftovers(path.parent)
     tmp = temporary_path(path)
@@ -70,6 +72,7 @@ def torch_save_atomic(obj, path: str | Path) -> None:
         os.replace(tmp, path)
     except (OSError, RuntimeError) as e:  # a full disk reaches torch's writer as a RuntimeError
         from suite_common.errors import storage_error
+
         raise storage_error(path, e) from None
     finally:
         tmp.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ message that names the file and line, or the configuration key, at fault; only t
 
 All derive from ``ValueError`` as well, so callers that caught ``ValueError`` still do.
 """
+
 from __future__ import annotations
 
 
@@ -39,8 +40,13 @@ class StorageError(SuiteError):
     pass
 
 
-WRITE_ERRNOS = {28: "the disk is full", 122: "the disk quota is used up", 30: "the file system is read-only",
-                13: "permission denied", 1: "permission denied"}  # ENOSPC, EDQUOT, EROFS, EACCES, EPERM
+WRITE_ERRNOS = {
+    28: "the disk is full",
+    122: "the disk quota is used up",
+    30: "the file system is read-only",
+    13: "permission denied",
+    1: "permission denied",
+}  # ENOSPC, EDQUOT, EROFS, EACCES, EPERM
 
 
 def storage_error(path, e: Exception) -> StorageError:

@@ -11,6 +11,7 @@ changed or damaged in the cache is refused rather than read. A URL may pin the e
 (``https://.../weights.hdf5#sha256=<hex>``): a download of other bytes is refused and not kept.
 Without the network the error is one line naming the URL.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,9 +28,13 @@ S3 = "https://allennlp.s3.amazonaws.com/models/elmo"
 # the published biLMs (name -> options URL, weights URL); AllenNLP's ELMo page lists the same files
 PRESETS = {
     name: (f"{S3}/{stem}/elmo_{stem}_options.json", f"{S3}/{stem}/elmo_{stem}_weights.hdf5")
-    for name, stem in (("elmo-small", "2x1024_128_2048cnn_1xhighway"), ("elmo-medium", "2x2048_256_2048cnn_1xhighway"),
-                       ("elmo-original", "2x4096_512_2048cnn_2xhighway"),
-                       ("elmo-original-5.5B", "2x4096_512_2048cnn_2xhighway_5.5B"))}
+    for name, stem in (
+        ("elmo-small", "2x1024_128_2048cnn_1xhighway"),
+        ("elmo-medium", "2x2048_256_2048cnn_1xhighway"),
+        ("elmo-original", "2x4096_512_2048cnn_2xhighway"),
+        ("elmo-original-5.5B", "2x4096_512_2048cnn_2xhighway_5.5B"),
+    )
+}
 
 
 def cache_root() -> Path:
@@ -61,7 +66,7 @@ def local_path(value, progress: bool = True) -> Path:
     if not is_url(value):
         return Path(value)
     url, _, fragment = value.partition("#")
-    pinned = fragment[len("sha256="):].lower() if fragment.startswith("sha256=") else None
+    pinned = fragment[len("sha256=") :].lower() if fragment.startswith("sha256=") else None
     name = url.rstrip("/").rsplit("/", 1)[-1] or "download"
     target = cache_root() / "remote" / f"{hashlib.sha256(url.encode()).hexdigest()[:16]}-{name}"
     recorded = target.with_name(target.name + ".sha256")
@@ -84,14 +89,18 @@ def local_path(value, progress: bool = True) -> Path:
                 bar.update(len(block))
             bar.close()
         if pinned and digest.hexdigest() != pinned:
-            raise WeightsError(f"{url}: the download's SHA-256 is {digest.hexdigest()[:12]}..., not the pinned "
-                               f"{pinned[:12]}...; nothing was kept")
+            raise WeightsError(
+                f"{url}: the download's SHA-256 is {digest.hexdigest()[:12]}..., not the pinned "
+                f"{pinned[:12]}...; nothing was kept"
+            )
         os.replace(tmp, target)
         recorded.write_text(digest.hexdigest() + "\n")
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", None) or e
-        raise WeightsError(f"{url}: cannot download ({reason}); without the network, pass local files "
-                           "(encoder.options=... encoder.weights=...)") from None
+        raise WeightsError(
+            f"{url}: cannot download ({reason}); without the network, pass local files "
+            "(encoder.options=... encoder.weights=...)"
+        ) from None
     finally:
         tmp.unlink(missing_ok=True)
     return target

@@ -14,21 +14,22 @@ the biLM reads, batches that carry their contextual layers, a model, predictions
   ``make_batch`` puts each side's biLM layers into the batch (``bilm_layers``, ``bilm_mask``),
   where the model's own ``ElmoFeatures`` mix them inside ``forward``.
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import datasets
 import torch
 from torch import nn
 
 from elmo_core.characters import batch_to_ids
+from encoders.activation_cache import LayerSource
 from suite_common.errors import ConfigError, DataError
 
-from encoders.activation_cache import LayerSource
 from .data_files import data_files
 
 PAD, UNK = "<pad>", "<unk>"
@@ -39,6 +40,7 @@ Reader = Callable[[Path, object, str], tuple[datasets.Dataset, dict]]
 @dataclass
 class TaskSplit:
     """One split: its examples and, when ELMo is used, the layers of ``task.sentences(examples)``."""
+
     name: str
     examples: datasets.Dataset
     layers: LayerSource | None = None
@@ -51,7 +53,7 @@ def index_batches(n: int, batch_size: int, shuffle: bool, rng=None) -> list[list
     order = list(range(n))
     if shuffle:
         rng.shuffle(order)
-    return [order[i: i + batch_size] for i in range(0, n, batch_size)]
+    return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
 def set_column(ds: datasets.Dataset, name: str, values: list) -> datasets.Dataset:
@@ -104,8 +106,12 @@ class Task:
 
     def data_warnings(self) -> list[str]:
         """One line per split and suspicious count (``NOTICES``) that is not zero."""
-        return [f"{self.name}/{split}: {stats[key]} {key.replace('_', ' ')}"
-                for split, stats in self.data_stats.items() for key in self.NOTICES if stats.get(key)]
+        return [
+            f"{self.name}/{split}: {stats[key]} {key.replace('_', ' ')}"
+            for split, stats in self.data_stats.items()
+            for key in self.NOTICES
+            if stats.get(key)
+        ]
 
     def read_hf(self, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
         raise ConfigError(f"task {self.name} has no Hugging Face source; set source=local or data.dir=...")
@@ -162,8 +168,11 @@ class Task:
         ids = torch.zeros(len(sentences), T, dtype=torch.long)
         for i, s in enumerate(sentences):
             ids[i, : len(s)] = torch.tensor([self.word_index.get(t, 1) for t in s])
-        return {"word_ids": ids, "char_ids": batch_to_ids(sentences),
-                "mask": torch.arange(T).unsqueeze(0) < torch.tensor([len(s) for s in sentences]).unsqueeze(1)}
+        return {
+            "word_ids": ids,
+            "char_ids": batch_to_ids(sentences),
+            "mask": torch.arange(T).unsqueeze(0) < torch.tensor([len(s) for s in sentences]).unsqueeze(1),
+        }
 
     def batch(self, ds: datasets.Dataset, indices: list[int]) -> dict:
         """The task's tensors for these examples (without biLM layers)."""
@@ -178,8 +187,9 @@ class Task:
             target = batch if side is None else batch[side]
             layers, mask = split.layers.batch(rows)
             if not torch.equal(mask, target["mask"]):
-                raise DataError(f"{self.name}/{split.name}: biLM layers do not line up with the task's tokens "
-                                "(a stale cache?)")
+                raise DataError(
+                    f"{self.name}/{split.name}: biLM layers do not line up with the task's tokens (a stale cache?)"
+                )
             target["bilm_layers"], target["bilm_mask"] = layers, mask
         return batch
 
@@ -201,8 +211,10 @@ class Task:
     def read_raw(self, lines: list[str], where: str) -> datasets.Dataset:
         """Examples without labels from raw text lines (blank lines already dropped; ``line`` column:
         the 1-based line number). Tasks that cannot take raw text say so."""
-        raise ConfigError(f"task {self.name} has no mode=predict on raw text yet (ner, sst and nli have); "
-                          "use mode=evaluate with a file in its data format")
+        raise ConfigError(
+            f"task {self.name} has no mode=predict on raw text yet (ner, sst and nli have); "
+            "use mode=evaluate with a file in its data format"
+        )
 
     def raw_output(self, row: dict, prediction) -> dict:
         """One prediction as a JSON object (``mode=predict`` writes one per input line)."""

@@ -17,18 +17,40 @@ settings, lived under ``elmo.*`` next to the mix. They moved (``RENAMED``); noth
 
 Both functions accept either layout and return a new nested dict (the input is not changed).
 """
+
 from __future__ import annotations
 
 import copy
 
-BILM_KEYS = ("options", "weights", "allow_extra_weights", "state", "warmup_batches", "batch_size", "finetune",
-             "finetune_epochs")  # encoder.<key> of the biLM; elmo.<key> before
-CACHE_KEYS = {"cache": "enabled", "cache_dir": "dir", "cache_dtype": "dtype", "cache_max_gb": "max_gb"}  # elmo.<key> -> cache.<value>
-RENAMED = {**{f"elmo.{k}": f"encoder.{k}" for k in BILM_KEYS}, **{f"elmo.{k}": f"cache.{v}" for k, v in CACHE_KEYS.items()}}
+BILM_KEYS = (
+    "options",
+    "weights",
+    "allow_extra_weights",
+    "state",
+    "warmup_batches",
+    "batch_size",
+    "finetune",
+    "finetune_epochs",
+)  # encoder.<key> of the biLM; elmo.<key> before
+CACHE_KEYS = {
+    "cache": "enabled",
+    "cache_dir": "dir",
+    "cache_dtype": "dtype",
+    "cache_max_gb": "max_gb",
+}  # elmo.<key> -> cache.<value>
+RENAMED = {
+    **{f"elmo.{k}": f"encoder.{k}" for k in BILM_KEYS},
+    **{f"elmo.{k}": f"cache.{v}" for k, v in CACHE_KEYS.items()},
+}
 # What a Transformer run's configuration held under these keys before they moved: conf/elmo/default.yaml's
 # values, never read by a Transformer run but part of its identity (paths and neutral keys are not).
-EARLIER_TRANSFORMER_BILM_VALUES = {"state": "stateless", "warmup_batches": 5, "batch_size": 64, "finetune": False,
-                                   "finetune_epochs": 1}
+EARLIER_TRANSFORMER_BILM_VALUES = {
+    "state": "stateless",
+    "warmup_batches": 5,
+    "batch_size": 64,
+    "finetune": False,
+    "finetune_epochs": 1,
+}
 
 
 def earlier_identity(identity: dict | None):

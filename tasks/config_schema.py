@@ -4,6 +4,7 @@ naming the key (Peters et al. 2018's settings live in ``conf/``; this says which
 Hydra already rejects unknown keys; ``validate`` checks types, ranges and choices of the keys that
 are present. Each rule is ``key -> check``; a check returns None or what is wrong.
 """
+
 from __future__ import annotations
 
 import re
@@ -11,9 +12,8 @@ from numbers import Real
 
 from omegaconf import DictConfig, OmegaConf
 
-from suite_common.errors import ConfigError
-
 from encoders.bilm import STATE_POLICIES
+from suite_common.errors import ConfigError
 from suite_common.remote_files import PRESETS
 
 from .layers import EMBEDDING_INITS
@@ -32,6 +32,7 @@ def integer(low: int | None = None):
         if isinstance(v, bool) or not isinstance(v, int):
             return "must be an integer"
         return f"must be at least {low}" if low is not None and v < low else None
+
     return check
 
 
@@ -44,11 +45,14 @@ def number(low: float | None = None, high: float | None = None, low_open: bool =
         if high is not None and (v >= high if high_open else v > high):
             return f"must be {'less than' if high_open else 'at most'} {high}"
         return None
+
     return check
 
 
 def device(v):
-    return None if isinstance(v, str) and re.fullmatch(r"cpu|cuda(:\d+)?|mps", v) else "must be cpu, cuda, cuda:N or mps"
+    return (
+        None if isinstance(v, str) and re.fullmatch(r"cpu|cuda(:\d+)?|mps", v) else "must be cpu, cuda, cuda:N or mps"
+    )
 
 
 PROBABILITY = number(0, 1, high_open=True)
@@ -56,8 +60,11 @@ RULES = {
     "mode": one_of("train", "evaluate", "predict", "finetune", "embed_sample"),
     "seed": integer(0),
     "device": device,
-    "threads": lambda v: None if v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and v >= 1)
-    else "must be auto or a positive integer",
+    "threads": lambda v: (
+        None
+        if v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and v >= 1)
+        else "must be auto or a positive integer"
+    ),
     "elmo.position": one_of("none", "input", "output", "both", "paper"),
     "elmo.mix": one_of("all", "last", "average"),
     "elmo.l2": number(0),

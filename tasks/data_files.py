@@ -5,6 +5,7 @@ Per split, ``data.<split>_path``, else ``data.dir``/``data.<split>_file``; a dir
 (the WSD probe) is every file in it. Hugging Face sources have no local files (their name,
 configuration and revision are in the configuration).
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -10,6 +10,7 @@ Without network the hub is not tried for long: an unreachable endpoint switches 
 its offline mode (the local cache only), and a dataset that is not cached is one line naming
 ``source=local``.
 """
+
 from __future__ import annotations
 
 import socket
@@ -23,6 +24,7 @@ from suite_common.errors import DataError
 
 def hub_reachable(timeout: float = 3.0) -> bool:
     from huggingface_hub import constants
+
     url = urlparse(constants.ENDPOINT)
     try:
         with socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout):
@@ -34,6 +36,7 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 def go_offline() -> None:
     """Use only what the local cache holds (no retries against an unreachable hub)."""
     from huggingface_hub import constants
+
     datasets.config.HF_HUB_OFFLINE = True
     constants.HF_HUB_OFFLINE = True
 
@@ -54,7 +57,12 @@ def load_hub_split(data_cfg, split: str) -> datasets.Dataset:
     try:
         return datasets.load_dataset(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - ConnectionError, FileNotFoundError, DatasetNotFoundError, ValueError ...
-        reason = "the Hugging Face hub cannot be reached and it is not in the local cache" if offline else \
-            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        raise DataError(f"cannot load the Hugging Face dataset {name!r} [{split}] ({reason}); use the local files "
-                        "instead: source=local (../shared/data or $ELMO_SHARED/data) or data.dir=DIR") from None
+        reason = (
+            "the Hugging Face hub cannot be reached and it is not in the local cache"
+            if offline
+            else f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        )
+        raise DataError(
+            f"cannot load the Hugging Face dataset {name!r} [{split}] ({reason}); use the local files "
+            "instead: source=local (../shared/data or $ELMO_SHARED/data) or data.dir=DIR"
+        ) from None

@@ -2,6 +2,7 @@
 the context-independent token representation x_k (word embedding + character CNN), variational
 dropout, and the ELMo mixes placed at the input and/or output of the task encoder (``ElmoFeatures``,
 applied by each model inside its own ``forward``)."""
+
 from __future__ import annotations
 
 import sys
@@ -97,8 +98,17 @@ class TokenEmbedder(nn.Module):
     over the same 262 character ids the biLM uses. ``init`` (``init_embedding``) sets the start of
     both embeddings where no pretrained vectors are given."""
 
-    def __init__(self, words: list[str], word_dim: int, char_dim: int, char_filters: int, char_width: int,
-                 vectors: str | None = None, freeze_vectors: bool = False, init: str = "normal"):
+    def __init__(
+        self,
+        words: list[str],
+        word_dim: int,
+        char_dim: int,
+        char_filters: int,
+        char_width: int,
+        vectors: str | None = None,
+        freeze_vectors: bool = False,
+        init: str = "normal",
+    ):
         super().__init__()
         self.word = init_embedding(nn.Embedding(len(words), word_dim, padding_idx=0), init)
         if vectors:
@@ -113,10 +123,18 @@ class TokenEmbedder(nn.Module):
         self.output_dim = word_dim + char_filters
 
     @classmethod
-    def from_config(cls, words: list[str], m) -> "TokenEmbedder":
+    def from_config(cls, words: list[str], m) -> TokenEmbedder:
         """From a task's ``model`` config (word_dim, char_dim, char_filters, char_width, vectors, embedding_init)."""
-        return cls(words, m.word_dim, m.char_dim, m.char_filters, m.char_width, m.get("vectors"),
-                   m.get("freeze_vectors", False), m.get("embedding_init", "normal"))
+        return cls(
+            words,
+            m.word_dim,
+            m.char_dim,
+            m.char_filters,
+            m.char_width,
+            m.get("vectors"),
+            m.get("freeze_vectors", False),
+            m.get("embedding_init", "normal"),
+        )
 
     def forward(self, word_ids: torch.Tensor, char_ids: torch.Tensor) -> torch.Tensor:
         x = self.word(word_ids)
@@ -140,17 +158,39 @@ class ElmoFeatures(nn.Module):
     ``side`` is a batch (or one side of a two-text batch) carrying ``bilm_layers`` and
     ``bilm_mask`` (``Task.make_batch``)."""
 
-    def __init__(self, position: str, num_layers: int, dim: int, mix: str = "all", dropout: float = 0.5,
-                 layer_norm: bool = False, l2: float = 0.0):
+    def __init__(
+        self,
+        position: str,
+        num_layers: int,
+        dim: int,
+        mix: str = "all",
+        dropout: float = 0.5,
+        layer_norm: bool = False,
+        l2: float = 0.0,
+    ):
         super().__init__()
         self.l2 = l2  # λ of λ‖w‖² on every mix's raw weights (elmo.l2)
         if position not in POSITIONS:
             raise ConfigError(f"elmo.position must be one of {POSITIONS}, got {position!r}")
         self.position, self.num_layers, self.dim = position, num_layers, dim
-        self.slots = {"none": [], "input": ["input"], "output": ["output"], "both": ["input", "output"],
-                      "probe": ["probe"]}[position]
-        self.elmo = Elmo(num_layers=num_layers, num_output_representations=len(self.slots), dropout=dropout,
-                         mix=mix, layer_norm=layer_norm) if self.slots else None
+        self.slots = {
+            "none": [],
+            "input": ["input"],
+            "output": ["output"],
+            "both": ["input", "output"],
+            "probe": ["probe"],
+        }[position]
+        self.elmo = (
+            Elmo(
+                num_layers=num_layers,
+                num_output_representations=len(self.slots),
+                dropout=dropout,
+                mix=mix,
+                layer_norm=layer_norm,
+            )
+            if self.slots
+            else None
+        )
 
     @property
     def input_dim(self) -> int:
@@ -227,8 +267,11 @@ class TaskModel(nn.Module):
     def forward(self, batch: dict) -> TaskOutput:
         scores = self.scores(batch)
         gold = all(key in batch for key in self.gold_keys)
-        return TaskOutput(scores=scores, loss=self.loss_of(scores, batch) if gold else None,
-                          predictions=None if self.training else self.decode(scores, batch))
+        return TaskOutput(
+            scores=scores,
+            loss=self.loss_of(scores, batch) if gold else None,
+            predictions=None if self.training else self.decode(scores, batch),
+        )
 
     def regularizer(self) -> torch.Tensor:
         return self.features.regularizer()
@@ -237,8 +280,13 @@ class TaskModel(nn.Module):
         """ids of the recurrent and feed-forward weight matrices: not biases, embeddings, CRF
         transitions or the mixing weights (γ, s), whose regularizer is λ‖w‖² (``elmo.l2``)."""
         mixes = {id(p) for p in self.features.parameters()}
-        return {id(p) for m in self.modules() if isinstance(m, (nn.Linear, nn.LSTM, nn.GRU))
-                for n, p in m.named_parameters() if n.startswith("weight") and id(p) not in mixes}
+        return {
+            id(p)
+            for m in self.modules()
+            if isinstance(m, (nn.Linear, nn.LSTM, nn.GRU))
+            for n, p in m.named_parameters()
+            if n.startswith("weight") and id(p) not in mixes
+        }
 
     def parameter_groups(self, weight_decay: float) -> list[dict]:
         """The optimizer's groups (as nanoGPT's ``configure_optimizers``): ℓ2 ``weight_decay`` on the
@@ -247,4 +295,6 @@ class TaskModel(nn.Module):
         trainable = [p for p in self.parameters() if p.requires_grad]
         decay = [p for p in trainable if id(p) in decayed]
         plain = [p for p in trainable if id(p) not in decayed]
-        return [{"params": plain, "weight_decay": 0.0}] + ([{"params": decay, "weight_decay": weight_decay}] if decay else [])
+        return [{"params": plain, "weight_decay": 0.0}] + (
+            [{"params": decay, "weight_decay": weight_decay}] if decay else []
+        )

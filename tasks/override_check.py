@@ -12,6 +12,7 @@ command with one ``ConfigError`` line that names the key (or option) and the nea
 
 ``hydra.*`` and ``hydra/...`` overrides are Hydra's own and are left to it.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -53,6 +54,7 @@ def parse(args: list[str]):
     """The overrides among command-line arguments (flags such as ``-m`` or ``--cfg job`` are skipped)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import OverrideParseException
+
     texts = [a for a in args if ("=" in a and not a.startswith("-")) or a.startswith("~")]
     try:
         return OverridesParser.create().parse_overrides(texts)
@@ -77,13 +79,17 @@ def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "conf
             continue
         if key in RENAMED:
             shown = ",".join(values(o)) or "..."
-            raise ConfigError(f"{key} is now {RENAMED[key]} (the encoder's and the cache's settings left elmo.*); "
-                              f"write {RENAMED[key]}={shown}; nothing was run")
+            raise ConfigError(
+                f"{key} is now {RENAMED[key]} (the encoder's and the cache's settings left elmo.*); "
+                f"write {RENAMED[key]}={shown}; nothing was run"
+            )
         if key in groups:
             for option in values(o):
                 if option not in groups[key]:
-                    raise ConfigError(f"{key}={option}: no such {key}{nearest(option, groups[key])}; "
-                                      f"choices: {', '.join(groups[key])}")
+                    raise ConfigError(
+                        f"{key}={option}: no such {key}{nearest(option, groups[key])}; "
+                        f"choices: {', '.join(groups[key])}"
+                    )
             group_overrides.append(o)
         else:
             key_overrides.append(o)
@@ -96,7 +102,10 @@ def check_keys(group_overrides: list, key_overrides: list, conf: Path, config_na
     if not key_overrides:
         return
     from hydra import compose, initialize_config_dir
-    swept = [o for o in group_overrides if o.key_or_group in ("task", "encoder")]  # groups whose option changes the keys
+
+    swept = [
+        o for o in group_overrides if o.key_or_group in ("task", "encoder")
+    ]  # groups whose option changes the keys
     fixed = [first_choice(o) for o in group_overrides if o not in swept]
     combinations = [[]]
     for o in swept:
@@ -110,8 +119,10 @@ def check_keys(group_overrides: list, key_overrides: list, conf: Path, config_na
             if o.key_or_group not in known:
                 where = f" for {' '.join(c.lstrip('+') for c in chosen)}" if chosen and len(combinations) > 1 else ""
                 hint = encoder_hint(o.key_or_group, cfg) or nearest(o.key_or_group, known)
-                raise ConfigError(f"unknown key {o.key_or_group!r}{where}{hint}; nothing was run "
-                                  f"(python run.py --cfg job lists every key)")
+                raise ConfigError(
+                    f"unknown key {o.key_or_group!r}{where}{hint}; nothing was run "
+                    f"(python run.py --cfg job lists every key)"
+                )
 
 
 MAX_CHECKED_JOBS = 1000
@@ -126,6 +137,7 @@ def check_sweep_values(overrides: list, conf: Path = CONF, config_name: str = "c
     from hydra import compose, initialize_config_dir
 
     from .config_schema import validate
+
     if not any(o.is_sweep_override() for o in overrides):
         return
     axes = []

@@ -15,6 +15,7 @@ project's tokenizer (``tasks/tokenizer.py``: Penn Treebank conventions, as the b
 so pre-tokenized text (tokens separated by spaces) comes out as it went in. Output: JSON lines, one
 object per input line, written to ``<run dir>/predictions/<file>@<content hash>/predictions.jsonl``.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,15 +33,17 @@ class Predictor:
         self.cfg, self.task, self.model, self.source = cfg, task, model, source
 
     @classmethod
-    def from_run(cls, checkpoint, device: str = "cpu", overrides: dict | None = None) -> "Predictor":
+    def from_run(cls, checkpoint, device: str = "cpu", overrides: dict | None = None) -> Predictor:
         """A run directory (or its ``best.pt``); ``overrides``: where the encoder's files and cache are now."""
         from .runner import checkpoint_file, load_trained
+
         return cls(*load_trained(checkpoint_file(checkpoint), device, overrides))
 
     def predict_lines(self, lines: list[str], where: str = "<lines>", numbers: list[int] | None = None) -> list[dict]:
         """One JSON-ready dict per non-blank line."""
         from .runner import with_layers
         from .trainer import predict
+
         kept = [(n, text.rstrip("\n")) for n, text in zip(numbers or range(1, len(lines) + 1), lines) if text.strip()]
         if not kept:
             raise DataError(f"{where}: no text to predict (every line is blank)")
@@ -61,8 +64,9 @@ class Predictor:
 def predict_mode(cfg, out_dir: Path | None = None) -> Path:
     """``mode=predict``: ``data.test_path`` (raw text) through the model of ``checkpoint``."""
     from .run_records import content_sha256
-    from .runner import checkpoint_file, command_line_overrides, test_file
     from .run_settings import evaluate_overrides
+    from .runner import checkpoint_file, command_line_overrides, test_file
+
     path = checkpoint_file(cfg.checkpoint)
     raw = test_file(cfg, "predict")
     predictor = Predictor.from_run(path, cfg.device, command_line_overrides(cfg, evaluate_overrides()))
@@ -72,4 +76,3 @@ def predict_mode(cfg, out_dir: Path | None = None) -> Path:
     print(f"{count} predictions -> {out}", file=sys.stderr, flush=True)
     print(out, flush=True)
     return out
-

@@ -5,6 +5,7 @@ run with a fine-tuned biLM (Peters et al. 2018 §3.4) gets the base biLM it was 
 
     python -m tasks.record_migration DIR [DIR ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,10 @@ from .runner import finetuned_base_sha256
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description="Run records: give records written before run identities existed "
-                                 "their identity (biLM and data hashes, task version).")
+    ap = argparse.ArgumentParser(
+        description="Run records: give records written before run identities existed "
+        "their identity (biLM and data hashes, task version)."
+    )
     ap.add_argument("roots", nargs="+", type=Path, help="directories searched for results.json / finetune.json")
     args = ap.parse_args(argv)
     try:

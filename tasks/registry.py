@@ -7,11 +7,12 @@ the suite's layout rather than a list: adding a task touches its folder and its 
 * A probe with nothing to train (``probe_wsd``: 1-nearest-neighbour on sense centroids, the paper's
   method) is the function ``run_<kind>_probe`` in ``tasks/probes/<kind>.py``.
 """
+
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from suite_common.errors import ConfigError
 
@@ -35,8 +36,11 @@ def task_class(name: str) -> type[Task]:
     if not (ROOT / name / "task.py").is_file():
         raise _unknown(name)
     module = importlib.import_module(f"tasks.{name}.task")
-    found = [c for c in vars(module).values()
-             if isinstance(c, type) and issubclass(c, Task) and c is not Task and c.__module__ == module.__name__]
+    found = [
+        c
+        for c in vars(module).values()
+        if isinstance(c, type) and issubclass(c, Task) and c is not Task and c.__module__ == module.__name__
+    ]
     if len(found) != 1:
         raise ConfigError(f"tasks/{name}/task.py must define exactly one Task subclass (found {len(found)})")
     return found[0]

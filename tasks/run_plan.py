@@ -8,6 +8,7 @@ writes. ``RunPlan.prepare`` then chooses its output directory: a finished run of
 anywhere below the runs root is reused, a launch directory holding another identity's record is
 never written over. The recipes in ``runner`` follow the plan; they do not decide these again.
 """
+
 from __future__ import annotations
 
 import sys
@@ -23,8 +24,16 @@ from .config_schema import validate
 from .data_files import data_files
 from .registry import is_probe_function
 from .run_record import Record
-from .run_records import (finished_run, hydra_choice, make_identity, mark_running, record_dir,
-                          remove_dead_runs, run_digest, run_metadata)
+from .run_records import (
+    finished_run,
+    hydra_choice,
+    make_identity,
+    mark_running,
+    record_dir,
+    remove_dead_runs,
+    run_digest,
+    run_metadata,
+)
 from .run_settings import effective_position, uses_encoder
 
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
@@ -45,7 +54,7 @@ class RunPlan:
     source: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
 
     @classmethod
-    def resolve(cls, cfg: DictConfig, task_version: int | None = None, finetune: bool = False) -> "RunPlan":
+    def resolve(cls, cfg: DictConfig, task_version: int | None = None, finetune: bool = False) -> RunPlan:
         """The plan of ``cfg``, whose task code is at ``task_version`` (probes have their own);
         ``finetune``: the biLM fine-tuning of ``mode=finetune`` (Table 7), recorded in ``finetune.json``."""
         validate(cfg)
@@ -60,10 +69,18 @@ class RunPlan:
             identity = make_identity(resolved, None, version, encoder_sha)
         else:
             identity = make_identity(resolved, encoder_sha, version)
-        return cls(cfg=cfg, source=source, resolved=resolved, kind=kind, position=effective_position(cfg), uses_encoder=uses,
-                   data_files=data_files(resolved.get("data") or {}), identity=identity,
-                   digest=run_digest(resolved, identity),
-                   record_name="finetune.json" if kind == "finetune" else "results.json")
+        return cls(
+            cfg=cfg,
+            source=source,
+            resolved=resolved,
+            kind=kind,
+            position=effective_position(cfg),
+            uses_encoder=uses,
+            data_files=data_files(resolved.get("data") or {}),
+            identity=identity,
+            digest=run_digest(resolved, identity),
+            record_name="finetune.json" if kind == "finetune" else "results.json",
+        )
 
     def prepare(self, launch_dir: Path) -> tuple[Path, dict | None]:
         """``(run directory, finished record or None)``: a record of this identity anywhere below the
@@ -77,13 +94,23 @@ class RunPlan:
         out_dir.mkdir(parents=True, exist_ok=True)
         if previous is not None:
             print(f"skipping: this configuration already has its result ({previous.get('run_dir')})", flush=True)
-            if not (out_dir / self.record_name).exists():  # the same run serves this name too (Table 1 'elmo' = Table 2 'λ=0.001')
-                reused = Record.from_dict({**previous, "ablation": hydra_choice("ablation"), "run_dir": str(out_dir),
-                                           "reused_from": previous.get("run_dir")})
+            if not (
+                out_dir / self.record_name
+            ).exists():  # the same run serves this name too (Table 1 'elmo' = Table 2 'λ=0.001')
+                reused = Record.from_dict(
+                    {
+                        **previous,
+                        "ablation": hydra_choice("ablation"),
+                        "run_dir": str(out_dir),
+                        "reused_from": previous.get("run_dir"),
+                    }
+                )
                 reused.write(out_dir / self.record_name)
                 previous = reused.to_dict()
             return out_dir, previous
-        if (out_dir / "train_state.pt").exists():  # a stopped run to resume: its own, or refused before anything is written
+        if (
+            out_dir / "train_state.pt"
+        ).exists():  # a stopped run to resume: its own, or refused before anything is written
             train_state.read(out_dir / "train_state.pt", self.digest)
         (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(self.resolved)))
         mark_running(out_dir)

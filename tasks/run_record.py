@@ -9,6 +9,7 @@ of every earlier version still read (keys added since are optional, keys this ve
 are kept when a record is rewritten). The JSON keys are those records have always had; the
 identity (``config_hash``) is computed from ``config`` and ``identity`` only (``run_records``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -64,18 +65,22 @@ class Record:
 
     # ---- reading and writing -------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: dict, path: Path | None = None) -> "Record":
+    def from_dict(cls, data: dict, path: Path | None = None) -> Record:
         if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
             raise DataError(f"{path or 'record'}: not a run record (no 'config' object)")
         known = {f.name for f in dataclasses.fields(cls)} - {"unknown", "path"}
         task = data.get("task") or (data["config"].get("task") or {}).get("name")
         if not task:
             raise DataError(f"{path or 'record'}: not a run record (no task)")
-        return cls(**{k: v for k, v in data.items() if k in known and k != "task"}, task=task,
-                   unknown={k: v for k, v in data.items() if k not in known}, path=path)
+        return cls(
+            **{k: v for k, v in data.items() if k in known and k != "task"},
+            task=task,
+            unknown={k: v for k, v in data.items() if k not in known},
+            path=path,
+        )
 
     @classmethod
-    def read(cls, path: Path) -> "Record":
+    def read(cls, path: Path) -> Record:
         try:
             data = json.loads(Path(path).read_text())
         except (OSError, ValueError) as e:
@@ -91,7 +96,11 @@ class Record:
             if f.name in ("unknown", "path"):
                 continue
             value = getattr(self, f.name)
-            if value is not None or f.name in ("ablation", "profile") or (f.name in TASK_RUN_NULLABLE and self.epochs is not None):
+            if (
+                value is not None
+                or f.name in ("ablation", "profile")
+                or (f.name in TASK_RUN_NULLABLE and self.epochs is not None)
+            ):
                 out[f.name] = value
         return {**out, **self.unknown}
 
@@ -101,6 +110,7 @@ class Record:
 
     def write(self, path: Path) -> None:
         from .run_records import write_json_atomic
+
         write_json_atomic(Path(path), self.to_dict())
 
     # ---- what the run was, decided once ---------------------------------------------------------
@@ -155,7 +165,11 @@ class Record:
         model = str((self.transformer or self.bilm or {}).get("model", "?")).rstrip("/")
         name = "embedded small BERT" if model.endswith("bert_core/pretrained/small") else Path(model).name or model
         pooling = (self.config.get("encoder") or {}).get("pooling", "first")
-        return f"{name} ({sha[:12]}, {pooling} piece)" if pooling == "first" else f"{name} ({sha[:12]}, {pooling} of pieces)"
+        return (
+            f"{name} ({sha[:12]}, {pooling} piece)"
+            if pooling == "first"
+            else f"{name} ({sha[:12]}, {pooling} of pieces)"
+        )
 
     @property
     def encoder_kind(self) -> str:
@@ -203,5 +217,6 @@ class Record:
         """The run's identity digest, recomputed (for records written before identities existed,
         from the files their configuration names, as they are now)."""
         from .run_records import legacy_identity, run_digest
+
         identity = self.identity or legacy_identity(self.to_dict())
         return run_digest(self.config, identity) if identity is not None else None

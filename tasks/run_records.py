@@ -16,6 +16,7 @@ are rebuilt from the records alone.
   biLM hash, the data files their configuration names) and rewritten by ``migrate``
   (``python -m tasks.record_migration DIR...``).
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,8 +33,15 @@ from suite_common.atomic_files import process_alive, remove_dead_leftovers, temp
 
 from .config_layout import current_layout, earlier_identity, earlier_layout
 from .data_files import data_files
-from .run_settings import (CONTENT_KEYS, NEUTRAL, PATH_KEYS, VOLATILE, effective_position, uses_encoder,
-                           without_added_defaults)
+from .run_settings import (
+    CONTENT_KEYS,
+    NEUTRAL,
+    PATH_KEYS,
+    VOLATILE,
+    effective_position,
+    uses_encoder,
+    without_added_defaults,
+)
 
 RECORD_NAMES = ("results.json", "finetune.json")
 
@@ -47,7 +55,9 @@ def comparable(resolved: dict, identity: dict) -> dict:
     keys added later count only away from their earlier value (``run_settings.ADDED_AT_DEFAULT``);
     ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)
     and the run reads contextual layers (a baseline is the same run whichever encoder is named)."""
-    out = copy.deepcopy(without_added_defaults(current_layout({k: v for k, v in resolved.items() if k not in VOLATILE})))
+    out = copy.deepcopy(
+        without_added_defaults(current_layout({k: v for k, v in resolved.items() if k not in VOLATILE}))
+    )
     data = out.get("data")
     if isinstance(data, dict) and (data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test"))):
         out["data"] = {k: v for k, v in data.items() if not k.startswith("hf_")}  # the hub copy is not read
@@ -79,6 +89,7 @@ def run_digest(resolved: dict, identity: dict) -> str:
 @lru_cache(maxsize=256)
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     from elmo_core import file_sha256
+
     return file_sha256(path)
 
 
@@ -92,14 +103,17 @@ def content_sha256(path) -> str:
     return _file_sha256(str(p.resolve()), st.st_size, st.st_mtime_ns)
 
 
-def make_identity(resolved: dict, bilm_sha256: str | None, task_version: int,
-                  encoder_sha256: str | None = None) -> dict:
+def make_identity(
+    resolved: dict, bilm_sha256: str | None, task_version: int, encoder_sha256: str | None = None
+) -> dict:
     """What the paths of a configuration point at, and the task code's version. A Transformer
     encoder's files go under ``encoder_sha256`` (absent for biLM runs, as in older records), and a
     Transformer run's identity names no biLM (``config_layout.earlier_identity`` hashes it as before)."""
-    identity = {"bilm_sha256": bilm_sha256,
-                "data_sha256": {k: content_sha256(p) for k, p in data_files(resolved.get("data") or {}).items()},
-                "task_version": task_version}
+    identity = {
+        "bilm_sha256": bilm_sha256,
+        "data_sha256": {k: content_sha256(p) for k, p in data_files(resolved.get("data") or {}).items()},
+        "task_version": task_version,
+    }
     files = {}
     for key in CONTENT_KEYS:
         value = resolved
@@ -167,8 +181,12 @@ def record_dir(out_dir: Path, digest: str, name: str = "results.json") -> Path:
     if existing is None or record_digest(existing) == digest:
         return out_dir
     alternative = out_dir.with_name(f"{out_dir.name}@{digest}")
-    print(f"note: {out_dir / name} is another configuration's record (another biLM, data or code version); "
-          f"it is kept, and this run is recorded in {alternative}", file=sys.stderr, flush=True)
+    print(
+        f"note: {out_dir / name} is another configuration's record (another biLM, data or code version); "
+        f"it is kept, and this run is recorded in {alternative}",
+        file=sys.stderr,
+        flush=True,
+    )
     return alternative
 
 
@@ -238,6 +256,7 @@ def write_json_atomic(path: Path, data: dict) -> None:
 
 def hydra_choice(group: str) -> str | None:
     from hydra.core.hydra_config import HydraConfig
+
     return HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
 
 
@@ -245,14 +264,25 @@ def run_metadata(cfg, out_dir: Path, encoder_identity: dict, resolved: dict, ide
     """What every record holds besides its metrics: the encoder (under ``bilm``, or ``transformer``
     for a Transformer), run identity, hardware, date, command."""
     import torch
+
     kind = "transformer" if encoder_identity.get("kind") == "transformer" else "bilm"
-    return {kind: encoder_identity, "identity": identity,
-            "hardware": {"machine": platform.machine(), "cpus": os.cpu_count(),
-                         "torch_threads": torch.get_num_threads(), "device": cfg.device},
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": " ".join(["python", "run.py", *sys.argv[1:]]), "ablation": hydra_choice("ablation"),
-            "profile": hydra_choice("profile"), "run_dir": str(out_dir),
-            "config_hash": run_digest(resolved, identity), "config": resolved}
+    return {
+        kind: encoder_identity,
+        "identity": identity,
+        "hardware": {
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "device": cfg.device,
+        },
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python", "run.py", *sys.argv[1:]]),
+        "ablation": hydra_choice("ablation"),
+        "profile": hydra_choice("profile"),
+        "run_dir": str(out_dir),
+        "config_hash": run_digest(resolved, identity),
+        "config": resolved,
+    }
 
 
 def migrate(roots: list[Path], finetuned_base=None) -> tuple[int, int]:
@@ -260,6 +290,7 @@ def migrate(roots: list[Path], finetuned_base=None) -> tuple[int, int]:
     had before is kept as ``config_hash_before_identity``); records with an identity get their digest
     recomputed. Returns (rewritten, already current)."""
     from suite_common.errors import DataError
+
     done = current = 0
     for root in roots:
         for path in sorted(p for name in RECORD_NAMES for p in Path(root).glob(f"**/{name}")):
@@ -277,10 +308,16 @@ def migrate(roots: list[Path], finetuned_base=None) -> tuple[int, int]:
                 continue
             identity = legacy_identity(record, finetuned_base)
             if identity is None:
-                raise DataError(f"{path}: the data files its configuration names (or, for a fine-tuned biLM, "
-                                "its base biLM) are not here; cannot migrate")
-            record = {**record, "identity": identity, "config_hash_before_identity": record.get("config_hash"),
-                      "config_hash": run_digest(record["config"], identity)}
+                raise DataError(
+                    f"{path}: the data files its configuration names (or, for a fine-tuned biLM, "
+                    "its base biLM) are not here; cannot migrate"
+                )
+            record = {
+                **record,
+                "identity": identity,
+                "config_hash_before_identity": record.get("config_hash"),
+                "config_hash": run_digest(record["config"], identity),
+            }
             write_json_atomic(path, record)
             done += 1
     return done, current

@@ -15,12 +15,16 @@
 
 Configurations may be ``DictConfig`` or plain dicts (a record's stored ``config``).
 """
+
 from __future__ import annotations
 
 # "demo": embed_sample's earlier name, in the configurations of earlier records
 VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "embed_sample", "demo")
-PATH_KEYS = {"data": ("dir", "train_path", "dev_path", "test_path"), "encoder": ("options", "weights", "model"),
-             "cache": ("dir",)}
+PATH_KEYS = {
+    "data": ("dir", "train_path", "dev_path", "test_path"),
+    "encoder": ("options", "weights", "model"),
+    "cache": ("dir",),
+}
 NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
 # optional path-valued settings read by a task model: their file's SHA-256 replaces the path in the identity
 # (``identity["files_sha256"]``), and they never name a run directory; unset (null) they count as before
@@ -71,8 +75,13 @@ def keys_of(groups: dict) -> list[str]:
 def run_dir_excludes() -> list[str]:
     """Overrides that do not name a run directory: the task (the directory above it) and every key
     that does not change the result."""
-    return ["task", *[k for k in VOLATILE if k not in ("embed_sample", "demo")], *keys_of(PATH_KEYS), *keys_of(NEUTRAL),
-            *CONTENT_KEYS]
+    return [
+        "task",
+        *[k for k in VOLATILE if k not in ("embed_sample", "demo")],
+        *keys_of(PATH_KEYS),
+        *keys_of(NEUTRAL),
+        *CONTENT_KEYS,
+    ]
 
 
 def evaluate_overrides() -> tuple[str, ...]:

@@ -6,6 +6,7 @@ What varies lives in ``conf/``; what a run is (its kind, ELMo position, encoder,
 directory) is decided once by ``run_plan.RunPlan``; its record is a ``run_record.Record``; the
 training loop is ``trainer``.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -30,8 +31,8 @@ from .layers import ElmoFeatures
 from .registry import is_probe_function, probe_function, task_class
 from .run_plan import PROBE_VERSION, RunPlan
 from .run_record import Record
-from .run_settings import effective_position, evaluate_overrides, uses_encoder
 from .run_records import content_sha256, mark_finished, write_json_atomic
+from .run_settings import effective_position, evaluate_overrides, uses_encoder
 from .trainer import TrainerConfig, fit, predict, set_seed
 
 
@@ -44,6 +45,7 @@ def finetuned_base_sha256(record: dict) -> str | None:
     only the fine-tuned weights' hash): the base biLM it was fine-tuned from, found among the
     configured and embedded biLMs by recomputing the fine-tuned model's directory key."""
     from elmo_core.pretrained import model_dir
+
     cfg = OmegaConf.create(current_layout(record["config"]))
     task = make_task(cfg)
     splits = training_splits(cfg, task)
@@ -64,8 +66,9 @@ def task_version(name: str) -> int:
 
 def build_features(cfg: DictConfig, source) -> ElmoFeatures:
     num_layers, dim = source.layer_shape()
-    return ElmoFeatures(effective_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm,
-                        cfg.elmo.l2)
+    return ElmoFeatures(
+        effective_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm, cfg.elmo.l2
+    )
 
 
 def subsample(ds, fraction: float):
@@ -97,8 +100,10 @@ def with_layers(cfg: DictConfig, task, splits: dict, source) -> dict[str, TaskSp
         return {name: TaskSplit(name, ds) for name, ds in splits.items()}
     sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
     source.check_budget(sentences)
-    return {name: TaskSplit(name, ds, source.layer_source(sentences[f"{task.name}/{name}"], f"{task.name}/{name}"))
-            for name, ds in splits.items()}
+    return {
+        name: TaskSplit(name, ds, source.layer_source(sentences[f"{task.name}/{name}"], f"{task.name}/{name}"))
+        for name, ds in splits.items()
+    }
 
 
 def task_text(task, ds) -> str:
@@ -140,19 +145,37 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     model = task.build_model(features)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
     result = fit(task, model, data, TrainerConfig.from_config(cfg), state_path=state_path, run=plan.digest)
-    prediction_files = {split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
-                        for split, preds in result["predictions"].items()}
+    prediction_files = {
+        split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
+        for split, preds in result["predictions"].items()
+    }
     record = Record(
         **plan.metadata(out_dir, source),
-        task=task.name, metric=task.metric, dev=result["dev"], test=result.get("test"),
-        elmo_position=plan.position, train_examples=len(splits["train"]),
-        mixing_weights=features.layer_weights(), best_epoch=result["best_epoch"], epochs=result["epochs"],
-        train_seconds=result["train_seconds"], data_stats=task.data_stats, data_warnings=task.data_warnings(),
-        prediction_files=prediction_files, bilm_finetune=source.finetune_report,
-        resumed_from_epoch=result.get("resumed_from_epoch"))
-    torch_save_atomic({"config": plan.resolved, "task_state": task.state(), "model": model.state_dict(),
-                       "bilm_sha256": source.sha256},  # the encoder's digest (biLM weights or Transformer files)
-                      out_dir / "best.pt")  # complete or absent, like the record written after it
+        task=task.name,
+        metric=task.metric,
+        dev=result["dev"],
+        test=result.get("test"),
+        elmo_position=plan.position,
+        train_examples=len(splits["train"]),
+        mixing_weights=features.layer_weights(),
+        best_epoch=result["best_epoch"],
+        epochs=result["epochs"],
+        train_seconds=result["train_seconds"],
+        data_stats=task.data_stats,
+        data_warnings=task.data_warnings(),
+        prediction_files=prediction_files,
+        bilm_finetune=source.finetune_report,
+        resumed_from_epoch=result.get("resumed_from_epoch"),
+    )
+    torch_save_atomic(
+        {
+            "config": plan.resolved,
+            "task_state": task.state(),
+            "model": model.state_dict(),
+            "bilm_sha256": source.sha256,
+        },  # the encoder's digest (biLM weights or Transformer files)
+        out_dir / "best.pt",
+    )  # complete or absent, like the record written after it
     record.write(results_path)
     state_path.unlink(missing_ok=True)  # the record and best.pt hold everything now
     mark_finished(out_dir)
@@ -170,8 +193,11 @@ def announce(record: dict, results_path: Path) -> None:
     print(f"dev {metric}: {record['dev'][metric]:.2f}  ->  {results_path}", flush=True)
     trained_in = Path(record.get("reused_from") or record.get("run_dir") or results_path.parent)
     if (trained_in / "best.pt").is_file():
-        print(f"score a file with it: {python_command()} run.py mode=evaluate checkpoint={trained_in} "
-              "data.test_path=FILE", flush=True)
+        print(
+            f"score a file with it: {python_command()} run.py mode=evaluate checkpoint={trained_in} "
+            "data.test_path=FILE",
+            flush=True,
+        )
 
 
 def python_command() -> str:
@@ -212,6 +238,7 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
 def command_line_overrides(cfg: DictConfig, prefixes: tuple[str, ...]) -> dict:
     """The keys under ``prefixes`` that this command line set, with their composed values."""
     from hydra.core.hydra_config import HydraConfig
+
     if not HydraConfig.initialized():
         return {}
     keys = [o.lstrip("+~").split("=", 1)[0] for o in HydraConfig.get().overrides.task]
@@ -248,12 +275,21 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     out = path.parent / "evaluations" / f"{Path(test_path).name}@{content_sha256(test_path)[:12]}"
     out.mkdir(parents=True, exist_ok=True)
     written = task.write_predictions(splits["test"], predictions, out / "predictions")
-    report = {"checkpoint": str(path), "test_path": str(test_path), "test_sha256": content_sha256(test_path),
-              "task": task.name, "metric": task.metric, "metrics": metrics, "data_stats": task.data_stats,
-              "data_warnings": task.data_warnings(), "prediction_file": str(written),
-              "data_format": saved.data.get("format") or next(iter(task.readers), None),  # the reader used
-              "overrides": {k: str(v) for k, v in overrides.items()},
-              "bilm": source.identity(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    report = {
+        "checkpoint": str(path),
+        "test_path": str(test_path),
+        "test_sha256": content_sha256(test_path),
+        "task": task.name,
+        "metric": task.metric,
+        "metrics": metrics,
+        "data_stats": task.data_stats,
+        "data_warnings": task.data_warnings(),
+        "prediction_file": str(written),
+        "data_format": saved.data.get("format") or next(iter(task.readers), None),  # the reader used
+        "overrides": {k: str(v) for k, v in overrides.items()},
+        "bilm": source.identity(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
     write_json_atomic(out / "eval_results.json", report)
     print(json.dumps(report, indent=2))
     print(f"-> {out / 'eval_results.json'}", flush=True)
@@ -285,8 +321,10 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
     if saved.encoder.get("finetune", False) and effective_position(saved) != "none":
         source = finetuned_source(saved, source)  # the model read the fine-tuned biLM's layers, not the base's
     if source.sha256 != ckpt["bilm_sha256"]:
-        raise WeightsError(f"{source.files} is not the {'biLM' if source.kind == 'bilm' else 'model'} this model "
-                           f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}")
+        raise WeightsError(
+            f"{source.files} is not the {'biLM' if source.kind == 'bilm' else 'model'} this model "
+            f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}"
+        )
     task = make_task(saved)
     task.load_state(ckpt["task_state"])
     model = task.build_model(build_features(saved, source))
@@ -307,8 +345,12 @@ def shipped_hint(sha256: str) -> str:
     """Which shipped biLM has these weights, as the overrides that select it."""
     from elmo_core import file_sha256
     from elmo_core.pretrained import ROOT
+
     for d in sorted(ROOT.iterdir()):
         if (d / "weights.hdf5").exists() and file_sha256(d / "weights.hdf5") == sha256:
             rel = d.relative_to(ROOT.parents[1])
-            return f"; it is the shipped {d.name}: add encoder.options={rel}/options.json encoder.weights={rel}/weights.hdf5"
+            return (
+                f"; it is the shipped {d.name}: add encoder.options={rel}/options.json "
+                f"encoder.weights={rel}/weights.hdf5"
+            )
     return ""

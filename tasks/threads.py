@@ -8,6 +8,7 @@ takes the cores that are free now — the CPUs this process may use, less the ot
 divided among the jobs of a parallel launcher, and at least one. ``OMP_NUM_THREADS`` or
 ``threads=N`` set it explicitly.
 """
+
 from __future__ import annotations
 
 import math

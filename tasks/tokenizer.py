@@ -3,11 +3,13 @@ NLI sentences. It follows the Penn Treebank conventions of the biLM's training t
 ``'s 're 've 'm 'll 'd`` and ``n't`` split off, punctuation separate, abbreviations such as
 ``U.S.`` and hyphenated words kept whole) and returns character offsets, so an answer span in
 tokens maps back to the exact substring of the original text."""
+
 from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?:[A-Za-z]\.){2,}            # abbreviations: U.S., e.g.
   | \w+(?=n't\b)                  # "does" of "doesn't", "ca" of "can't" (PTB)
   | n't\b
@@ -15,7 +17,9 @@ _TOKEN = re.compile(r"""
   | \d+(?:[.,:]\d+)+              # 1,000.50  3:45
   | \w+(?:-\w+)*                  # words, hyphenated words
   | \S                            # any other character on its own
-""", re.VERBOSE | re.IGNORECASE)
+""",
+    re.VERBOSE | re.IGNORECASE,
+)
 
 
 def tokenize_with_offsets(text: str) -> list[tuple[str, int, int]]:

@@ -10,6 +10,7 @@ same dropout masks and batch orders as one that never stopped and, on the same m
 threads, ends with the same numbers. The file is deleted once the run's record is written. (A biLM
 run live with a carried state, ``encoder.state=stateful cache.enabled=false``, restarts its state.)
 """
+
 from __future__ import annotations
 
 import random
@@ -44,20 +45,51 @@ def _set_numpy_state(state: list) -> None:
     np.random.set_state((name, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
 
 
-def save(path: Path, *, run: str | None, epoch: int, done: bool, model, optimizer, schedule, average, history, patience: int,
-         best_state: dict | None, best_dev, batch_order: random.Random, seconds: float) -> None:
+def save(
+    path: Path,
+    *,
+    run: str | None,
+    epoch: int,
+    done: bool,
+    model,
+    optimizer,
+    schedule,
+    average,
+    history,
+    patience: int,
+    best_state: dict | None,
+    best_dev,
+    batch_order: random.Random,
+    seconds: float,
+) -> None:
     """The state at the end of ``epoch`` (1-based); ``done``: training stopped there."""
-    torch_save_atomic({
-        "format": FORMAT, "run": run, "epoch": epoch, "done": done, "seconds": seconds,
-        "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-        "schedule": schedule.state_dict() if schedule is not None else None,
-        "average": average.state_dict() if average is not None else None,
-        "history": plain({"epochs": history.epochs, "best_epoch": history.best_epoch, "best_dev": history.best_dev}),
-        "patience": patience, "best_state": best_state, "best_dev": plain(list(best_dev)) if best_dev is not None else None,
-        "rng": {"python": list(random.getstate()), "numpy": _numpy_state(), "torch": torch.get_rng_state(),
+    torch_save_atomic(
+        {
+            "format": FORMAT,
+            "run": run,
+            "epoch": epoch,
+            "done": done,
+            "seconds": seconds,
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict() if schedule is not None else None,
+            "average": average.state_dict() if average is not None else None,
+            "history": plain(
+                {"epochs": history.epochs, "best_epoch": history.best_epoch, "best_dev": history.best_dev}
+            ),
+            "patience": patience,
+            "best_state": best_state,
+            "best_dev": plain(list(best_dev)) if best_dev is not None else None,
+            "rng": {
+                "python": list(random.getstate()),
+                "numpy": _numpy_state(),
+                "torch": torch.get_rng_state(),
                 "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-                "batch_order": list(batch_order.getstate())},
-    }, path)
+                "batch_order": list(batch_order.getstate()),
+            },
+        },
+        path,
+    )
 
 
 def _tuples(x):
@@ -73,15 +105,20 @@ def read(path: Path, run: str | None) -> dict:
         if state.get("format") != FORMAT:
             raise ValueError(f"format {state.get('format')!r}")
     except Exception as e:  # noqa: BLE001 - any unreadable state is the same error
-        raise WeightsError(f"{path}: not a training state ({type(e).__name__}: {e}); "
-                           "delete it to train from the start") from None
+        raise WeightsError(
+            f"{path}: not a training state ({type(e).__name__}: {e}); delete it to train from the start"
+        ) from None
     if state.get("run") != run:
-        raise WeightsError(f"{path}: the training state of another run (identity {state.get('run')}, this one is "
-                           f"{run}); move or delete it to train this one")
+        raise WeightsError(
+            f"{path}: the training state of another run (identity {state.get('run')}, this one is "
+            f"{run}); move or delete it to train this one"
+        )
     return state
 
 
-def load(path: Path, *, run: str | None, model, optimizer, schedule, average, history, batch_order: random.Random) -> dict:
+def load(
+    path: Path, *, run: str | None, model, optimizer, schedule, average, history, batch_order: random.Random
+) -> dict:
     """Restore the state of the run ``run`` (its identity digest) into the given objects; returns
     ``epoch``, ``done``, ``patience``, ``best_state``, ``best_dev`` and ``seconds``. A file that is not
     a training state, or is another run's (a stopped run of another configuration launched under the
@@ -95,9 +132,13 @@ def load(path: Path, *, run: str | None, model, optimizer, schedule, average, hi
         if average is not None:
             average.load_state_dict(state["average"])
     except Exception as e:  # noqa: BLE001 - any unreadable or mismatched state is the same error
-        raise WeightsError(f"{path}: a training state that does not fit this run's model ({type(e).__name__}: "
-                           f"{e}); delete it to train from the start") from None
-    history.epochs, history.best_epoch, history.best_dev = (state["history"][k] for k in ("epochs", "best_epoch", "best_dev"))
+        raise WeightsError(
+            f"{path}: a training state that does not fit this run's model ({type(e).__name__}: "
+            f"{e}); delete it to train from the start"
+        ) from None
+    history.epochs, history.best_epoch, history.best_dev = (
+        state["history"][k] for k in ("epochs", "best_epoch", "best_dev")
+    )
     rng = state["rng"]
     random.setstate(_tuples(rng["python"]))
     _set_numpy_state(rng["numpy"])
@@ -106,5 +147,11 @@ def load(path: Path, *, run: str | None, model, optimizer, schedule, average, hi
         torch.cuda.set_rng_state_all(rng["cuda"])
     batch_order.setstate(_tuples(rng["batch_order"]))
     best_dev = tuple(state["best_dev"]) if state["best_dev"] is not None else None
-    return {"epoch": state["epoch"], "done": state["done"], "patience": state["patience"],
-            "best_state": state["best_state"], "best_dev": best_dev, "seconds": state["seconds"]}
+    return {
+        "epoch": state["epoch"],
+        "done": state["done"],
+        "patience": state["patience"],
+        "best_state": state["best_state"],
+        "best_dev": best_dev,
+        "seconds": state["seconds"],
+    }

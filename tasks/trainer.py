@@ -12,6 +12,7 @@ input side; the model applies its ELMo mixes itself. The trainer asks only the m
 task's ``predict`` and ``score``, and its own typed ``TrainerConfig``: nothing of ``cfg.elmo`` or
 ``cfg.data``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -66,7 +67,7 @@ class TrainerConfig:
     device: str = "cpu"  # the run's ``device``: the model and every batch are moved there
 
     @classmethod
-    def from_config(cls, cfg) -> "TrainerConfig":
+    def from_config(cls, cfg) -> TrainerConfig:
         """From a composed run configuration: ``trainer.*``, ``seed`` and ``data.fraction``."""
         given = dict(cfg.trainer)
         given.pop("equal_updates", None)  # read by passes_per_epoch
@@ -76,8 +77,9 @@ class TrainerConfig:
             raise ConfigError(f"trainer.{unknown[0]}: no such trainer setting (known: {', '.join(sorted(names))})")
         if given.get("optimizer", "adam") not in ("adam", "adadelta"):
             raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {given['optimizer']!r}")
-        return cls(**given, passes_per_epoch=passes_per_epoch(cfg), seed=int(cfg.seed),
-                   device=str(cfg.get("device", "cpu")))
+        return cls(
+            **given, passes_per_epoch=passes_per_epoch(cfg), seed=int(cfg.seed), device=str(cfg.get("device", "cpu"))
+        )
 
 
 def make_optimizer(model, config: TrainerConfig) -> torch.optim.Optimizer:
@@ -137,8 +139,15 @@ def passes_per_epoch(cfg) -> int:
     return max(1, round(1 / fraction)) if cfg.trainer.get("equal_updates") and fraction < 1 else 1
 
 
-def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: bool = True,
-        state_path: Path | None = None, run: str | None = None) -> dict:
+def fit(
+    task,
+    model,
+    splits: dict[str, TaskSplit],
+    t: TrainerConfig,
+    progress: bool = True,
+    state_path: Path | None = None,
+    run: str | None = None,
+) -> dict:
     """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history.
     ``state_path``: the training state is saved there after every epoch, and a state found there is
     resumed (``train_state``; ``run``: the run's identity digest, stored with it and checked when
@@ -148,15 +157,26 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
     model.to(t.device)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = make_optimizer(model, t)
-    halve = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=0) \
-        if t.lr_halving else None
+    halve = (
+        torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=0)
+        if t.lr_halving
+        else None
+    )
     ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(t.ema), use_buffers=True) if t.ema else None
     evaluated = ema.module if ema is not None else model  # the paper's SQuAD model is evaluated with EMA weights
     history, patience, best_state, best_dev = History(), t.patience, None, None
     first_epoch, done, resumed_from, elapsed = 0, False, None, 0.0
     if state_path is not None and Path(state_path).exists():
-        state = train_state.load(state_path, run=run, model=model, optimizer=optimizer, schedule=halve, average=ema,
-                                 history=history, batch_order=rng)
+        state = train_state.load(
+            state_path,
+            run=run,
+            model=model,
+            optimizer=optimizer,
+            schedule=halve,
+            average=ema,
+            history=history,
+            batch_order=rng,
+        )
         first_epoch, done, patience, elapsed = state["epoch"], state["done"], state["patience"], state["seconds"]
         best_state, best_dev, resumed_from = state["best_state"], state["best_dev"], state["epoch"]
         print(f"resuming after epoch {first_epoch} ({state_path})", flush=True)
@@ -166,9 +186,17 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
     for epoch in range(first_epoch, 0 if done else t.max_epochs):
         model.train()
         total, steps = 0.0, 0
-        order = [idx for _ in range(passes) for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)]
-        bar = tqdm(order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress,
-                   mininterval=2, leave=False)
+        order = [
+            idx for _ in range(passes) for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)
+        ]
+        bar = tqdm(
+            order,
+            desc=f"epoch {epoch + 1}/{t.max_epochs}",
+            unit="batch",
+            disable=not progress,
+            mininterval=2,
+            leave=False,
+        )
         for idx in bar:
             loss = train_step(model, on_device(task.make_batch(train, idx), t.device), optimizer, t, params)
             if ema is not None:
@@ -180,8 +208,14 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
         value = dev_metrics[task.metric]
         if halve is not None:
             halve.step(value)
-        history.epochs.append({"epoch": epoch + 1, "train_loss": total / max(steps, 1),
-                               f"dev_{task.metric}": round(value, 4), "seconds": round(time.time() - started, 1)})
+        history.epochs.append(
+            {
+                "epoch": epoch + 1,
+                "train_loss": total / max(steps, 1),
+                f"dev_{task.metric}": round(value, 4),
+                "seconds": round(time.time() - started, 1),
+            }
+        )
         print(f"epoch {epoch + 1}: train loss {total / max(steps, 1):.4f}, dev {task.metric} {value:.2f}", flush=True)
         if value > history.best_dev:
             history.best_dev, history.best_epoch, patience = value, epoch + 1, t.patience
@@ -190,14 +224,31 @@ def fit(task, model, splits: dict[str, TaskSplit], t: TrainerConfig, progress: b
             patience -= 1
         done = patience <= 0 or epoch + 1 == t.max_epochs
         if state_path is not None:
-            train_state.save(state_path, run=run, epoch=epoch + 1, done=done, model=model, optimizer=optimizer, schedule=halve,
-                             average=ema, history=history, patience=patience, best_state=best_state,
-                             best_dev=best_dev, batch_order=rng, seconds=time.time() - started)
+            train_state.save(
+                state_path,
+                run=run,
+                epoch=epoch + 1,
+                done=done,
+                model=model,
+                optimizer=optimizer,
+                schedule=halve,
+                average=ema,
+                history=history,
+                patience=patience,
+                best_state=best_state,
+                best_dev=best_dev,
+                batch_order=rng,
+                seconds=time.time() - started,
+            )
         if done:
             break
     model.load_state_dict(best_state)
-    result = {"epochs": history.epochs, "best_epoch": history.best_epoch,
-              "train_seconds": round(time.time() - started, 1), "predictions": {}}
+    result = {
+        "epochs": history.epochs,
+        "best_epoch": history.best_epoch,
+        "train_seconds": round(time.time() - started, 1),
+        "predictions": {},
+    }
     if resumed_from is not None:
         result["resumed_from_epoch"] = resumed_from
     result["predictions"]["dev"], result["dev"] = best_dev  # evaluation is deterministic: no second dev pass

@@ -1,5 +1,6 @@
 """Shared test helpers. Real data lives in ../shared (beside the repository); override with
 ELMO_SHARED. Missing shared data fails under CI and skips (with the reason) elsewhere."""
+
 import os
 import shutil
 import tempfile
@@ -38,10 +39,24 @@ def shared_path(rel: str) -> Path:
 
 
 def tiny_options(**overrides) -> dict:
-    d = {"lstm": {"dim": 24, "projection_dim": 8, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
-                  "use_skip_connections": True},
-         "char_cnn": {"embedding": {"dim": 4}, "filters": [[1, 4], [2, 6], [3, 8]], "n_highway": 1,
-                      "n_characters": 262, "max_characters_per_token": 50, "activation": "relu"}}
+    d = {
+        "lstm": {
+            "dim": 24,
+            "projection_dim": 8,
+            "n_layers": 2,
+            "cell_clip": 3,
+            "proj_clip": 3,
+            "use_skip_connections": True,
+        },
+        "char_cnn": {
+            "embedding": {"dim": 4},
+            "filters": [[1, 4], [2, 6], [3, 8]],
+            "n_highway": 1,
+            "n_characters": 262,
+            "max_characters_per_token": 50,
+            "activation": "relu",
+        },
+    }
     for k, v in overrides.items():
         block, key = k.split("__")
         d[block][key] = v
@@ -73,5 +88,6 @@ def _isolated_runs_root(tmp_path, monkeypatch):
 def bilm_files(tmp_path):
     """A small random biLM saved in the original format: (options.json, weights.hdf5)."""
     from elmo_core import save_bilm
+
     save_bilm(random_bilm(), tmp_path / "o.json", tmp_path / "w.hdf5")
     return tmp_path / "o.json", tmp_path / "w.hdf5"

@@ -1,8 +1,8 @@
 """Composed configurations the tests share: the full default (``compose_cfg``) and tiny NER and QA runs
 on the fixtures with a given biLM (``tiny_ner_cfg``, ``tiny_qa_cfg``)."""
-from hydra import compose, initialize_config_dir
 
 from conftest import FIXTURES, REPO
+from hydra import compose, initialize_config_dir
 
 CONF = str(REPO / "conf")
 
@@ -14,15 +14,40 @@ def compose_cfg(overrides=()):
 
 def tiny_ner_cfg(bilm_files, tmp_path, *overrides):
     o, w = bilm_files
-    return compose_cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-                 f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
-                 "trainer.max_epochs=2", "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
-                 "trainer.batch_size=8", *overrides])
+    return compose_cfg(
+        [
+            "task=ner",
+            f"data.dir={FIXTURES}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            "trainer.max_epochs=2",
+            "task.model.hidden=[8]",
+            "task.model.char_filters=4",
+            "task.model.word_dim=8",
+            "trainer.batch_size=8",
+            *overrides,
+        ]
+    )
 
 
 def tiny_qa_cfg(bilm_files, tmp_path, *overrides):
     o, w = bilm_files
-    return compose_cfg(["task=qa", f"data.dir={FIXTURES}", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
-                 f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
-                 "task.model.hidden=6", "task.model.linear=8", "task.model.char_filters=4", "task.model.word_dim=8",
-                 *overrides])
+    return compose_cfg(
+        [
+            "task=qa",
+            f"data.dir={FIXTURES}",
+            "data.train_file=squad_tiny.json",
+            "data.dev_file=squad_tiny.json",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            "task.model.hidden=6",
+            "task.model.linear=8",
+            "task.model.char_filters=4",
+            "task.model.word_dim=8",
+            *overrides,
+        ]
+    )

@@ -1,5 +1,6 @@
 """The activation cache and the biLM encoder behind it: reuse, corrupt entries rebuilt, state policies
 kept apart, the fine-tuned biLM trained once."""
+
 import errno
 import json
 import os
@@ -9,13 +10,12 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import FIXTURES
+from run_configs import compose_cfg
 
 from encoders import BiLMEncoder
 from encoders.activation_cache import ActivationCache
 from tasks import runner
-
-from conftest import FIXTURES
-from run_configs import compose_cfg
 
 
 def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
@@ -66,20 +66,52 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
 
 
 def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
-    from elmo_core.pretrain import main as pretrain_main
     from conftest import shared_path
+
+    from elmo_core.pretrain import main as pretrain_main
+
     corpus = shared_path("data/fixtures/bilm_tf_train/data.txt")
-    pretrain_main(["--preset", "tiny", "--train", str(corpus), "--out", str(tmp_path / "base"), "--batch-size", "4",
-                   "--unroll-steps", "5", "--min-count", "1", "--epochs", "1", "--no-progress"])
+    pretrain_main(
+        [
+            "--preset",
+            "tiny",
+            "--train",
+            str(corpus),
+            "--out",
+            str(tmp_path / "base"),
+            "--batch-size",
+            "4",
+            "--unroll-steps",
+            "5",
+            "--min-count",
+            "1",
+            "--epochs",
+            "1",
+            "--no-progress",
+        ]
+    )
     base = tmp_path / "base"
     results = []
     for run in ("a", "b"):
         out = tmp_path / run
         out.mkdir()
-        cfg = compose_cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-                    f"encoder.options={base / 'options.json'}", f"encoder.weights={base / 'weights.hdf5'}",
-                    f"cache.dir={tmp_path / 'cache' / 'activations'}", "encoder.finetune=true", "elmo.position=input",
-                    "trainer.max_epochs=1", "task.model.hidden=[4]", "task.model.char_filters=2", f"seed={len(results)}"])
+        cfg = compose_cfg(
+            [
+                "task=ner",
+                f"data.dir={FIXTURES}",
+                "data.train_file=ner_tiny.conll",
+                "data.dev_file=ner_tiny.conll",
+                f"encoder.options={base / 'options.json'}",
+                f"encoder.weights={base / 'weights.hdf5'}",
+                f"cache.dir={tmp_path / 'cache' / 'activations'}",
+                "encoder.finetune=true",
+                "elmo.position=input",
+                "trainer.max_epochs=1",
+                "task.model.hidden=[4]",
+                "task.model.char_filters=2",
+                f"seed={len(results)}",
+            ]
+        )
         results.append(runner.train(cfg, out))
     ft = results[0]["bilm_finetune"]
     assert ft["dev_perplexity_after"] < ft["dev_perplexity_before"]  # adapted to the task text
@@ -87,13 +119,21 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
     assert len(list((tmp_path / "cache" / "finetuned").iterdir())) == 1  # shared by both seeds
     assert results[1]["bilm_finetune"] == ft and results[1]["bilm"]["sha256"] == results[0]["bilm"]["sha256"]
     only = runner.finetune(cfg, tmp_path / "a")  # mode=finetune: the same cached biLM, reported on its own
-    assert only["bilm_finetune"] == ft and only["bilm"]["sha256"] == __import__("elmo_core").file_sha256(base / "weights.hdf5")
+    assert only["bilm_finetune"] == ft and only["bilm"]["sha256"] == __import__("elmo_core").file_sha256(
+        base / "weights.hdf5"
+    )
     saved = json.loads((tmp_path / "a" / "finetune.json").read_text())
     assert saved["task"] == "ner" and saved["command"] and saved["hardware"]["cpus"] >= 1
     # issue #38: mode=evaluate scores such a model with the fine-tuned biLM it was trained on (it compared
     # the checkpoint's fine-tuned hash with the base biLM's and refused its own checkpoint)
-    ev = compose_cfg(["mode=evaluate", f"checkpoint={tmp_path / 'b'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}",
-                      f"cache.dir={tmp_path / 'cache' / 'activations'}"])
+    ev = compose_cfg(
+        [
+            "mode=evaluate",
+            f"checkpoint={tmp_path / 'b'}",
+            f"data.test_path={FIXTURES / 'ner_tiny.conll'}",
+            f"cache.dir={tmp_path / 'cache' / 'activations'}",
+        ]
+    )
     report = runner.evaluate(ev)
     assert report["metrics"]["f1"] == pytest.approx(results[1]["dev"]["f1"])
     assert report["bilm"]["sha256"] == results[1]["bilm"]["sha256"]
@@ -130,8 +170,12 @@ BUILD = textwrap.dedent("""
 def test_two_processes_on_one_cold_entry_both_finish_and_build_it_once(bilm_files, tmp_path):
     args = [sys.executable, "-c", BUILD, *map(str, bilm_files)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    jobs = [subprocess.Popen(args + [str(tmp_path / "shared")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env) for _ in range(2)]
+    jobs = [
+        subprocess.Popen(
+            args + [str(tmp_path / "shared")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(2)
+    ]
     results = [job.communicate(timeout=120) for job in jobs]
     assert [job.returncode for job in jobs] == [0, 0], [err[-2000:] for _, err in results]
     passes = sorted(int(out.split()[-1]) for out, _ in results)
@@ -148,6 +192,7 @@ def test_a_full_disk_during_a_build_is_one_line_and_leaves_nothing(bilm_files, t
 
     def full(fd, offset, length):
         raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(os, "posix_fallocate", full)
     cache = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2))
     with pytest.raises(StorageError, match=r"cache.*cannot write \(the disk is full\)"):
@@ -159,6 +204,7 @@ def test_a_dead_builds_temporary_is_removed_before_free_space_is_measured(bilm_f
     cache = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     from suite_common.atomic_files import temporary_path
+
     leftover = temporary_path(tmp_path / "cache" / cache.key(SENTENCES))
     leftover = leftover.with_name(leftover.name.rsplit("-", 1)[0] + f"-{dead.stdout.strip()}")
     leftover.mkdir(parents=True)

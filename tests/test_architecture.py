@@ -1,5 +1,6 @@
 """The repository's shape, read from its source with ``ast``: no import cycle anywhere, each
 cross-cutting decision defined in one place, and ``elmo_core`` needing only torch, numpy and h5py."""
+
 from __future__ import annotations
 
 import ast
@@ -102,9 +103,19 @@ def definitions(pattern: str) -> list[str]:
 def test_each_cross_cutting_decision_is_defined_once():
     # where ELMo goes, whether a run reads an encoder, which keys are paths / do not change a result,
     # and where each setting lives (the layout and its earlier form)
-    for pattern in (r"^def effective_position\(", r"^def uses_encoder\(", r"^PATH_KEYS\s*=", r"^VOLATILE\s*=",
-                    r"^NEUTRAL\s*=", r"^def run_digest\(", r"^class Record\b", r"^class RunPlan\b",
-                    r"^RENAMED\s*=", r"^def current_layout\(", r"^def earlier_layout\("):
+    for pattern in (
+        r"^def effective_position\(",
+        r"^def uses_encoder\(",
+        r"^PATH_KEYS\s*=",
+        r"^VOLATILE\s*=",
+        r"^NEUTRAL\s*=",
+        r"^def run_digest\(",
+        r"^class Record\b",
+        r"^class RunPlan\b",
+        r"^RENAMED\s*=",
+        r"^def current_layout\(",
+        r"^def earlier_layout\(",
+    ):
         assert len(definitions(pattern)) == 1, (pattern, definitions(pattern))
     # nobody else spells out what position=paper means
     assert [hit.split(":")[0] for hit in definitions(r"""position\W*\s*==\s*["']paper""")] == ["tasks/run_settings.py"]

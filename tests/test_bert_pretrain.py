@@ -1,5 +1,6 @@
 """BERT pretraining (bert_core): the MLM + NSP instances, the 80/10/10 masking as configured,
 exact resume, held-out accuracy per source, and the saved model loading with the Auto classes."""
+
 import json
 import random
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bert_core.bert_pretrain import build_parser, SeededMasking, train
+from bert_core.bert_pretrain import SeededMasking, build_parser, train
 from bert_core.pretraining_data import ListDocument, PairStream, encode_pair
 
 WORDS = "the a cat dog sat ran on under mat house red blue big small one two three".split()
@@ -74,12 +75,19 @@ def test_resume_by_skipping_gives_the_same_tail():
 
 def test_masking_is_15_percent_then_80_10_10():
     from transformers import BertTokenizerFast
+
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(500)]
     tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=False)
     collator = SeededMasking(tokenizer, seed=0)
     rng = random.Random(0)
-    rows = [{"input_ids": [2] + [rng.randrange(5, 505) for _ in range(200)] + [3], "token_type_ids": [0] * 202,
-             "next_sentence_label": 0} for _ in range(200)]
+    rows = [
+        {
+            "input_ids": [2] + [rng.randrange(5, 505) for _ in range(200)] + [3],
+            "token_type_ids": [0] * 202,
+            "next_sentence_label": 0,
+        }
+        for _ in range(200)
+    ]
     original = torch.tensor([r["input_ids"] for r in rows])
     batch = collator([dict(r) for r in rows])
     chosen = batch["labels"] != -100
@@ -98,10 +106,39 @@ def tiny_args(tmp_path: Path, out: str, **extra) -> list[str]:
     files = corpus_files(tmp_path / "corpus")
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(Path(f).read_text().splitlines()[-20] for f in files) * 10 + "\n")
-    argv = ["--train", str(tmp_path / "corpus" / "*.txt"), "--heldout", str(heldout), "--out", str(tmp_path / out),
-            "--vocab-size", "120", "--hidden", "16", "--layers", "2", "--heads", "2", "--intermediate", "32",
-            "--max-length", "24", "--batch-size", "4", "--warmup-steps", "2", "--max-steps", "6",
-            "--checkpoint-every", "100", "--threads", "1", "--no-progress", "--device", "cpu"]
+    argv = [
+        "--train",
+        str(tmp_path / "corpus" / "*.txt"),
+        "--heldout",
+        str(heldout),
+        "--out",
+        str(tmp_path / out),
+        "--vocab-size",
+        "120",
+        "--hidden",
+        "16",
+        "--layers",
+        "2",
+        "--heads",
+        "2",
+        "--intermediate",
+        "32",
+        "--max-length",
+        "24",
+        "--batch-size",
+        "4",
+        "--warmup-steps",
+        "2",
+        "--max-steps",
+        "6",
+        "--checkpoint-every",
+        "100",
+        "--threads",
+        "1",
+        "--no-progress",
+        "--device",
+        "cpu",
+    ]
     for key, value in extra.items():
         argv += [f"--{key.replace('_', '-')}", str(value)]
     return argv
@@ -119,6 +156,7 @@ def test_interrupted_training_resumes_exactly(tmp_path):
     assert result["progress"]["finished"] and len(resumed_losses) == 6
     assert resumed_losses == straight["losses"]
     from transformers import AutoModel
+
     a = AutoModel.from_pretrained(str(tmp_path / "straight" / "model"))
     b = AutoModel.from_pretrained(str(tmp_path / "resumed" / "model"))
     for (name, p), q in zip(a.state_dict().items(), b.state_dict().values()):
@@ -128,6 +166,7 @@ def test_interrupted_training_resumes_exactly(tmp_path):
 def test_checkpoint_of_other_settings_is_refused(tmp_path):
     train(build_parser().parse_args(tiny_args(tmp_path, "run", max_minutes=1e-9)))
     from suite_common.errors import WeightsError
+
     with pytest.raises(WeightsError, match="other settings"):
         train(build_parser().parse_args(tiny_args(tmp_path, "run", max_minutes=1e-9, lr=1e-3)))
 
@@ -139,6 +178,7 @@ def test_saved_model_loads_with_auto_classes_and_reports_heldout(tmp_path):
     assert 0 <= summary["heldout"]["overall"]["mlm_accuracy"] <= 100
     assert summary["progress"]["step"] == 6 == len(result["losses"])
     from transformers import AutoModel, AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(str(tmp_path / "m" / "model"))
     model = AutoModel.from_pretrained(str(tmp_path / "m" / "model"))
     enc = tokenizer(["the", "cat", "sat"], is_split_into_words=True, return_tensors="pt")
@@ -161,11 +201,24 @@ def test_a_corpus_of_one_file_takes_random_next_from_elsewhere_in_it():
 
 def test_evaluate_a_saved_model_alone_gives_the_training_summary(tmp_path, capsys):
     from bert_core.bert_pretrain import main
+
     train(build_parser().parse_args(tiny_args(tmp_path, "m")))
     summary = json.loads((tmp_path / "m" / "summary.json").read_text())
     capsys.readouterr()
-    main(["--evaluate", str(tmp_path / "m" / "model"), "--heldout", str(tmp_path / "heldout.txt"), "--max-length", "24",
-          "--batch-size", "4", "--device", "cpu"])
+    main(
+        [
+            "--evaluate",
+            str(tmp_path / "m" / "model"),
+            "--heldout",
+            str(tmp_path / "heldout.txt"),
+            "--max-length",
+            "24",
+            "--batch-size",
+            "4",
+            "--device",
+            "cpu",
+        ]
+    )
     printed = json.loads(capsys.readouterr().out)
     assert printed["overall"]["pairs"] > 0
     for key in ("mlm_accuracy", "nsp_accuracy", "masked_pieces", "pairs"):

@@ -1,22 +1,25 @@
 """biLM behaviour on random models of any shape the format allows."""
+
 import numpy as np
 import pytest
 import torch
+from conftest import REPO, random_bilm
 
 from elmo_core import batch_to_ids, load_bilm, save_bilm
 from elmo_core.original_format import original_arrays, read_weight_arrays
 from elmo_core.row_packing import forward_in_rows
 
-from conftest import REPO, random_bilm
-
 SENTS = [["The", "cat", "sat", "."], ["Über", "naïve", "café", "—", "x" * 70], ["One"]]
 
 
-@pytest.mark.parametrize("overrides", [
-    {},  # residual connections, projection, relu
-    {"lstm__use_skip_connections": False, "char_cnn__activation": "tanh"},
-    {"lstm__projection_dim": 18, "lstm__n_layers": 3},  # F == P: no CNN_proj; 3 layers
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},  # residual connections, projection, relu
+        {"lstm__use_skip_connections": False, "char_cnn__activation": "tanh"},
+        {"lstm__projection_dim": 18, "lstm__n_layers": 3},  # F == P: no CNN_proj; 3 layers
+    ],
+)
 def test_round_trip_save_load_is_exact(tmp_path, overrides):
     bilm = random_bilm(**overrides)
     save_bilm(bilm, tmp_path / "options.json", tmp_path / "weights.hdf5")
@@ -108,20 +111,24 @@ def test_elmo_core_imports_only_torch_numpy_h5py():
     """elmo_core must work without Hydra, datasets, tqdm or any task code."""
     import subprocess
     import sys
-    code = ("import sys, importlib.abc\n"
-            "class Block(importlib.abc.MetaPathFinder):\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] in {'tqdm', 'hydra', 'omegaconf', 'datasets', 'tasks', 'pandas'}:\n"
-            "            raise ImportError('blocked: ' + name)\n"
-            "sys.meta_path.insert(0, Block())\n"
-            "import elmo_core, elmo_core.embed, elmo_core.pretrain, elmo_core.perplexity, elmo_core.neighbors\n"
-            "print('ok')\n")
+
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in {'tqdm', 'hydra', 'omegaconf', 'datasets', 'tasks', 'pandas'}:\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import elmo_core, elmo_core.embed, elmo_core.pretrain, elmo_core.perplexity, elmo_core.neighbors\n"
+        "print('ok')\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO))
     assert out.stdout.strip() == "ok", out.stderr[-1000:]
 
 
 def test_directions_side_by_side_equal_one_after_the_other():
     from elmo_core.bilm import run_side_by_side
+
     bilm = random_bilm()
     sentences = [["The", "cat", "sat", "."], ["A", "much", "longer", "sentence", "than", "that", "one"], ["Hi"]]
     ids = batch_to_ids(sentences)
@@ -144,11 +151,11 @@ def test_directions_side_by_side_equal_one_after_the_other():
 
 def test_side_by_side_runs_under_the_callers_autograd_mode():
     from elmo_core.bilm import run_side_by_side
+
     with torch.no_grad():
         assert run_side_by_side(torch.is_grad_enabled, torch.is_grad_enabled) == [False, False]
     with torch.inference_mode():
-        assert run_side_by_side(torch.is_inference_mode_enabled,
-                                torch.is_inference_mode_enabled) == [True, True]
+        assert run_side_by_side(torch.is_inference_mode_enabled, torch.is_inference_mode_enabled) == [True, True]
     assert run_side_by_side(torch.is_grad_enabled, torch.is_grad_enabled) == [True, True]
 
 
@@ -224,6 +231,7 @@ def test_a_model_built_in_inference_mode_runs():
 def test_elmo_core_has_no_import_cycles():
     """Module-level and function-level imports between elmo_core modules form no cycle."""
     import ast
+
     modules = {p.stem: p for p in (REPO / "elmo_core").glob("*.py")}
     graph = {}
     for name, path in modules.items():
@@ -243,4 +251,5 @@ def test_elmo_core_has_no_import_cycles():
             if nxt == start or (nxt not in seen and cycle_from(start, nxt, seen | {nxt})):
                 return True
         return False
+
     assert [m for m in graph if cycle_from(m, m, {m})] == []

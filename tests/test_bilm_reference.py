@@ -1,4 +1,5 @@
 """The biLM reproduces the original implementation's outputs (bilm-tf test fixture)."""
+
 import json
 
 import h5py
@@ -46,9 +47,22 @@ def test_embed_command_matches_original(bilm_tf, tmp_path):
     sentences, expected = _fixture(bilm_tf)
     order = [(k, i) for i in range(10) for k in range(3)]  # file order = batch after batch
     (tmp_path / "in.txt").write_text("\n".join(sentences[k][i] for k, i in order) + "\n")
-    embed_main(["--options", str(bilm_tf / "options.json"), "--weights", str(bilm_tf / "lm_weights.hdf5"),
-                "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out.hdf5"),
-                "--batch-size", "3", "--stateful", "--no-progress"])
+    embed_main(
+        [
+            "--options",
+            str(bilm_tf / "options.json"),
+            "--weights",
+            str(bilm_tf / "lm_weights.hdf5"),
+            "--input",
+            str(tmp_path / "in.txt"),
+            "--output",
+            str(tmp_path / "out.hdf5"),
+            "--batch-size",
+            "3",
+            "--stateful",
+            "--no-progress",
+        ]
+    )
     with h5py.File(tmp_path / "out.hdf5", "r") as f:
         index = json.loads(f["sentence_to_index"][0])
         assert len(index) == 30

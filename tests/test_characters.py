@@ -13,7 +13,7 @@ def test_ascii_token_layout():
 
 def test_unicode_is_utf8_bytes():
     ids = token_to_ids("é€")
-    assert ids[1:6] == [b + 1 for b in "é€".encode("utf-8")]
+    assert ids[1:6] == [b + 1 for b in "é€".encode()]
     assert ids[6] == 260
 
 
@@ -38,5 +38,6 @@ def test_batch_to_ids_pads_with_zero_rows():
 
 def test_batch_to_ids_rejects_flat_list():
     import pytest
+
     with pytest.raises(TypeError):
         batch_to_ids(["not", "nested"])

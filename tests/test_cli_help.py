@@ -1,4 +1,5 @@
 """Every command-line flag of every command the suite ships has help text (``--help`` explains it)."""
+
 import ast
 
 from conftest import REPO

@@ -1,9 +1,9 @@
 """Old and new report tables side by side (reporting.compare_tables)."""
+
+import pandas as pd
 import pytest
 
 from reporting.compare_tables import CompareError, compare, write
-
-import pandas as pd
 
 
 def _write(d, name, text):
@@ -14,8 +14,12 @@ def _write(d, name, text):
 def test_cells_side_by_side_with_the_change_and_what_is_missing(tmp_path):
     old, new = tmp_path / "old", tmp_path / "new"
     header = 'task,"baseline (ours, dev)","ELMo (ours, dev)",paper baseline / ELMo (test)\n'
-    _write(old, "table1", header + "ner,66.89 ± 1.76 (n=3),74.95 ± 0.48 (n=3),90.15 / 92.22\n"
-                                   "sst,38.27 ± 0.59 (n=3),40.45 ± 0.82 (n=3),51.4 / 54.7\n")
+    _write(
+        old,
+        "table1",
+        header + "ner,66.89 ± 1.76 (n=3),74.95 ± 0.48 (n=3),90.15 / 92.22\n"
+        "sst,38.27 ± 0.59 (n=3),40.45 ± 0.82 (n=3),51.4 / 54.7\n",
+    )
     _write(new, "table1", header + "ner,66.89 ± 1.76 (n=3),76.22 ± 0.64 (n=3),90.15 / 92.22\n")
     _write(old, "table7", "task,dev perplexity before → after (ours),paper\nnli,1118.5 → 76.7,x\n")
     _write(new, "table7", "task,dev perplexity before → after (ours),paper\nnli,474.0 → 67.1,x\n")

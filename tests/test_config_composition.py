@@ -1,14 +1,14 @@
 """The configuration tree composes for every task, profile, position, mix and sweep, and the profiles
 set the paper's values."""
+
 from pathlib import Path
 
 import pytest
 from hydra import initialize_config_dir
+from run_configs import CONF, compose_cfg
 
 from tasks.layers import ElmoFeatures
 from tasks.run_settings import effective_position
-
-from run_configs import CONF, compose_cfg
 
 
 @pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref"])
@@ -27,9 +27,11 @@ def test_config_composes(task, profile, position, mix):
 @pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref", "probe_pos", "probe_wsd"])
 def test_source_local_points_every_task_at_its_shared_data(task):
     from conftest import SHARED
+
     local = compose_cfg([f"task={task}", "source=local"])
-    assert local.data.dir.endswith(("conll2003", "sst", "srl_up_en", "squad", "nli_sick", "coref_litbank",
-                                    "pos_ptb_sample", "wsd_senseval2"))
+    assert local.data.dir.endswith(
+        ("conll2003", "sst", "srl_up_en", "squad", "nli_sick", "coref_litbank", "pos_ptb_sample", "wsd_senseval2")
+    )
     if SHARED.exists():
         assert (Path(local.data.dir) / local.data.get("train_file", "hard.pos")).exists()
     assert compose_cfg([f"task={task}"]).data.get("dir") is None  # source=hf (default): the Hugging Face dataset
@@ -47,6 +49,7 @@ def test_profiles_set_the_papers_task_values():
 @pytest.mark.parametrize("sweep", ["table1", "table2", "table3", "sample_efficiency"])
 def test_sweep_configs_compose(sweep):
     from hydra import compose as hcompose
+
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         cfg = hcompose("config", overrides=[f"+sweep={sweep}"], return_hydra_config=True)
     params = cfg.hydra.sweeper.params

@@ -1,6 +1,7 @@
 """The move of the encoder's and the cache's settings out of ``elmo.*`` (#28): today's keys compose to
 the identities the committed records were given under the earlier ones, records of either layout
 read the same, and the earlier keys on the command line name their new place."""
+
 import json
 from pathlib import Path
 
@@ -19,15 +20,35 @@ COMMITTED = sorted(ROOT.glob("results/**/results.json"))
 
 # committed records of the earlier layout, and the command-line overrides that spell them today
 SPELLED_TODAY = {
-    "results/runs/ner/+ablation=elmo,elmo.state=stateful_warmup,profile=quick,seed=0,source=local":
-        ["task=ner", "+ablation=elmo", "encoder.state=stateful_warmup", "elmo.dropout=0.5", "seed=0"],
-    "results/small/float16/runs/ner/+ablation:elmo+elmo.cache_dtype:float16+profile:quick+seed:1+source:local":
-        ["task=ner", "+ablation=elmo", "cache.dtype=float16", "elmo.dropout=0.5", "seed=1"],
-    "results/small/runs/ner/+ablation:elmo+encoder:transformer+profile:quick+seed:0+source:local":
-        ["task=ner", "+ablation=elmo", "encoder=transformer", "elmo.dropout=0.5", "seed=0"],
-    "results/paper/runs/ner/+ablation:baseline+profile:paper+seed:0+source:local":
-        ["task=ner", "+ablation=baseline", "profile=paper", "task.model.embedding_init=normal", "elmo.dropout=0.5",
-         "seed=0"],
+    "results/runs/ner/+ablation=elmo,elmo.state=stateful_warmup,profile=quick,seed=0,source=local": [
+        "task=ner",
+        "+ablation=elmo",
+        "encoder.state=stateful_warmup",
+        "elmo.dropout=0.5",
+        "seed=0",
+    ],
+    "results/small/float16/runs/ner/+ablation:elmo+elmo.cache_dtype:float16+profile:quick+seed:1+source:local": [
+        "task=ner",
+        "+ablation=elmo",
+        "cache.dtype=float16",
+        "elmo.dropout=0.5",
+        "seed=1",
+    ],
+    "results/small/runs/ner/+ablation:elmo+encoder:transformer+profile:quick+seed:0+source:local": [
+        "task=ner",
+        "+ablation=elmo",
+        "encoder=transformer",
+        "elmo.dropout=0.5",
+        "seed=0",
+    ],
+    "results/paper/runs/ner/+ablation:baseline+profile:paper+seed:0+source:local": [
+        "task=ner",
+        "+ablation=baseline",
+        "profile=paper",
+        "task.model.embedding_init=normal",
+        "elmo.dropout=0.5",
+        "seed=0",
+    ],
 }
 
 
@@ -68,18 +89,29 @@ def test_a_transformer_configuration_carries_no_bilm_keys():
 
 
 def test_a_record_of_the_earlier_layout_reads_in_todays():
-    earlier = {"elmo": {"position": "both", "state": "stateful", "cache": False, "cache_dir": "c", "finetune": True},
-               "encoder": {"kind": "bilm"}}
-    assert current_layout(earlier) == {"elmo": {"position": "both"}, "cache": {"enabled": False, "dir": "c"},
-                                       "encoder": {"kind": "bilm", "state": "stateful", "finetune": True}}
-    transformer = {"elmo": {"position": "both", "state": "stateless", "batch_size": 64, "cache_dtype": "float16"},
-                   "encoder": {"kind": "transformer", "batch_size": 32}}
-    assert current_layout(transformer) == {"elmo": {"position": "both"}, "cache": {"dtype": "float16"},
-                                           "encoder": {"kind": "transformer", "batch_size": 32}}
+    earlier = {
+        "elmo": {"position": "both", "state": "stateful", "cache": False, "cache_dir": "c", "finetune": True},
+        "encoder": {"kind": "bilm"},
+    }
+    assert current_layout(earlier) == {
+        "elmo": {"position": "both"},
+        "cache": {"enabled": False, "dir": "c"},
+        "encoder": {"kind": "bilm", "state": "stateful", "finetune": True},
+    }
+    transformer = {
+        "elmo": {"position": "both", "state": "stateless", "batch_size": 64, "cache_dtype": "float16"},
+        "encoder": {"kind": "transformer", "batch_size": 32},
+    }
+    assert current_layout(transformer) == {
+        "elmo": {"position": "both"},
+        "cache": {"dtype": "float16"},
+        "encoder": {"kind": "transformer", "batch_size": 32},
+    }
 
 
-@pytest.mark.parametrize("old", ["elmo.state=stateful", "elmo.cache=false", "+elmo.cache_dtype=float16",
-                                 "elmo.options=o.json"])
+@pytest.mark.parametrize(
+    "old", ["elmo.state=stateful", "elmo.cache=false", "+elmo.cache_dtype=float16", "elmo.options=o.json"]
+)
 def test_an_earlier_key_on_the_command_line_names_the_new_one(old):
     key = old.lstrip("+").split("=")[0]
     with pytest.raises(ConfigError) as e:

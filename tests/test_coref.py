@@ -1,11 +1,11 @@
 """Coreference (§4): the CoNLL-2012 reader and writer, and MUC / B³ / CEAFφ4 against hand computations."""
+
 import pytest
+from conftest import shared_path
 
 from suite_common.errors import DataError
 from tasks.coref.metric import coref_scores
 from tasks.coref.reader import parse_coref_column, read_conll2012_coref, write_conll2012_coref
-
-from conftest import shared_path
 
 
 def _doc(rows: list[str], name="d", part="0") -> str:
@@ -29,11 +29,16 @@ def _read(tmp_path, text):
 
 
 def test_reader_nested_multi_cluster_and_singleton_mentions(tmp_path):
-    ds, stats = _read(tmp_path, _doc(["A (0", "stranger _", "from _", "South (1", "Carolina 1)|0)", "",
-                                      "he (0)", "saw (2|(3)", "it 2)"]) + _doc(["x (0)"], "e", "1"))
+    ds, stats = _read(
+        tmp_path,
+        _doc(["A (0", "stranger _", "from _", "South (1", "Carolina 1)|0)", "", "he (0)", "saw (2|(3)", "it 2)"])
+        + _doc(["x (0)"], "e", "1"),
+    )
     first = ds[0]
-    assert first["doc_key"] == "d_0" and first["sentences"] == [["A", "stranger", "from", "South", "Carolina"],
-                                                                 ["he", "saw", "it"]]
+    assert first["doc_key"] == "d_0" and first["sentences"] == [
+        ["A", "stranger", "from", "South", "Carolina"],
+        ["he", "saw", "it"],
+    ]
     # clusters by id: 0 = {A..Carolina, he}, 1 = {South Carolina} (nested in 0's first mention),
     # 2 = {saw it}, 3 = {saw} (overlapping 2)
     assert first["clusters"] == [[[0, 4], [5, 5]], [[3, 4]], [[6, 7]], [[6, 6]]]
@@ -46,13 +51,16 @@ def test_reader_same_cluster_nested_in_itself(tmp_path):
     assert ds[0]["clusters"] == [[[0, 3], [1, 2]]]  # the inner ')' closes the most recent '('
 
 
-@pytest.mark.parametrize("rows,message", [
-    (["a 3)"], r"x.conll:2: '3\)' closes a mention of cluster 3 that was never opened"),
-    (["a (3", "b _"], r"x.conll:2: '\(3' is never closed before the end of document d_0"),
-    (["a (3x"], r"x.conll:2: malformed coreference column '\(3x' \(left over: 'x'\)"),
-    (["a 3"], r"x.conll:2: malformed coreference column '3'"),
-    (["a (1|x"], r"x.conll:2: malformed coreference column '\(1\|x'"),
-])
+@pytest.mark.parametrize(
+    "rows,message",
+    [
+        (["a 3)"], r"x.conll:2: '3\)' closes a mention of cluster 3 that was never opened"),
+        (["a (3", "b _"], r"x.conll:2: '\(3' is never closed before the end of document d_0"),
+        (["a (3x"], r"x.conll:2: malformed coreference column '\(3x' \(left over: 'x'\)"),
+        (["a 3"], r"x.conll:2: malformed coreference column '3'"),
+        (["a (1|x"], r"x.conll:2: malformed coreference column '\(1\|x'"),
+    ],
+)
 def test_reader_malformed_brackets_name_file_and_line(tmp_path, rows, message):
     with pytest.raises(DataError, match=message):
         _read(tmp_path, _doc(rows))
@@ -75,12 +83,15 @@ def test_reader_reads_the_ontonotes_fixture_unchanged():
     first = ds[0]
     tokens = [t for s in first["sentences"] for t in s]
     # "Hong Kong" (23 ... 23)) and the two "(18" mentions of the second sentence
-    mentions = {tuple(m): " ".join(tokens[m[0]: m[1] + 1]) for c in first["clusters"] for m in c}
+    mentions = {tuple(m): " ".join(tokens[m[0] : m[1] + 1]) for c in first["clusters"] for m in c}
     assert "Hong Kong" in mentions.values() and "their" in mentions.values()
     assert "these well - known cartoon images" in mentions.values()
     assert parse_coref_column("(23|23)", "x") == [("open", 23), ("close", 23)]
-    assert parse_coref_column("3)|(12)|(7", "x") == parse_coref_column("3)(12)(7", "x") == \
-        [("single", 12), ("open", 7), ("close", 3)]  # the scorer's order, with or without '|'
+    assert (
+        parse_coref_column("3)|(12)|(7", "x")
+        == parse_coref_column("3)(12)(7", "x")
+        == [("single", 12), ("open", 7), ("close", 3)]
+    )  # the scorer's order, with or without '|'
 
 
 def test_writer_round_trip(tmp_path):
@@ -93,7 +104,7 @@ def test_writer_round_trip(tmp_path):
 
 
 # -------------------------------------------------------------------------------- metrics
-A, B, C, D, E, F, G, H, I = "abcdefghi"
+A, B, C, D, E, F, G, H, I = "abcdefghi"  # noqa: E741 - mention names of the worked examples
 
 
 def _check(scores, metric, p, r):
@@ -149,12 +160,30 @@ def test_metrics_empty_response_and_micro_average_over_documents():
 def test_candidate_spans_stay_inside_sentences_and_width():
     import torch
     from omegaconf import OmegaConf
+
     from tasks.coref.model import CorefModel
     from tasks.layers import ElmoFeatures
-    cfg = OmegaConf.create({"model": {"word_dim": 4, "vectors": None, "char_dim": 2, "char_filters": 0, "char_width": 3,
-                                      "hidden": 3, "ffnn_size": 4, "ffnn_depth": 1, "feature_size": 2,
-                                      "max_span_width": 2, "span_ratio": 0.4, "max_antecedents": 3,
-                                      "lexical_dropout": 0.0, "dropout": 0.0}})
+
+    cfg = OmegaConf.create(
+        {
+            "model": {
+                "word_dim": 4,
+                "vectors": None,
+                "char_dim": 2,
+                "char_filters": 0,
+                "char_width": 3,
+                "hidden": 3,
+                "ffnn_size": 4,
+                "ffnn_depth": 1,
+                "feature_size": 2,
+                "max_span_width": 2,
+                "span_ratio": 0.4,
+                "max_antecedents": 3,
+                "lexical_dropout": 0.0,
+                "dropout": 0.0,
+            }
+        }
+    )
     model = CorefModel(["<pad>", "<unk>"], cfg, ElmoFeatures("none", 3, 4))
     starts, ends = model.candidate_spans(torch.tensor([0, 0, 0, 1, 1]))
     assert list(zip(starts.tolist(), ends.tolist())) == [(0, 0), (0, 1), (1, 1), (1, 2), (2, 2), (3, 3), (3, 4), (4, 4)]
@@ -162,19 +191,34 @@ def test_candidate_spans_stay_inside_sentences_and_width():
 
 def test_pruning_keeps_the_best_non_crossing_spans_in_document_order():
     import torch
+
     from tasks.coref.model import distance_bucket, prune_spans
+
     starts, ends = torch.tensor([0, 1, 1, 3, 2]), torch.tensor([2, 3, 1, 4, 4])
     scores = torch.tensor([3.0, 2.0, 1.0, 0.5, 0.4])
     # (1,3) crosses (0,2); (1,1) nests inside it; (2,4) crosses (0,2)
     assert prune_spans(scores, starts, ends, 3).tolist() == [0, 2, 3]
     assert prune_spans(scores, starts, ends, 1).tolist() == [0]
-    assert distance_bucket(torch.tensor([1, 2, 4, 5, 7, 8, 15, 16, 63, 64, 500])).tolist() == [0, 1, 3, 4, 4, 5, 5, 6, 7, 8, 8]
+    assert distance_bucket(torch.tensor([1, 2, 4, 5, 7, 8, 15, 16, 63, 64, 500])).tolist() == [
+        0,
+        1,
+        3,
+        4,
+        4,
+        5,
+        5,
+        6,
+        7,
+        8,
+        8,
+    ]
 
 
 def test_padding_never_changes_a_score(bilm_files, tmp_path):
     """The same document with its sentences padded further: identical spans, antecedents and scores."""
     import torch
     from test_models import _new_model, _setup
+
     cfg, task, source, data = _setup("coref", bilm_files, tmp_path)
     model = _new_model(cfg, task, source).eval()
     batch = task.make_batch(data["dev"], [1])
@@ -195,20 +239,35 @@ def test_padding_never_changes_a_score(bilm_files, tmp_path):
 
 
 def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, tmp_path):
-    from test_models import TASKS
-    from hydra import compose, initialize_config_dir
-    from tasks import runner
     from conftest import FIXTURES, REPO
+    from hydra import compose, initialize_config_dir
+    from test_models import TASKS
+
+    from tasks import runner
+
     o, w = bilm_files
     results = []
     for run in ("a", "b"):
         out = tmp_path / run
         out.mkdir()
         with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-            cfg = compose("config", overrides=[
-                "task=coref", f"data.dir={FIXTURES}", "data.train_file=coref_tiny.conll", "data.dev_file=coref_tiny.conll",
-                f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", "elmo.position=input",
-                "trainer.max_epochs=2", "task.model.word_dim=8", *TASKS["coref"][1], f"runs_root={tmp_path / run / 'root'}"])
+            cfg = compose(
+                "config",
+                overrides=[
+                    "task=coref",
+                    f"data.dir={FIXTURES}",
+                    "data.train_file=coref_tiny.conll",
+                    "data.dev_file=coref_tiny.conll",
+                    f"encoder.options={o}",
+                    f"encoder.weights={w}",
+                    f"cache.dir={tmp_path / 'cache'}",
+                    "elmo.position=input",
+                    "trainer.max_epochs=2",
+                    "task.model.word_dim=8",
+                    *TASKS["coref"][1],
+                    f"runs_root={tmp_path / run / 'root'}",
+                ],
+            )
         results.append(runner.train(cfg, out))
     assert results[0]["dev"] == results[1]["dev"] and results[0]["metric"] == "conll_f1"
     predictions = (tmp_path / "a" / "dev_predictions.conll").read_text()
@@ -221,10 +280,18 @@ def test_hub_copy_conversion_uses_document_offsets():
     """The OntoNotes hub schema (sentences with words and coref_spans [cluster, start, end],
     sentence-relative) becomes one document with document-level offsets; read offline here."""
     import datasets
+
     from tasks.coref import task as coref_task
-    rows = [{"document_id": "bc/x/00/x_0000", "sentences": [
-        {"part_id": 0, "words": ["John", "saw", "Mary", "."], "coref_spans": [[7, 0, 0], [9, 2, 2]]},
-        {"part_id": 0, "words": ["He", "waved", "to", "her", "."], "coref_spans": [[7, 0, 0], [9, 3, 3]]}]}]
+
+    rows = [
+        {
+            "document_id": "bc/x/00/x_0000",
+            "sentences": [
+                {"part_id": 0, "words": ["John", "saw", "Mary", "."], "coref_spans": [[7, 0, 0], [9, 2, 2]]},
+                {"part_id": 0, "words": ["He", "waved", "to", "her", "."], "coref_spans": [[7, 0, 0], [9, 3, 3]]},
+            ],
+        }
+    ]
     ds, stats = coref_task.from_hf_conll2012_coref(datasets.Dataset.from_list(rows))
     assert stats == {"documents": 1}
     doc = ds[0]

@@ -1,5 +1,6 @@
 """The command-line tools and the documents agree: every ``--flag`` the README, docs/ or
 results/README pass to a ``python -m`` tool is one that tool's ``--help`` lists."""
+
 import re
 import shlex
 import subprocess
@@ -30,7 +31,8 @@ def test_every_documented_flag_is_in_the_tools_help():
     assert len(flags) >= 8
     missing = []
     for module, names in sorted(flags.items()):
-        help_text = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True,
-                                   text=True, timeout=120).stdout
+        help_text = subprocess.run(
+            [sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
+        ).stdout
         missing += [f"{module} {flag}" for flag in sorted(names) if flag not in help_text]
     assert missing == []

@@ -2,11 +2,10 @@ import h5py
 import numpy as np
 import pytest
 import torch
+from conftest import random_bilm
 
 from elmo_core import batch_to_ids, save_bilm
 from elmo_core.embed import InputFormatError, main, read_sentences
-
-from conftest import random_bilm
 
 
 @pytest.fixture
@@ -27,12 +26,15 @@ def test_stateless_output_in_input_order(model, tmp_path):
             np.testing.assert_allclose(f[str(i)][...], expected, atol=1e-6)
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"fine line\n\nnext\n", r"in.txt:2: empty line"),
-    (b"ok\n   \n", r"in.txt:2: empty line"),
-    (b"ok\nbad \xff byte\n", r"in.txt:2: not valid UTF-8"),
-    (b"", r"in.txt: no sentences"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"fine line\n\nnext\n", r"in.txt:2: empty line"),
+        (b"ok\n   \n", r"in.txt:2: empty line"),
+        (b"ok\nbad \xff byte\n", r"in.txt:2: not valid UTF-8"),
+        (b"", r"in.txt: no sentences"),
+    ],
+)
 def test_bad_input_reports_line(tmp_path, content, message):
     (tmp_path / "in.txt").write_bytes(content)
     with pytest.raises(InputFormatError, match=message):
@@ -51,13 +53,15 @@ def test_bad_input_exits_cleanly_without_output(model, tmp_path):
 def test_empty_lines_skipped_or_kept_by_option(model, tmp_path, mode):
     """Dataset names stay line indices; ``keep`` stores an empty line as 0 tokens, ``skip`` leaves it out."""
     import json
+
     bilm, args = model
     (tmp_path / "in.txt").write_text("a b\n\n  \nthe cat sat\n")
     main(args + ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.hdf5"), "--empty-lines", mode])
     with h5py.File(tmp_path / "o.hdf5") as f, torch.no_grad():
         index = json.loads(f["sentence_to_index"][0])
-        np.testing.assert_allclose(f["3"][...], bilm(batch_to_ids([["the", "cat", "sat"]])).layers[:, 0].numpy(),
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            f["3"][...], bilm(batch_to_ids([["the", "cat", "sat"]])).layers[:, 0].numpy(), atol=1e-6
+        )
         assert f.attrs["empty_lines"] == mode and f.attrs["lines"] == 4
         if mode == "skip":
             assert sorted(k for k in f if k != "sentence_to_index") == ["0", "3"]
@@ -75,6 +79,7 @@ def test_interrupt_leaves_no_partial_file(model, tmp_path, monkeypatch):
     def interrupted(*a, **k):
         yield 0, np.zeros((3, 1, 16), np.float32)
         raise KeyboardInterrupt
+
     monkeypatch.setattr(embed, "embed_sentences", interrupted)
     with pytest.raises(KeyboardInterrupt):
         main(args + ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.hdf5")])
@@ -84,12 +89,23 @@ def test_interrupt_leaves_no_partial_file(model, tmp_path, monkeypatch):
 def test_no_biLM_arguments_embeds_with_the_embedded_biLM(tmp_path):
     """``--input F --output O`` alone uses the embedded biLM; ``--model DIR`` names another."""
     import h5py
+
     from elmo_core.embed import main
     from elmo_core.pretrained import model_dir
+
     (tmp_path / "in.txt").write_text("The cat sat .\nA dog\n")
     main(["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "a.hdf5"), "--no-progress"])
-    main(["--model", str(model_dir("small")), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "b.hdf5"),
-          "--no-progress"])
+    main(
+        [
+            "--model",
+            str(model_dir("small")),
+            "--input",
+            str(tmp_path / "in.txt"),
+            "--output",
+            str(tmp_path / "b.hdf5"),
+            "--no-progress",
+        ]
+    )
     with h5py.File(tmp_path / "a.hdf5") as a, h5py.File(tmp_path / "b.hdf5") as b:
         assert a["0"].shape == b["0"].shape and a["0"].shape[1] == 4 and (a["0"][()] == b["0"][()]).all()
     with pytest.raises(SystemExit):
@@ -102,6 +118,7 @@ def test_perplexity_without_a_model_uses_the_embedded_biLM(tmp_path, capsys):
 
     from elmo_core.perplexity import main as perplexity
     from elmo_core.pretrained import model_dir
+
     (tmp_path / "heldout.txt").write_text("the cat sat on the mat .\nit was a good day .\n")
     perplexity(["--heldout", str(tmp_path / "heldout.txt"), "--batch-size", "2", "--unroll-steps", "4"])
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -113,6 +130,7 @@ def test_perplexity_by_source_says_why_there_is_no_split(tmp_path, capsys):
     import json
 
     from elmo_core.perplexity import main as perplexity
+
     (tmp_path / "heldout.txt").write_text("the cat sat on the mat .\nit was a good day .\n")
     perplexity(["--heldout", str(tmp_path / "heldout.txt"), "--batch-size", "2", "--unroll-steps", "4", "--by-source"])
     captured = capsys.readouterr()

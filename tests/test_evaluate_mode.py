@@ -1,14 +1,14 @@
 """``mode=evaluate`` scores any file with a trained model, the printed line pastes as it is, and
 ``run.py`` reports library errors as one line."""
+
 import json
 from pathlib import Path
 
 import pytest
-
-from tasks import runner
-
 from conftest import FIXTURES, REPO
 from run_configs import compose_cfg, tiny_ner_cfg
+
+from tasks import runner
 
 
 def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
@@ -16,7 +16,9 @@ def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     trained = runner.train(cfg, out)
-    ev = compose_cfg(["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+    ev = compose_cfg(
+        ["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]
+    )
     report = runner.evaluate(ev, out)
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
     assert report["data_format"] == next(iter(runner.make_task(cfg).readers))  # the reader used, never null
@@ -28,12 +30,28 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     import shlex
     import subprocess
     import sys
+
     o, w = bilm_files
     runs = tmp_path / "runs"
-    train = [sys.executable, str(REPO / "run.py"), "task=nli", "source=local", f"data.dir={FIXTURES}",
-             "data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", f"encoder.options={o}", f"encoder.weights={w}",
-             f"cache.dir={tmp_path / 'cache'}", f"runs_root={runs}", "elmo.position=input", "trainer.max_epochs=1",
-             "task.model.hidden=8", "task.model.word_dim=8", "task.model.char_filters=4", "seed=3"]
+    train = [
+        sys.executable,
+        str(REPO / "run.py"),
+        "task=nli",
+        "source=local",
+        f"data.dir={FIXTURES}",
+        "data.train_file=sick_tiny.tsv",
+        "data.dev_file=sick_tiny.tsv",
+        f"encoder.options={o}",
+        f"encoder.weights={w}",
+        f"cache.dir={tmp_path / 'cache'}",
+        f"runs_root={runs}",
+        "elmo.position=input",
+        "trainer.max_epochs=1",
+        "task.model.hidden=8",
+        "task.model.word_dim=8",
+        "task.model.char_filters=4",
+        "seed=3",
+    ]
     done = subprocess.run(train, capture_output=True, text=True, cwd=REPO, timeout=300)  # from the checkout, as a user
     assert done.returncode == 0, done.stderr[-2000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("score a file with it: "))
@@ -43,6 +61,7 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     assert "=" not in run_dir.name and "," not in run_dir.name
     # a new shell that has not activated the virtual environment: no VIRTUAL_ENV, the system's PATH
     import os
+
     shell = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     shell["PATH"] = os.pathsep.join(p for p in shell.get("PATH", "").split(os.pathsep) if ".venv" not in p)
     reports = []
@@ -65,12 +84,27 @@ def test_embed_sample_writes_into_its_own_folder(bilm_files, tmp_path):
     """``mode=embed_sample`` writes under ``embed_sample.out``, never into a task's run directory."""
     import subprocess
     import sys
+
     o, w = bilm_files
     runs, out = tmp_path / "runs", tmp_path / "sample"
-    done = subprocess.run([sys.executable, str(REPO / "run.py"), "mode=embed_sample", f"encoder.options={o}",
-                           f"encoder.weights={w}", f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}",
-                           "embed_sample.limit=3", f"embed_sample.out={out}", f"runs_root={runs}", "threads=1"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "mode=embed_sample",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}",
+            "embed_sample.limit=3",
+            f"embed_sample.out={out}",
+            f"runs_root={runs}",
+            "threads=1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((out / "embed_sample.json").read_text())
     assert report["sentences"] == 3 and (out / "embeddings.hdf5").is_file()
@@ -82,11 +116,27 @@ def test_run_py_reports_library_errors_as_one_line(tmp_path):
     (no traceback) with exit status 2."""
     import subprocess
     import sys
-    for overrides, message in ((["task=ner", f"data.dir={tmp_path}"], f"error: {tmp_path / 'eng.train'}: no such file"),
-                               (["task=nli", f"data.dir={FIXTURES}", "data.train_file=sick_tiny.tsv",
-                                 "data.dev_file=sick_tiny.tsv", "data.format=xml"], "error: data.format must be one of")):
-        done = subprocess.run([sys.executable, str(REPO / "run.py"), *overrides, f"runs_root={tmp_path / 'runs'}"],
-                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+
+    for overrides, message in (
+        (["task=ner", f"data.dir={tmp_path}"], f"error: {tmp_path / 'eng.train'}: no such file"),
+        (
+            [
+                "task=nli",
+                f"data.dir={FIXTURES}",
+                "data.train_file=sick_tiny.tsv",
+                "data.dev_file=sick_tiny.tsv",
+                "data.format=xml",
+            ],
+            "error: data.format must be one of",
+        ),
+    ):
+        done = subprocess.run(
+            [sys.executable, str(REPO / "run.py"), *overrides, f"runs_root={tmp_path / 'runs'}"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
         assert done.returncode == 2, done.stderr
         assert message in done.stderr and "Traceback" not in done.stderr
         assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr

@@ -1,6 +1,7 @@
 """Fault injection: a training run, an embed and an activation-cache build are killed (SIGKILL) at
 several points. Nothing partial is ever read as complete, a rerun finishes with the result of an
 uninterrupted run, and nothing is left behind."""
+
 import json
 import os
 import signal
@@ -13,10 +14,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from conftest import FIXTURES, REPO, random_bilm
 
 from elmo_core import save_bilm
-
-from conftest import FIXTURES, REPO, random_bilm
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
 
@@ -47,25 +47,41 @@ def workload(tmp_path_factory):
         lines += [f"{tok}{k if i == 0 else ''} NN O {tag}" for i, (tok, tag) in enumerate(sentence)] + [""]
     (root / "train.conll").write_text("\n".join(lines) + "\n")
     (root / "dev.conll").write_text((FIXTURES / "ner_tiny.conll").read_text())
-    (root / "text.txt").write_text("\n".join(" ".join(t for t, _ in base[k % len(base)]) + f" x{k}"
-                                             for k in range(3000)) + "\n")
+    (root / "text.txt").write_text(
+        "\n".join(" ".join(t for t, _ in base[k % len(base)]) + f" x{k}" for k in range(3000)) + "\n"
+    )
     return root
 
 
 def _train_command(w: Path, state: Path) -> list[str]:
-    return [sys.executable, str(REPO / "run.py"), "task=ner", f"data.dir={w}", "data.train_file=train.conll",
-            "data.dev_file=dev.conll", f"encoder.options={w / 'options.json'}", f"encoder.weights={w / 'weights.hdf5'}",
-            f"cache.dir={state / 'cache'}", f"runs_root={state / 'runs'}", "elmo.position=input",
-            "trainer.max_epochs=2", "trainer.patience=2", "task.model.hidden=[8]", "task.model.char_filters=4",
-            "task.model.word_dim=8", "trainer.batch_size=16"]
+    return [
+        sys.executable,
+        str(REPO / "run.py"),
+        "task=ner",
+        f"data.dir={w}",
+        "data.train_file=train.conll",
+        "data.dev_file=dev.conll",
+        f"encoder.options={w / 'options.json'}",
+        f"encoder.weights={w / 'weights.hdf5'}",
+        f"cache.dir={state / 'cache'}",
+        f"runs_root={state / 'runs'}",
+        "elmo.position=input",
+        "trainer.max_epochs=2",
+        "trainer.patience=2",
+        "task.model.hidden=[8]",
+        "task.model.char_filters=4",
+        "task.model.word_dim=8",
+        "trainer.batch_size=16",
+    ]
 
 
 def _run_and_kill(command: list[str], cwd: Path, ready) -> None:
     """Start ``command``; SIGKILL it as soon as ``ready(stderr so far)`` holds."""
     proc = subprocess.Popen(command, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = bytearray()
-    reader = threading.Thread(target=lambda: [err.extend(chunk) for chunk in iter(lambda: proc.stderr.read1(4096), b"")],
-                              daemon=True)
+    reader = threading.Thread(
+        target=lambda: [err.extend(chunk) for chunk in iter(lambda: proc.stderr.read1(4096), b"")], daemon=True
+    )
     reader.start()
     deadline = time.time() + 120
     while not ready(err.decode("utf-8", "replace")):
@@ -121,10 +137,22 @@ def test_killed_training_run_reruns_to_the_uninterrupted_result(workload, uninte
 
 
 def test_killed_embed_leaves_no_output_and_reruns_to_the_same_file(workload, tmp_path):
-    command = [sys.executable, "-m", "elmo_core.embed", "--options", str(workload / "options.json"),
-               "--weights", str(workload / "weights.hdf5"), "--input", str(workload / "text.txt"), "--batch-size", "16"]
-    subprocess.run(command + ["--output", str(tmp_path / "reference.hdf5")], cwd=REPO, env=ENV, check=True,
-                   capture_output=True)
+    command = [
+        sys.executable,
+        "-m",
+        "elmo_core.embed",
+        "--options",
+        str(workload / "options.json"),
+        "--weights",
+        str(workload / "weights.hdf5"),
+        "--input",
+        str(workload / "text.txt"),
+        "--batch-size",
+        "16",
+    ]
+    subprocess.run(
+        command + ["--output", str(tmp_path / "reference.hdf5")], cwd=REPO, env=ENV, check=True, capture_output=True
+    )
     out = tmp_path / "out" / "layers.hdf5"
     out.parent.mkdir()
     _run_and_kill(command + ["--output", str(out)], REPO, _temporary_in(out.parent))

@@ -1,5 +1,6 @@
 """A run killed before it wrote its record leaves nothing behind: the next launch removes its
 directory (only its configuration and ``running.pid`` of a process that is gone)."""
+
 import platform
 import subprocess
 import sys

@@ -1,4 +1,5 @@
 """Task-side layers: the character CNN computed once per distinct token equals the plain computation."""
+
 import torch
 
 from elmo_core.characters import batch_to_ids

@@ -1,23 +1,23 @@
 """The fast biLM training step (§3.1) against the plain one: same losses over 20 updates, same
 gradients, with and without the two directions side by side; the fused LSTM and softmax head
 against autograd."""
+
 import json
 
 import pytest
 import torch
+from conftest import shared_path
 
 from elmo_core.bilm import BiLM, ProjectedLSTM
 from elmo_core.char_cnn import WindowConvMax
 from elmo_core.characters import batch_to_ids
+from elmo_core.options import parse_options
+from elmo_core.pretrain import PRESETS
 from elmo_core.pretraining.fused_lstm import projected_lstm
 from elmo_core.pretraining.lm_data import LMStream, Vocabulary
 from elmo_core.pretraining.lm_fast_step import FastTrainingStep, train_step_plain
 from elmo_core.pretraining.lm_training import LanguageModel, detach_state
-from elmo_core.options import parse_options
-from elmo_core.pretrain import PRESETS
 from elmo_core.pretraining.softmax_head import adaptive_nll_with_grads
-
-from conftest import shared_path
 
 
 def _model(seed=0, clip=3.0):
@@ -33,8 +33,11 @@ def _train(fast: bool, updates: int = 20, side_by_side=None, clip=3.0):
     lm, vocab = _model(clip=clip)
     optimizer = torch.optim.Adagrad(lm.parameters(), lr=0.2, initial_accumulator_value=1.0)
     stream = LMStream([shared_path("data/fixtures/bilm_tf_train/data.txt")], vocab, 4, 5, seed=0)
-    step = FastTrainingStep(lm, side_by_side=side_by_side) if fast else (
-        lambda b, s, scale: train_step_plain(lm, b, s, scale))
+    step = (
+        FastTrainingStep(lm, side_by_side=side_by_side)
+        if fast
+        else (lambda b, s, scale: train_step_plain(lm, b, s, scale))
+    )
     torch.manual_seed(7)  # dropout
     state, losses, epoch = lm.bilm.zero_state(4), [], 0
     while len(losses) < updates:
@@ -93,9 +96,12 @@ def test_fused_lstm_equals_the_step_loop_under_autograd():
     out, h, c = layer(data, batch_sizes, h0, c0)
     inputs = [data, h0, c0, layer.w_x, layer.w_h, layer.w_p, layer.bias]
     expected = torch.autograd.grad((out * weights).sum(), inputs)
-    out2, h2, c2 = projected_lstm(data, layer.w_x, layer.bias + layer.forget_bias, layer.w_h, layer.w_p, h0, c0,
-                                  batch_sizes, 0.3, 0.2)
-    assert torch.allclose(out, out2, atol=1e-6) and torch.allclose(h, h2, atol=1e-6) and torch.allclose(c, c2, atol=1e-6)
+    out2, h2, c2 = projected_lstm(
+        data, layer.w_x, layer.bias + layer.forget_bias, layer.w_h, layer.w_p, h0, c0, batch_sizes, 0.3, 0.2
+    )
+    assert (
+        torch.allclose(out, out2, atol=1e-6) and torch.allclose(h, h2, atol=1e-6) and torch.allclose(c, c2, atol=1e-6)
+    )
     got = torch.autograd.grad((out2 * weights).sum(), inputs)
     for a, b in zip(expected, got):
         assert torch.allclose(a, b, atol=1e-5)

@@ -1,11 +1,19 @@
 """The biLM's training stream (§3.1): interleaved sources in corpus proportions, exact resume,
 the original file-at-a-time order kept as an option, and the per-source held-out split."""
+
 import json
 
 import numpy as np
 import pytest
 
-from elmo_core.pretraining.lm_data import CorpusError, LMStream, Vocabulary, heldout_sources, read_sentences, why_no_sources
+from elmo_core.pretraining.lm_data import (
+    CorpusError,
+    LMStream,
+    Vocabulary,
+    heldout_sources,
+    read_sentences,
+    why_no_sources,
+)
 
 SIZES = {"news": 600, "reviews": 300, "speeches": 100}  # sentences per source: 60 % / 30 % / 10 %
 
@@ -17,7 +25,7 @@ def corpus(tmp_path):
     for name, n in SIZES.items():
         lines = [" ".join(f"{name}{w}" for w in rng.integers(0, 20, rng.integers(3, 12))) for _ in range(n)]
         path = tmp_path / f"{name}.txt"
-        path.write_text("\n".join(lines[:n // 2]) + "\n\n" + "\n".join(lines[n // 2:]) + "\n")  # a blank line too
+        path.write_text("\n".join(lines[: n // 2]) + "\n\n" + "\n".join(lines[n // 2 :]) + "\n")  # a blank line too
         files.append(path)
     return files
 
@@ -100,5 +108,5 @@ def test_heldout_split_by_source(tmp_path):
         heldout_sources(heldout)
     (tmp_path / "stats.json").write_text(json.dumps({"x": {"tokens": 5}}))
     assert heldout_sources(heldout) is None  # an unrelated stats.json
-    assert "no \"heldout_sentences\" count" in why_no_sources([str(heldout)])
+    assert 'no "heldout_sentences" count' in why_no_sources([str(heldout)])
     assert "2 held-out files" in why_no_sources([str(heldout), str(heldout)])

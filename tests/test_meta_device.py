@@ -8,19 +8,19 @@ The steps whose output depends on the data's values (``tasks.layers.DATA_DEPENDE
 of the same shapes, and each is tested on the CPU below against what it stands for. Decoding is
 data-dependent as a whole (Viterbi, argmax lists) and is not run here; the WSD probe has no model on
 a device (a nearest-centroid rule on the host over cached vectors)."""
+
 import sys
 
 import numpy as np
 import pytest
 import torch
 import torch.fx.experimental._config as fx_config
+from conftest import random_bilm
+from test_models import TASKS, _new_model, _setup
 
 import elmo_core.bilm as bilm_module
 import tasks.coref.model as coref_model
 import tasks.layers as task_layers
-
-from conftest import random_bilm
-from test_models import TASKS, _new_model, _setup
 
 
 def on_meta(x):
@@ -42,8 +42,9 @@ def packed_as_full(bilm, direction, tokens, lengths, state, dropout=0.0):
     """``BiLM.run_direction``'s stand-in: every row runs every step (no padding), so the packed layout
     is the time-major flattening of ``tokens``; ``run_packed``, the LSTM layers themselves, runs as is."""
     B, T, P = tokens.shape
-    outputs, final = bilm.run_packed(direction, tokens.transpose(0, 1).reshape(T * B, P), [B] * T, state,
-                                     dropout=dropout)
+    outputs, final = bilm.run_packed(
+        direction, tokens.transpose(0, 1).reshape(T * B, P), [B] * T, state, dropout=dropout
+    )
     return [out.view(T, B, -1).transpose(0, 1) for out in outputs], final
 
 
@@ -55,6 +56,7 @@ def shapes_only(monkeypatch):
     assert task_layers.DATA_DEPENDENT == ("run_rnn", "host_lengths", "distinct_rows")
     assert coref_model.DATA_DEPENDENT == ("prune_spans", "CorefModel.gold_cluster_of_spans")
     import importlib
+
     for task in TASKS:  # every model module imported now, so that the stand-in replaces its run_rnn
         importlib.import_module(f"tasks.{task}.model")
     original = task_layers.run_rnn
@@ -62,17 +64,28 @@ def shapes_only(monkeypatch):
         if name.startswith("tasks.") and getattr(module, "run_rnn", None) is original:
             monkeypatch.setattr(module, "run_rnn", padded_rnn)
     monkeypatch.setattr(task_layers, "host_lengths", lambda mask: torch.full((mask.shape[0],), mask.shape[1]))
-    monkeypatch.setattr(task_layers, "distinct_rows",
-                        lambda rows: (rows, torch.arange(rows.shape[0], device=rows.device)))
-    monkeypatch.setattr(coref_model, "prune_spans",
-                        lambda scores, starts, ends, k: torch.arange(min(k, scores.shape[0]), device=scores.device))
-    monkeypatch.setattr(coref_model.CorefModel, "gold_cluster_of_spans",
-                        staticmethod(lambda starts, ends, batch: torch.full_like(starts, -1)))
-    assert bilm_module.DATA_DEPENDENT == ("BiLM.token_representations", "CharCNN.padding_shortcut",
-                                          "BiLM.run_direction")
+    monkeypatch.setattr(
+        task_layers, "distinct_rows", lambda rows: (rows, torch.arange(rows.shape[0], device=rows.device))
+    )
+    monkeypatch.setattr(
+        coref_model,
+        "prune_spans",
+        lambda scores, starts, ends, k: torch.arange(min(k, scores.shape[0]), device=scores.device),
+    )
+    monkeypatch.setattr(
+        coref_model.CorefModel,
+        "gold_cluster_of_spans",
+        staticmethod(lambda starts, ends, batch: torch.full_like(starts, -1)),
+    )
+    assert bilm_module.DATA_DEPENDENT == (
+        "BiLM.token_representations",
+        "CharCNN.padding_shortcut",
+        "BiLM.run_direction",
+    )
     monkeypatch.setattr(bilm_module.BiLM, "run_direction", packed_as_full)
     monkeypatch.setattr(bilm_module.BiLM, "token_representations", lambda self, chars: self.token_encoder(chars))
     from elmo_core.char_cnn import CharCNN
+
     monkeypatch.setattr(CharCNN, "padding_shortcut", False)
     truth = torch.Tensor.__bool__
     monkeypatch.setattr(torch.Tensor, "__bool__", lambda self: True if self.is_meta else truth(self))
@@ -101,9 +114,16 @@ def test_task_head_forward_loss_and_backward_on_meta(task_name, bilm_files, tmp_
 def test_pos_probe_model_on_meta(shapes_only):
     from tasks.layers import ElmoFeatures
     from tasks.probe_pos.model import LayerProbe
+
     model = LayerProbe(["A", "B", "C"], ElmoFeatures("probe", 3, 8, dropout=0.1)).to("meta").train()
-    batch = on_meta({"bilm_layers": torch.randn(3, 2, 5, 8), "bilm_mask": torch.ones(2, 5, dtype=torch.bool),
-                     "mask": torch.ones(2, 5, dtype=torch.bool), "tags": torch.randint(0, 3, (2, 5))})
+    batch = on_meta(
+        {
+            "bilm_layers": torch.randn(3, 2, 5, 8),
+            "bilm_mask": torch.ones(2, 5, dtype=torch.bool),
+            "mask": torch.ones(2, 5, dtype=torch.bool),
+            "tags": torch.randint(0, 3, (2, 5)),
+        }
+    )
     out = model(batch)
     assert out.scores.shape == (4, 2, 5, 3) and out.scores.device.type == "meta"
     out.loss.backward()
@@ -112,6 +132,7 @@ def test_pos_probe_model_on_meta(shapes_only):
 @pytest.mark.parametrize("stateful", [False, True])
 def test_bilm_layer_source_on_meta(stateful, shapes_only):
     from elmo_core import batch_to_ids
+
     bilm = random_bilm(stateful=stateful).to("meta")
     ids = batch_to_ids([["The", "cat", "sat"], ["A", "dog"]])
     out = bilm(ids.to("meta"))
@@ -120,8 +141,10 @@ def test_bilm_layer_source_on_meta(stateful, shapes_only):
 
 
 def test_transformer_layer_source_on_meta(tmp_path, shapes_only):
-    from bert_core.word_layers import TransformerWordEncoder
     from test_word_layers import tiny_bert
+
+    from bert_core.word_layers import TransformerWordEncoder
+
     encoder = TransformerWordEncoder(tiny_bert(tmp_path / "bert"), device="meta")
     assert next(encoder.model.parameters()).device.type == "meta"
     ids = torch.tensor([[2, 5, 6, 3], [2, 7, 3, 0]])
@@ -130,6 +153,7 @@ def test_transformer_layer_source_on_meta(tmp_path, shapes_only):
 
 
 # the data-dependent steps, on the CPU, against what their stand-ins assume -----------------------
+
 
 def test_run_rnn_equals_the_rnn_over_each_unpadded_sequence():
     torch.manual_seed(0)
@@ -179,6 +203,7 @@ def test_coref_data_dependent_steps():
 
 # device=: the trainer moves the model and every batch to the run's device ------------------------
 
+
 class _FirstUpdate(Exception):
     pass
 
@@ -189,6 +214,7 @@ def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeyp
     from dataclasses import replace
 
     from tasks import trainer
+
     cfg, task, source, data = _setup("sst", bilm_files, tmp_path)
     cfg.device = "meta"
     config = trainer.TrainerConfig.from_config(cfg)
@@ -196,11 +222,16 @@ def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeyp
     seen = []
 
     def first_update(model, batch, optimizer, t, params):
-        seen.append({next(model.parameters()).device.type,
-                     *(v.device.type for v in batch.values() if isinstance(v, torch.Tensor))})
+        seen.append(
+            {
+                next(model.parameters()).device.type,
+                *(v.device.type for v in batch.values() if isinstance(v, torch.Tensor)),
+            }
+        )
         loss = model(batch).loss + model.regularizer()
         loss.backward()
         raise _FirstUpdate
+
     monkeypatch.setattr(trainer, "train_step", first_update)
     with pytest.raises(_FirstUpdate):
         trainer.fit(task, _new_model(cfg, task, source), data, replace(config, max_epochs=1), progress=False)
@@ -209,8 +240,14 @@ def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeyp
 
 def test_on_device_moves_nested_tensors_only():
     from tasks.trainer import on_device
-    batch = {"a": torch.ones(2), "side": {"mask": torch.ones(1, dtype=torch.bool)}, "spans": [(0, 1)],
-             "gold": [torch.zeros(1)], "name": "x"}
+
+    batch = {
+        "a": torch.ones(2),
+        "side": {"mask": torch.ones(1, dtype=torch.bool)},
+        "spans": [(0, 1)],
+        "gold": [torch.zeros(1)],
+        "name": "x",
+    }
     moved = on_device(batch, "meta")
     assert moved["a"].is_meta and moved["side"]["mask"].is_meta and moved["gold"][0].is_meta
     assert moved["spans"] == [(0, 1)] and moved["name"] == "x"

@@ -2,32 +2,56 @@
 fixture each task model trains a few steps with ELMo at the input and output, is saved and
 reloaded and predicts the same, and the prediction of an example does not depend on the batch it
 is in (its neighbours' lengths change its padding)."""
+
 import random
 
 import pytest
 import torch
+from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
-from tasks import runner
 from encoders import BiLMEncoder
 from suite_common.errors import ConfigError
+from tasks import runner
 from tasks.layers import TaskModel
 from tasks.trainer import TrainerConfig, make_optimizer, predict, set_seed
 
-from conftest import FIXTURES, REPO
-
-TASKS = {"ner": ("ner_tiny.conll", []), "sst": ("sst_tiny.txt", []), "srl": ("srl_tiny.conllu", []),
-         "nli": ("sick_tiny.tsv", ["data.format=sick"]), "qa": ("squad_tiny.json", ["task.max_tokens_per_batch=100000"]),
-         "coref": ("coref_tiny.conll", ["task.model.hidden=8", "task.model.ffnn_size=8", "task.model.char_filters=4",
-                                        "task.model.feature_size=4", "task.max_training_sentences=2"])}
+TASKS = {
+    "ner": ("ner_tiny.conll", []),
+    "sst": ("sst_tiny.txt", []),
+    "srl": ("srl_tiny.conllu", []),
+    "nli": ("sick_tiny.tsv", ["data.format=sick"]),
+    "qa": ("squad_tiny.json", ["task.max_tokens_per_batch=100000"]),
+    "coref": (
+        "coref_tiny.conll",
+        [
+            "task.model.hidden=8",
+            "task.model.ffnn_size=8",
+            "task.model.char_filters=4",
+            "task.model.feature_size=4",
+            "task.max_training_sentences=2",
+        ],
+    ),
+}
 
 
 def _setup(task_name, bilm_files, tmp_path):
     fixture, extra = TASKS[task_name]
     o, w = bilm_files
-    overrides = [f"task={task_name}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
-                 f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
-                 "elmo.position=both", "elmo.dropout=0.0", "task.model.word_dim=8", "task.model.dropout=0.0", *extra]
+    overrides = [
+        f"task={task_name}",
+        f"data.dir={FIXTURES}",
+        f"data.train_file={fixture}",
+        f"data.dev_file={fixture}",
+        f"encoder.options={o}",
+        f"encoder.weights={w}",
+        f"cache.dir={tmp_path / 'cache'}",
+        "elmo.position=both",
+        "elmo.dropout=0.0",
+        "task.model.word_dim=8",
+        "task.model.dropout=0.0",
+        *extra,
+    ]
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=overrides)
     task = runner.make_task(cfg)
@@ -51,7 +75,7 @@ def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_p
     train = data["train"]
     before = {k: v.clone() for k, v in model.state_dict().items()}
     losses = []
-    for step, idx in zip(range(4), task.batches(train.examples, 4, shuffle=True, rng=random.Random(0))):
+    for _step, idx in zip(range(4), task.batches(train.examples, 4, shuffle=True, rng=random.Random(0))):
         model.train()
         loss = model(task.make_batch(train, idx)).loss + model.regularizer()
         optimizer.zero_grad()
@@ -66,7 +90,9 @@ def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_p
     assert isinstance(model, TaskModel)  # the trainer's contract: loss, regularizer, decayed weights
     decayed = model.decayed_weights()
     assert decayed and not decayed & {id(p) for p in model.features.parameters()}
-    assert all(id(p) not in decayed for n, p in model.named_parameters() if not n.rsplit(".", 1)[-1].startswith("weight"))
+    assert all(
+        id(p) not in decayed for n, p in model.named_parameters() if not n.rsplit(".", 1)[-1].startswith("weight")
+    )
 
     path = tmp_path / "model.pt"
     torch.save({"task_state": task.state(), "model": model.state_dict()}, path)
@@ -99,6 +125,7 @@ def test_every_model_returns_one_output_type(task_name, bilm_files, tmp_path):
     """The model contract: forward gives a TaskOutput, with the loss when the batch carries gold
     labels, and the decoded predictions (one per example) only in eval mode."""
     from tasks.layers import TaskOutput
+
     cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
     model = _new_model(cfg, task, source)
     batch = task.make_batch(data["train"], task.batches(data["train"].examples, 4, shuffle=False)[0])
@@ -118,7 +145,9 @@ def test_xavier_uniform_embeddings_start_small_with_a_zero_padding_row():
     """``task.model.embedding_init``: AllenNLP's xavier_uniform (bound sqrt(6 / (rows + cols))) for the
     word and the character table, padding rows zero; ``normal`` keeps PyTorch's N(0, 1)."""
     import math
+
     from tasks.layers import TokenEmbedder
+
     words = ["@@PADDING@@"] + [f"w{i}" for i in range(999)]
     torch.manual_seed(0)
     xavier = TokenEmbedder(words, 50, 16, 8, 3, init="xavier_uniform")

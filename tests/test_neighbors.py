@@ -1,5 +1,6 @@
 """``python -m elmo_core.neighbors`` (Table 4): nearest word types of the token layer and nearest
 other occurrences in context; a missing word is one clear error."""
+
 import numpy as np
 import pytest
 
@@ -18,11 +19,27 @@ def test_neighbors_command_writes_a_table(bilm_files, tmp_path, capsys):
     (tmp_path / "model" / "options.json").write_bytes(o.read_bytes())
     (tmp_path / "model" / "weights.hdf5").write_bytes(w.read_bytes())
     corpus = tmp_path / "a.txt"
-    corpus.write_text("the children play in the park\nwe saw a play at the theatre\nthey play chess\n"
-                      "a fair play award\nthe park is green\n")
+    corpus.write_text(
+        "the children play in the park\nwe saw a play at the theatre\nthey play chess\n"
+        "a fair play award\nthe park is green\n"
+    )
     out = tmp_path / "table4.md"
-    main(["--word", "play", "--corpus", str(corpus), "--model", str(tmp_path / "model"), "--queries", "1",
-          "--neighbours", "3", "--out", str(out)])
+    main(
+        [
+            "--word",
+            "play",
+            "--corpus",
+            str(corpus),
+            "--model",
+            str(tmp_path / "model"),
+            "--queries",
+            "1",
+            "--neighbours",
+            "3",
+            "--out",
+            str(out),
+        ]
+    )
     text = out.read_text()
     assert "| token layer (out of context): play |" in text and text.count("| biLM (a):") == 1
     row = [line for line in text.splitlines() if line.startswith("| biLM")][0]

@@ -1,40 +1,50 @@
 """Every key and group option on the command line exists (tasks.override_check): a typo stops the
 command in one line with exit status 2, naming the nearest valid key, and writes nothing."""
+
 import subprocess
 import sys
 
 import pytest
+from conftest import REPO
 
 from suite_common.errors import ConfigError
 from tasks.override_check import check_overrides
 
-from conftest import REPO
 
-
-@pytest.mark.parametrize("args,message", [
-    (["elmo.positon=both"], "unknown key 'elmo.positon' (did you mean elmo.position?)"),
-    (["+elmo.positon=both"], "unknown key 'elmo.positon' (did you mean elmo.position?)"),
-    (["++trainer.max_epoch=2"], "unknown key 'trainer.max_epoch' (did you mean trainer.max_epochs?)"),
-    (["~elmo.dropuot"], "unknown key 'elmo.dropuot' (did you mean elmo.dropout?)"),
-    (["task=nre"], "task=nre: no such task (did you mean ner?)"),
-    (["+ablation=inptu"], "ablation=inptu: no such ablation (did you mean input?)"),
-    (["-m", "task=ner,sst", "task.model.char_width=5", "task.model.predicate_dim=9"],
-     "unknown key 'task.model.predicate_dim' for task=ner"),  # an SRL key: exists for SRL only
-    (["-m", "encoder=bilm,transformer", "encoder.state=stateful"],  # a biLM key: exists for the biLM only
-     "unknown key 'encoder.state' for encoder=transformer (a biLM setting: encoder=transformer has none"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["elmo.positon=both"], "unknown key 'elmo.positon' (did you mean elmo.position?)"),
+        (["+elmo.positon=both"], "unknown key 'elmo.positon' (did you mean elmo.position?)"),
+        (["++trainer.max_epoch=2"], "unknown key 'trainer.max_epoch' (did you mean trainer.max_epochs?)"),
+        (["~elmo.dropuot"], "unknown key 'elmo.dropuot' (did you mean elmo.dropout?)"),
+        (["task=nre"], "task=nre: no such task (did you mean ner?)"),
+        (["+ablation=inptu"], "ablation=inptu: no such ablation (did you mean input?)"),
+        (
+            ["-m", "task=ner,sst", "task.model.char_width=5", "task.model.predicate_dim=9"],
+            "unknown key 'task.model.predicate_dim' for task=ner",
+        ),  # an SRL key: exists for SRL only
+        (
+            ["-m", "encoder=bilm,transformer", "encoder.state=stateful"],  # a biLM key: exists for the biLM only
+            "unknown key 'encoder.state' for encoder=transformer (a biLM setting: encoder=transformer has none",
+        ),
+    ],
+)
 def test_unknown_keys_and_options_are_refused(args, message):
     with pytest.raises(ConfigError) as e:
         check_overrides(args)
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("args", [
-    ["-m", "+sweep=table1", "profile=paper", "source=local", "task=ner,sst", "+ablation=elmo,baseline", "seed=0,1"],
-    ["task=srl", "task.model.layers=2", "hydra.launcher.n_jobs=2", "hydra/launcher=joblib"],
-    ["task=nli", "data.format=sick", "encoder=transformer", "encoder.pooling=mean", "cache.max_gb=5"],
-    ["--cfg", "job", "mode=evaluate", "checkpoint=/x", "data.test_path=/y"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-m", "+sweep=table1", "profile=paper", "source=local", "task=ner,sst", "+ablation=elmo,baseline", "seed=0,1"],
+        ["task=srl", "task.model.layers=2", "hydra.launcher.n_jobs=2", "hydra/launcher=joblib"],
+        ["task=nli", "data.format=sick", "encoder=transformer", "encoder.pooling=mean", "cache.max_gb=5"],
+        ["--cfg", "job", "mode=evaluate", "checkpoint=/x", "data.test_path=/y"],
+    ],
+)
 def test_valid_command_lines_pass(args):
     check_overrides(args)
 
@@ -42,9 +52,20 @@ def test_valid_command_lines_pass(args):
 @pytest.mark.parametrize("override", ["elmo.positon=both", "+elmo.positon=both", "task=nre"])
 def test_run_py_refuses_in_one_line_and_leaves_no_directory(override, tmp_path):
     runs = tmp_path / "runs"
-    done = subprocess.run([sys.executable, str(REPO / "run.py"), "task=ner" if override != "task=nre" else "seed=0",
-                           override, "source=local", f"runs_root={runs}"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "task=ner" if override != "task=nre" else "seed=0",
+            override,
+            "source=local",
+            f"runs_root={runs}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
@@ -56,10 +77,24 @@ def test_a_bad_value_in_any_sweep_job_stops_the_sweep_before_the_first_job(tmp_p
     """Issue #38's repro: ``-m task=nli,sst trainer.max_epochs=1,x`` trained two jobs before failing."""
     import subprocess
     import sys
+
     from conftest import REPO
-    done = subprocess.run([sys.executable, str(REPO / "run.py"), "-m", "task=nli,sst", "trainer.max_epochs=1,x",
-                           "source=local", f"runs_root={tmp_path / 'runs'}"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120)
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "-m",
+            "task=nli,sst",
+            "trainer.max_epochs=1,x",
+            "source=local",
+            f"runs_root={tmp_path / 'runs'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "trainer.max_epochs='x': must be an integer (sweep job task=nli trainer.max_epochs=x)" in done.stderr
     assert not (tmp_path / "runs").exists()

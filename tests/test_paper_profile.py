@@ -1,4 +1,5 @@
 """results/paper_profile.md is generated from the configs and matches the paper setting by setting."""
+
 import pytest
 
 from reporting import paper_profile

@@ -1,23 +1,28 @@
 """The paper profile at scale (Peters et al. 2018 appendix A): every task's ``profile=paper`` trains
 end to end (biLM run live, ``cache.enabled=false``, and scored on a test file), and a cache that would
 not fit stops the run before it writes anything."""
+
 import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
-from tasks import runner
-from encoders.activation_cache import ActivationCache, CacheBudgetError
 from encoders import BiLMEncoder
+from encoders.activation_cache import ActivationCache, CacheBudgetError
+from tasks import runner
 
-from conftest import FIXTURES, REPO
-
-FILES = {"ner": ("ner_tiny.conll", []), "sst": ("sst_tiny.txt", []), "srl": ("srl_tiny.conllu", []),
-         "qa": ("squad_tiny.json", []), "nli": ("sick_tiny.tsv", ["data.format=sick"]),
-         "coref": ("coref_tiny.conll", [])}
+FILES = {
+    "ner": ("ner_tiny.conll", []),
+    "sst": ("sst_tiny.txt", []),
+    "srl": ("srl_tiny.conllu", []),
+    "qa": ("squad_tiny.json", []),
+    "nli": ("sick_tiny.tsv", ["data.format=sick"]),
+    "coref": ("coref_tiny.conll", []),
+}
 METRICS = {"ner": "f1", "sst": "accuracy", "srl": "f1", "qa": "f1", "nli": "accuracy", "coref": "conll_f1"}
 
 
@@ -32,10 +37,24 @@ def test_every_task_trains_at_the_paper_profile_with_the_biLM_run_live(task, bil
     the biLM run on each batch; the fixture doubles as a test file, scored once with the best model."""
     o, w = bilm_files
     fixture, extra = FILES[task]
-    cfg = _cfg([f"task={task}", "profile=paper", "source=local", f"data.dir={FIXTURES}", f"data.train_file={fixture}",
-                f"data.dev_file={fixture}", f"data.test_file={fixture}", f"encoder.options={o}", f"encoder.weights={w}",
-                f"cache.dir={tmp_path / 'cache'}", "cache.enabled=false", "elmo.position=paper",
-                "trainer.max_epochs=1", *extra])
+    cfg = _cfg(
+        [
+            f"task={task}",
+            "profile=paper",
+            "source=local",
+            f"data.dir={FIXTURES}",
+            f"data.train_file={fixture}",
+            f"data.dev_file={fixture}",
+            f"data.test_file={fixture}",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            "cache.enabled=false",
+            "elmo.position=paper",
+            "trainer.max_epochs=1",
+            *extra,
+        ]
+    )
     out = tmp_path / "run"
     out.mkdir()
     r = runner.train(cfg, out)
@@ -55,8 +74,10 @@ def test_planned_cache_size_is_the_size_written(bilm_files, tmp_path):
         written = sum((entry.directory / f).stat().st_size for f in ("layers.npy", "offsets.npy"))
         assert planned == written and cache.has(sentences)
         assert entry.layers.dtype == np.dtype(dtype)
-    half, full = (ActivationCache(tmp_path / "x", BiLMEncoder(o, w), dtype=d).planned_bytes(sentences)
-                  for d in ("float16", "float32"))
+    half, full = (
+        ActivationCache(tmp_path / "x", BiLMEncoder(o, w), dtype=d).planned_bytes(sentences)
+        for d in ("float16", "float32")
+    )
     assert full - half == 9 * 3 * 16 * 2  # 9 tokens x 3 layers x 16 values x 2 bytes saved
 
 
@@ -76,19 +97,40 @@ def test_a_run_whose_cache_would_exceed_the_limit_stops_with_one_line_and_writes
     o, w = bilm_files
     runs, cache = tmp_path / "runs", tmp_path / "cache"
     done = subprocess.run(
-        [sys.executable, str(REPO / "run.py"), "task=ner", "source=local", f"data.dir={FIXTURES}",
-         "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", f"encoder.options={o}", f"encoder.weights={w}",
-         f"cache.dir={cache}", "cache.max_gb=0.000001", f"runs_root={runs}", "threads=1"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "task=ner",
+            "source=local",
+            f"data.dir={FIXTURES}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={cache}",
+            "cache.max_gb=0.000001",
+            f"runs_root={runs}",
+            "threads=1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "would take 35 kB (180 tokens x 3 layers x 16 x 4 bytes)" in lines[0] and "cache.max_gb=1e-06" in lines[0] and "cache.enabled=false" in lines[0]
+    assert (
+        "would take 35 kB (180 tokens x 3 layers x 16 x 4 bytes)" in lines[0]
+        and "cache.max_gb=1e-06" in lines[0]
+        and "cache.enabled=false" in lines[0]
+    )
     assert not cache.exists() and not runs.exists()
 
 
 def test_cache_max_gb_does_not_change_a_runs_identity():
     from tasks.run_records import run_digest
+
     a, b = (json.loads(json.dumps(dict(elmo={"l2": 0.1}, cache={"max_gb": v}, task={"name": "ner"}))) for v in (100, 5))
     c = {"elmo": {"l2": 0.1}, "task": {"name": "ner"}}  # records written before the key existed
     assert run_digest(a, {}) == run_digest(b, {}) == run_digest(c, {})

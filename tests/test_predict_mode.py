@@ -1,31 +1,44 @@
 """``mode=predict`` on raw text (issue #39): NER tags and entities, SST-5 labels, entailment of TSV pairs,
 from the command line and from Python; blank lines skipped with line numbers kept; tasks without raw
 input say so in one line."""
+
 import json
 import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, REPO
+from run_configs import compose_cfg
 
 from suite_common.errors import ConfigError, DataError
 from tasks import runner
 from tasks.predictor import Predictor
 
-from conftest import FIXTURES, REPO
-from run_configs import compose_cfg
-
-TINY = {"ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", "task.model.hidden=[8]"],
-        "sst": ["data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt", "task.model.hidden=8"],
-        "nli": ["data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", "data.format=sick", "task.model.hidden=8"]}
+TINY = {
+    "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", "task.model.hidden=[8]"],
+    "sst": ["data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt", "task.model.hidden=8"],
+    "nli": ["data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", "data.format=sick", "task.model.hidden=8"],
+}
 
 
 def trained(task, bilm_files, tmp_path):
     o, w = bilm_files
     out = tmp_path / f"run_{task}"
     out.mkdir()
-    cfg = compose_cfg([f"task={task}", f"data.dir={FIXTURES}", *TINY[task], f"encoder.options={o}", f"encoder.weights={w}",
-                       f"cache.dir={tmp_path / 'cache'}", "elmo.position=input", "trainer.max_epochs=1",
-                       "task.model.word_dim=8", "task.model.char_filters=4"])
+    cfg = compose_cfg(
+        [
+            f"task={task}",
+            f"data.dir={FIXTURES}",
+            *TINY[task],
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            "elmo.position=input",
+            "trainer.max_epochs=1",
+            "task.model.word_dim=8",
+            "task.model.char_filters=4",
+        ]
+    )
     runner.train(cfg, out)
     return out
 
@@ -34,9 +47,20 @@ def test_ner_tags_raw_text_from_the_command_line_and_from_python(bilm_files, tmp
     run = trained("ner", bilm_files, tmp_path)
     raw = tmp_path / "raw.txt"
     raw.write_text("EU rejects German call to boycott British lamb.\n\nPeter Blackburn spoke in Brussels.\n")
-    done = subprocess.run([sys.executable, str(REPO / "run.py"), "mode=predict", f"checkpoint={run}",
-                           f"data.test_path={raw}", f"cache.dir={tmp_path / 'cache'}"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "mode=predict",
+            f"checkpoint={run}",
+            f"data.test_path={raw}",
+            f"cache.dir={tmp_path / 'cache'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout.strip().splitlines()[-1]
     rows = [json.loads(line) for line in open(out)]
@@ -44,14 +68,20 @@ def test_ner_tags_raw_text_from_the_command_line_and_from_python(bilm_files, tmp
     assert rows[0]["tokens"] == ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."]
     assert len(rows[0]["tags"]) == 9 and all(t == "O" or t[:2] in ("B-", "I-") for t in rows[0]["tags"])
     for e in rows[1]["entities"]:
-        assert e["text"] == " ".join(rows[1]["tokens"][e["start"]:e["end"]])
+        assert e["text"] == " ".join(rows[1]["tokens"][e["start"] : e["end"]])
     again = Predictor.from_run(run, overrides={"cache.dir": str(tmp_path / "cache")}).predict_lines(
-        ["EU rejects German call to boycott British lamb."])
+        ["EU rejects German call to boycott British lamb."]
+    )
     assert again[0]["tags"] == rows[0]["tags"]
 
 
-@pytest.mark.parametrize("task, lines, key", [("sst", ["a fine , moving film .", "dull"], "label_name"),
-                                              ("nli", ["A man is playing .\tA person plays .", "x\ty"], "label")])
+@pytest.mark.parametrize(
+    "task, lines, key",
+    [
+        ("sst", ["a fine , moving film .", "dull"], "label_name"),
+        ("nli", ["A man is playing .\tA person plays .", "x\ty"], "label"),
+    ],
+)
 def test_sentences_and_pairs_get_labels(task, lines, key, bilm_files, tmp_path):
     rows = Predictor.from_run(trained(task, bilm_files, tmp_path)).predict_lines(lines)
     assert [r["line"] for r in rows] == [1, 2] and all(isinstance(r[key], str) for r in rows)
@@ -63,6 +93,7 @@ def test_sentences_and_pairs_get_labels(task, lines, key, bilm_files, tmp_path):
 
 def test_a_task_without_raw_input_says_so(bilm_files, tmp_path):
     from tasks.registry import task_class
+
     task = task_class("srl")(compose_cfg(["task=srl"]).task)
     with pytest.raises(ConfigError, match="task srl has no mode=predict on raw text yet"):
         task.read_raw({"line": [1], "text": ["x"]}, "f")

@@ -1,23 +1,23 @@
 """Prediction files in each official scorer's format; our metrics read back from them agree."""
+
 import json
 
 import pytest
+from conftest import FIXTURES
+from run_configs import compose_cfg as _cfg
 
 from tasks import runner
 from tasks.ner.metric import conlleval_file
 from tasks.ner.tags import bio_to_iob1, iob1_to_bio
 from tasks.srl.metric import bio_to_brackets
 
-from conftest import FIXTURES
-from run_configs import compose_cfg as _cfg
-
 
 def test_conlleval_hand_worked_example(tmp_path):
     # gold chunks: PER(A-B) LOC(D) ORG(F) ORG(G); predicted: PER(A-B) ORG(D) ORG(F-G) MISC(H).
     # conlleval: 1 correct of 4 found and 4 gold -> precision 25.00%, recall 25.00%, FB1 25.00
     (tmp_path / "out.txt").write_text(
-        "A I-PER I-PER\nB I-PER I-PER\nC O O\nD I-LOC I-ORG\nE O O\n\n"
-        "F I-ORG I-ORG\nG B-ORG I-ORG\nH O I-MISC\n")
+        "A I-PER I-PER\nB I-PER I-PER\nC O O\nD I-LOC I-ORG\nE O O\n\nF I-ORG I-ORG\nG B-ORG I-ORG\nH O I-MISC\n"
+    )
     s = conlleval_file(tmp_path / "out.txt")
     assert s["precision"] == pytest.approx(25.0) and s["recall"] == pytest.approx(25.0)
     assert round(s["f1"], 2) == 25.00
@@ -36,15 +36,36 @@ def _train(task_overrides, tmp_path, bilm_files, name):
     o, w = bilm_files
     out = tmp_path / name
     out.mkdir()
-    cfg = _cfg([*task_overrides, f"data.dir={FIXTURES}", f"encoder.options={o}", f"encoder.weights={w}",
-                f"cache.dir={tmp_path / 'cache'}", "elmo.position=input", "trainer.max_epochs=1"])
+    cfg = _cfg(
+        [
+            *task_overrides,
+            f"data.dir={FIXTURES}",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            "elmo.position=input",
+            "trainer.max_epochs=1",
+        ]
+    )
     return runner.train(cfg, out), out
 
 
 def test_ner_prediction_file_scores_as_results(tmp_path, bilm_files):
-    r, out = _train(["task=ner", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-                     "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
-                     "trainer.max_epochs=4", "trainer.lr=0.01"], tmp_path, bilm_files, "ner")
+    r, out = _train(
+        [
+            "task=ner",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            "task.model.hidden=[8]",
+            "task.model.char_filters=4",
+            "task.model.word_dim=8",
+            "trainer.max_epochs=4",
+            "trainer.lr=0.01",
+        ],
+        tmp_path,
+        bilm_files,
+        "ner",
+    )
     path = out / "dev_predictions.conll"
     assert r["prediction_files"]["dev"] == str(path)
     lines = path.read_text().split("\n")
@@ -54,26 +75,71 @@ def test_ner_prediction_file_scores_as_results(tmp_path, bilm_files):
 
 def test_other_prediction_files(tmp_path, bilm_files):
     small = ["task.model.word_dim=8"]
-    r, out = _train(["task=sst", "data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt", "task.model.hidden=4",
-                     "task.model.feedforward=4", "task.model.char_filters=4", *small], tmp_path, bilm_files, "sst")
+    r, out = _train(
+        [
+            "task=sst",
+            "data.train_file=sst_tiny.txt",
+            "data.dev_file=sst_tiny.txt",
+            "task.model.hidden=4",
+            "task.model.feedforward=4",
+            "task.model.char_filters=4",
+            *small,
+        ],
+        tmp_path,
+        bilm_files,
+        "sst",
+    )
     rows = [line.split("\t") for line in (out / "dev_predictions.tsv").read_text().splitlines()]
     assert len(rows) == 24 and rows[0][0] == "4"
     assert 100 * sum(g == p for g, p in rows) / 24 == pytest.approx(r["dev"]["accuracy"])
 
-    r, out = _train(["task=nli", "data.format=sick", "data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv",
-                     "task.model.hidden=4", *small], tmp_path, bilm_files, "nli")
+    r, out = _train(
+        [
+            "task=nli",
+            "data.format=sick",
+            "data.train_file=sick_tiny.tsv",
+            "data.dev_file=sick_tiny.tsv",
+            "task.model.hidden=4",
+            *small,
+        ],
+        tmp_path,
+        bilm_files,
+        "nli",
+    )
     rows = [line.split("\t") for line in (out / "dev_predictions.tsv").read_text().splitlines()]
     assert rows[0][:2] == ["1", "entailment"] and len(rows) == 12
 
-    r, out = _train(["task=qa", "data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json",
-                     "task.model.hidden=4", "task.model.linear=4", "task.model.char_filters=4", *small],
-                    tmp_path, bilm_files, "qa")
+    r, out = _train(
+        [
+            "task=qa",
+            "data.train_file=squad_tiny.json",
+            "data.dev_file=squad_tiny.json",
+            "task.model.hidden=4",
+            "task.model.linear=4",
+            "task.model.char_filters=4",
+            *small,
+        ],
+        tmp_path,
+        bilm_files,
+        "qa",
+    )
     answers = json.loads((out / "dev_predictions.json").read_text())
     assert sorted(answers) == ["q1", "q2", "q3", "q4"] and all(isinstance(a, str) for a in answers.values())
 
-    r, out = _train(["task=srl", "data.train_file=srl_tiny.conllu", "data.dev_file=srl_tiny.conllu",
-                     "task.model.hidden=4", "task.model.layers=2", "task.model.predicate_dim=4", *small],
-                    tmp_path, bilm_files, "srl")
+    r, out = _train(
+        [
+            "task=srl",
+            "data.train_file=srl_tiny.conllu",
+            "data.dev_file=srl_tiny.conllu",
+            "task.model.hidden=4",
+            "task.model.layers=2",
+            "task.model.predicate_dim=4",
+            *small,
+        ],
+        tmp_path,
+        bilm_files,
+        "srl",
+    )
     gold = (out / "dev_predictions.gold.props").read_text().split("\n\n")
     assert gold[0].splitlines()[1] == "sold\t(V*)" and gold[0].splitlines()[0] == "-\t(ARG0*)"
     assert gold[1].splitlines()[0].split("\t") == ["-", "(ARG0*)", "(ARG0*)"]  # two predicates, two columns

@@ -1,4 +1,5 @@
 """biLM training: loss decreases, export round trip, exact resume, DDP == single process."""
+
 import json
 import os
 import signal
@@ -8,14 +9,13 @@ import sys
 import h5py
 import pytest
 import torch
+from conftest import REPO, shared_path
 
 from elmo_core import batch_to_ids, load_bilm
+from elmo_core.pretrain import main as pretrain_main
 from elmo_core.pretraining.lm_checkpoint import load_language_model
 from elmo_core.pretraining.lm_data import LMStream, Vocabulary, expand_files, read_sentences
 from elmo_core.pretraining.lm_training import evaluate_perplexity
-from elmo_core.pretrain import main as pretrain_main
-
-from conftest import REPO, shared_path
 
 
 @pytest.fixture
@@ -24,8 +24,24 @@ def corpus():
 
 
 def _args(corpus, out, *extra):
-    return ["--preset", "tiny", "--train", str(corpus), "--heldout", str(corpus), "--out", str(out),
-            "--batch-size", "4", "--unroll-steps", "5", "--min-count", "1", "--no-progress", *extra]
+    return [
+        "--preset",
+        "tiny",
+        "--train",
+        str(corpus),
+        "--heldout",
+        str(corpus),
+        "--out",
+        str(out),
+        "--batch-size",
+        "4",
+        "--unroll-steps",
+        "5",
+        "--min-count",
+        "1",
+        "--no-progress",
+        *extra,
+    ]
 
 
 def _losses(out):
@@ -67,7 +83,7 @@ def test_trains_exports_and_reloads(corpus, tmp_path):
     reloaded = load_bilm(out / "options.json", out / "weights.hdf5")
     ckpt = torch.load(out / "checkpoint.pt", weights_only=True)["model"]
     trained = lm.bilm
-    trained.load_state_dict({k[len("bilm."):]: v for k, v in ckpt.items() if k.startswith("bilm.")})
+    trained.load_state_dict({k[len("bilm.") :]: v for k, v in ckpt.items() if k.startswith("bilm.")})
     ids = batch_to_ids([["neural", "networks", "avoid", "this", "problem"], ["unseen", "wordz"]])
     with torch.no_grad():
         assert torch.equal(trained.eval()(ids).layers, reloaded(ids).layers)
@@ -133,8 +149,22 @@ def test_ddp_two_gloo_workers_match_one_process(corpus, tmp_path):
     one = [a if a != str(tmp_path / "x") else str(tmp_path / "one") for a in common]
     two = [a if a != str(tmp_path / "x") else str(tmp_path / "two") for a in common]
     _run_group([sys.executable, "-m", "elmo_core.pretrain", *one], env, str(tmp_path / "one"))
-    _run_group([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
-                "-m", "elmo_core.pretrain", *two], env, str(tmp_path / "two"))
+    _run_group(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            "29533",
+            "-m",
+            "elmo_core.pretrain",
+            *two,
+        ],
+        env,
+        str(tmp_path / "two"),
+    )
     a, b = _losses(tmp_path / "one"), _losses(tmp_path / "two")
     assert len(a) == len(b) == 6
     assert max(abs(x - y) for x, y in zip(a, b)) < 1e-4
@@ -143,9 +173,11 @@ def test_ddp_two_gloo_workers_match_one_process(corpus, tmp_path):
 
 def test_domain_finetuning_reports_perplexity_before_and_after(corpus, tmp_path):
     pretrain_main(_args(corpus, tmp_path / "base", "--epochs", "2"))
-    (tmp_path / "task.txt").write_text("neural networks avoid this problem .\nthese models make use of neural networks .\n" * 20)
+    (tmp_path / "task.txt").write_text(
+        "neural networks avoid this problem .\nthese models make use of neural networks .\n" * 20
+    )
     args = _args(tmp_path / "task.txt", tmp_path / "ft", "--epochs", "3")
-    args[args.index("--preset"): args.index("--preset") + 2] = ["--init-from", str(tmp_path / "base")]
+    args[args.index("--preset") : args.index("--preset") + 2] = ["--init-from", str(tmp_path / "base")]
     pretrain_main(args)
     summary = json.loads((tmp_path / "ft" / "summary.json").read_text())
     before, after = summary["heldout_perplexity_before"], summary["heldout_perplexity"]

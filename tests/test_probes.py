@@ -1,17 +1,17 @@
 """Layer probes (§5.3): readers, the deterministic split, 1-NN on centroids, end-to-end runs."""
+
 import json
 
 import pytest
 import torch
+from conftest import FIXTURES
+from run_configs import compose_cfg as _cfg
 
-from tasks import runner
 from suite_common.errors import DataError as DataFormatError
+from tasks import runner
 from tasks.probe_pos.reader import read_tagged
 from tasks.probes.wsd import DataFormatError as WsdFormatError
 from tasks.probes.wsd import nearest_sense_accuracy, read_senseval, split_80_20
-
-from conftest import FIXTURES
-from run_configs import compose_cfg as _cfg
 
 
 def test_pos_reader(tmp_path):
@@ -41,8 +41,12 @@ def test_senseval_reader_errors(tmp_path):
 def test_nearest_centroid_hand_worked():
     train = [{"word": "w", "sense": "A"}, {"word": "w", "sense": "A"}, {"word": "w", "sense": "B"}]
     tv = torch.tensor([[1.0, 0.0], [0.8, 0.2], [0.0, 1.0]])
-    test = [{"word": "w", "sense": "A"}, {"word": "w", "sense": "B"}, {"word": "w", "sense": "B"},
-            {"word": "v", "sense": "Z"}]  # 'v' never seen: no centroid, no fallback sense -> wrong
+    test = [
+        {"word": "w", "sense": "A"},
+        {"word": "w", "sense": "B"},
+        {"word": "w", "sense": "B"},
+        {"word": "v", "sense": "Z"},
+    ]  # 'v' never seen: no centroid, no fallback sense -> wrong
     sv = torch.tensor([[0.9, 0.1], [0.1, 0.9], [0.7, 0.3], [1.0, 0.0]])
     acc, per_word = nearest_sense_accuracy(tv, train, sv, test)
     assert acc == pytest.approx(50.0) and per_word == {"v": 0.0, "w": pytest.approx(66.67)}
@@ -52,16 +56,33 @@ def _probe(task, data_dir, tmp_path, bilm_files, *extra):
     o, w = bilm_files
     out = tmp_path / task
     out.mkdir()
-    cfg = _cfg([f"task={task}", f"data.dir={data_dir}", f"encoder.options={o}", f"encoder.weights={w}",
-                f"cache.dir={tmp_path / 'cache'}", *extra])
+    cfg = _cfg(
+        [
+            f"task={task}",
+            f"data.dir={data_dir}",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            *extra,
+        ]
+    )
     runner.train(cfg, out)
     return json.loads((out / "results.json").read_text())
 
 
 def test_pos_probe_end_to_end(tmp_path, bilm_files):
-    r = _probe("probe_pos", FIXTURES, tmp_path, bilm_files, "data.train_file=pos_tiny.txt",
-               "data.dev_file=pos_tiny.txt", "trainer.max_epochs=30", "trainer.patience=30", "trainer.lr=0.05",
-               "trainer.batch_size=4")
+    r = _probe(
+        "probe_pos",
+        FIXTURES,
+        tmp_path,
+        bilm_files,
+        "data.train_file=pos_tiny.txt",
+        "data.dev_file=pos_tiny.txt",
+        "trainer.max_epochs=30",
+        "trainer.patience=30",
+        "trainer.lr=0.05",
+        "trainer.batch_size=4",
+    )
     acc = r["dev"]["accuracy_per_layer"]
     assert set(acc) == {"0", "1", "2", "mix"} and all(0 <= v <= 100 for v in acc.values())
     assert acc["0"] > 50  # the token layer alone separates this tiny tag set on its training data
@@ -74,11 +95,16 @@ def test_the_pos_probe_heads_train_as_if_alone():
     """The summed loss of independent heads gives each head the gradient it would get alone."""
     from tasks.layers import ElmoFeatures
     from tasks.probe_pos.model import LayerProbe
+
     torch.manual_seed(0)
     features = ElmoFeatures("probe", 3, 8, dropout=0.0)
     model = LayerProbe(["A", "B", "C"], features)
-    batch = {"bilm_layers": torch.randn(3, 2, 5, 8), "bilm_mask": torch.ones(2, 5, dtype=torch.bool),
-             "mask": torch.ones(2, 5, dtype=torch.bool), "tags": torch.randint(0, 3, (2, 5))}
+    batch = {
+        "bilm_layers": torch.randn(3, 2, 5, 8),
+        "bilm_mask": torch.ones(2, 5, dtype=torch.bool),
+        "mask": torch.ones(2, 5, dtype=torch.bool),
+        "tags": torch.randint(0, 3, (2, 5)),
+    }
     model(batch).loss.backward()
     together = model.heads[1].weight.grad.clone()
     model.zero_grad()

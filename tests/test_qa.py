@@ -1,26 +1,29 @@
 """QA: the official-style normalization and scores, the tokenizer's offsets, span mapping,
 best-span decoding, and the reader's errors."""
+
 import json
 
 import pytest
 import torch
+from conftest import FIXTURES
 
 from tasks.qa.metric import exact_match, f1, normalize_answer, squad_scores
 from tasks.qa.model import best_spans
 from tasks.qa.reader import DataFormatError, char_span_to_tokens, read_squad_file
 from tasks.tokenizer import tokenize, tokenize_with_offsets
 
-from conftest import FIXTURES
 
-
-@pytest.mark.parametrize("text,normalized", [
-    ("The Amazon", "amazon"),
-    ("  an   Apple, a day!  ", "apple day"),
-    ("Theatre of the Absurd", "theatre of absurd"),  # 'the' inside a word stays
-    ("U.S.A.", "usa"),
-    ("Café — naïve “quotes”", "café — naïve “quotes”"),  # only ASCII punctuation is removed, as the official script
-    ("A", ""),
-])
+@pytest.mark.parametrize(
+    "text,normalized",
+    [
+        ("The Amazon", "amazon"),
+        ("  an   Apple, a day!  ", "apple day"),
+        ("Theatre of the Absurd", "theatre of absurd"),  # 'the' inside a word stays
+        ("U.S.A.", "usa"),
+        ("Café — naïve “quotes”", "café — naïve “quotes”"),  # only ASCII punctuation is removed, as the official script
+        ("A", ""),
+    ],
+)
 def test_normalization_matches_official_rules(text, normalized):
     assert normalize_answer(text) == normalized
 
@@ -28,7 +31,9 @@ def test_normalization_matches_official_rules(text, normalized):
 def test_em_f1_take_the_best_gold():
     assert exact_match("the Amazon", "Amazon") == 1.0
     assert f1("largest rainforest", "the largest tropical rainforest") == pytest.approx(2 * 1 * (2 / 3) / (1 + 2 / 3))
-    scores = squad_scores({"a": "Amazon river", "b": "1903"}, {"a": ["Amazon", "the Amazon river"], "b": ["1911"], "c": ["x"]})
+    scores = squad_scores(
+        {"a": "Amazon river", "b": "1903"}, {"a": ["Amazon", "the Amazon river"], "b": ["1911"], "c": ["x"]}
+    )
     assert scores["exact_match"] == pytest.approx(100 / 3) and scores["f1"] == pytest.approx(100 / 3)
     assert scores["unanswered"] == 1
 
@@ -47,9 +52,9 @@ def test_span_mapping_round_trip_on_offsets():
     for answer in ("Marie Curie", "Nobel Prize", "1903", "1911", "won the Nobel Prize in 1903"):
         start = context.index(answer)
         i, j = char_span_to_tokens(offsets, start, start + len(answer))
-        assert context[offsets[i][0]: offsets[j][1]] == answer
+        assert context[offsets[i][0] : offsets[j][1]] == answer
     i, j = char_span_to_tokens(offsets, context.index("903"), context.index("903") + 3)  # inside a token
-    assert context[offsets[i][0]: offsets[j][1]] == "1903"
+    assert context[offsets[i][0] : offsets[j][1]] == "1903"
 
 
 def test_reader_on_fixture_keeps_all_answers():
@@ -67,8 +72,18 @@ def test_reader_errors(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps({"data": [{"paragraphs": [{"context": "x"}]}]}))
     with pytest.raises(DataFormatError, match=r"b.json: not SQuAD v1.1 JSON \(missing 'qas'"):
         read_squad_file(tmp_path / "b.json")
-    bad = {"data": [{"paragraphs": [{"context": "short", "qas": [{"id": "z", "question": "q?",
-                                                                   "answers": [{"text": "far", "answer_start": 40}]}]}]}]}
+    bad = {
+        "data": [
+            {
+                "paragraphs": [
+                    {
+                        "context": "short",
+                        "qas": [{"id": "z", "question": "q?", "answers": [{"text": "far", "answer_start": 40}]}],
+                    }
+                ]
+            }
+        ]
+    }
     (tmp_path / "c.json").write_text(json.dumps(bad))
     with pytest.raises(DataFormatError, match=r"c.json: question z: answer offset 40 outside the context"):
         read_squad_file(tmp_path / "c.json")

@@ -2,12 +2,14 @@
 duplicated, a line cut, deleted or repeated, bad bytes, stray brackets, the file truncated), either
 still loads or fails with the project's ``DataError`` naming the file (and the line, where the
 damage is on one) — never an exception from deep inside a reader."""
+
 import json
 import random
 import re
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO, SHARED, shared_path
 from omegaconf import OmegaConf
 
 from suite_common.errors import DataError
@@ -20,8 +22,6 @@ from tasks.qa.task import QaTask
 from tasks.srl.task import SrlTask
 from tasks.sst.task import SstTask
 
-from conftest import FIXTURES, REPO, SHARED, shared_path
-
 MUTATIONS_PER_FORMAT = 100
 
 
@@ -32,9 +32,17 @@ def _task_reader(task_cls, name, fmt):
 
 
 def _snli_fixture(tmp_path: Path) -> Path:
-    rows = [{"pairID": f"p{i}", "sentence1": "A man is playing a guitar .", "sentence2": s, "gold_label": g}
-            for i, (s, g) in enumerate([("A man plays music .", "entailment"), ("A woman sleeps .", "contradiction"),
-                                        ("The man is famous .", "neutral"), ("Someone plays .", "-")])]
+    rows = [
+        {"pairID": f"p{i}", "sentence1": "A man is playing a guitar .", "sentence2": s, "gold_label": g}
+        for i, (s, g) in enumerate(
+            [
+                ("A man plays music .", "entailment"),
+                ("A woman sleeps .", "contradiction"),
+                ("The man is famous .", "neutral"),
+                ("Someone plays .", "-"),
+            ]
+        )
+    ]
     path = tmp_path / "snli_tiny.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -44,8 +52,10 @@ FORMATS = {  # name -> (fixture, reader)
     "ner/conll2003": (FIXTURES / "ner_tiny.conll", _task_reader(NerTask, "ner", "conll2003")),
     "sst/ptb": (FIXTURES / "sst_tiny.txt", _task_reader(SstTask, "sst", "ptb")),
     "srl/conllu": (FIXTURES / "srl_tiny.conllu", _task_reader(SrlTask, "srl", "conllu")),
-    "srl/conll2012": (SHARED / "data" / "fixtures" / "conll2012" / "example.gold_conll",
-                      _task_reader(SrlTask, "srl", "conll2012")),
+    "srl/conll2012": (
+        SHARED / "data" / "fixtures" / "conll2012" / "example.gold_conll",
+        _task_reader(SrlTask, "srl", "conll2012"),
+    ),
     "nli/sick": (FIXTURES / "sick_tiny.tsv", _task_reader(NliTask, "nli", "sick")),
     "nli/snli": (None, _task_reader(NliTask, "nli", "snli")),
     "qa/squad": (FIXTURES / "squad_tiny.json", _task_reader(QaTask, "qa", "squad")),
@@ -67,8 +77,19 @@ def mutate(data: bytes, rng: random.Random) -> tuple[str, bytes, int | None]:
     line = lines[i]
     sep = b"\t" if b"\t" in line else b" "
     fields = line.split(sep)
-    kind = rng.choice(["drop_column", "duplicate_column", "cut_line", "delete_line", "repeat_line", "bad_bytes",
-                       "bracket", "truncate_file", "replace_char"])
+    kind = rng.choice(
+        [
+            "drop_column",
+            "duplicate_column",
+            "cut_line",
+            "delete_line",
+            "repeat_line",
+            "bad_bytes",
+            "bracket",
+            "truncate_file",
+            "replace_char",
+        ]
+    )
     if kind == "drop_column" and len(fields) > 1:
         del fields[rng.randrange(len(fields))]
         lines[i] = sep.join(fields)
@@ -93,7 +114,7 @@ def mutate(data: bytes, rng: random.Random) -> tuple[str, bytes, int | None]:
         return kind, data[:cut], data[:cut].count(b"\n") + 1
     else:
         k = rng.randrange(len(line))
-        lines[i] = line[:k] + bytes([rng.choice(b"0123456789-_*()|:=abcXYZ \t")]) + line[k + 1:]
+        lines[i] = line[:k] + bytes([rng.choice(b"0123456789-_*()|:=abcXYZ \t")]) + line[k + 1 :]
     return kind, b"\n".join(lines), i + 1
 
 
@@ -118,8 +139,11 @@ def test_corrupted_files_load_or_fail_naming_file_and_line(name, tmp_path):
             message = str(e)
             if str(path) not in message:
                 failures.append(f"{kind} at line {line}: message does not name the file: {message}")
-            elif re.search(re.escape(str(path)) + r":\d+", message) is None and "line" not in message \
-                    and not _whole_file_message(message):
+            elif (
+                re.search(re.escape(str(path)) + r":\d+", message) is None
+                and "line" not in message
+                and not _whole_file_message(message)
+            ):
                 failures.append(f"{kind} at line {line}: message names no line: {message}")
         except Exception as e:  # noqa: BLE001 - anything else is the failure this test looks for
             failures.append(f"{kind} at line {line}: {type(e).__name__}: {e}")
@@ -129,12 +153,18 @@ def test_corrupted_files_load_or_fail_naming_file_and_line(name, tmp_path):
 
 def _whole_file_message(message: str) -> bool:
     """Damage no single line holds (a file cut short, a document without its end, nothing left)."""
-    return bool(re.search(r"no (sentences|documents|questions|instances|examples|trees|pairs|predicates)|has no '#end document'|"
-                          r"not SQuAD|instance \S+ has no|question \S+", message))
+    return bool(
+        re.search(
+            r"no (sentences|documents|questions|instances|examples|trees|pairs|predicates)|has no '#end document'|"
+            r"not SQuAD|instance \S+ has no|question \S+",
+            message,
+        )
+    )
 
 
 def test_undecodable_bytes_name_file_line_and_column(tmp_path):
     from tasks.text_files import read_text, text_lines
+
     path = tmp_path / "x.txt"
     path.write_bytes(b"good line\nsecond \xff line\n")
     with pytest.raises(DataError, match=rf"{path}:2: not UTF-8 text \(byte 0xff at column 8\)"):

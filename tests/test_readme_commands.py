@@ -4,8 +4,8 @@ and sizes substituted. A Hydra sweep (``-m``) has every one of its jobs composed
 its first job run. Commands that cannot run here are listed in ``NOT_RUN`` with the reason; a new
 command that matches no rule fails the test. The reports over the committed records run in a test of
 their own, so that the two halves run side by side."""
+
 import itertools
-import json
 import re
 import shlex
 import subprocess
@@ -13,40 +13,58 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO, shared_path
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
-
-from elmo_core import save_bilm
-from tasks.config_schema import validate
-
-from conftest import FIXTURES, REPO, random_bilm, shared_path
 from test_word_layers import tiny_bert
+
+from tasks.config_schema import validate
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "results" / "README.md"]
 NOT_RUN = {  # (start of the command) -> why the test does not run it
     "make test": "the test suite itself (CI runs it)",
-    "pip install torch": "installs from PyTorch's own index over the network (the machines here have the wheel locally)",
+    "pip install torch": "installs from PyTorch's own index over the network "
+    "(the machines here have the wheel locally)",
     "torchrun": "a template ('...'): several processes of the pretrain command, which is run below",
     "python -m elmo_core.embed --preset": "downloads a published biLM (no network here); tests/test_remote_weights.py "
-                                          "serves the bilm-tf fixture by URL from 127.0.0.1 instead",
-    "perl srl-eval.pl": "the official CoNLL-2005 scorer, not shipped here; tests/test_srl_scorer_cases.py holds its counts",
+    "serves the bilm-tf fixture by URL from 127.0.0.1 instead",
+    "perl srl-eval.pl": "the official CoNLL-2005 scorer, not shipped here; "
+    "tests/test_srl_scorer_cases.py holds its counts",
 }
 TINY = {  # task -> data files and sizes substituted for the shared data and the profile's model sizes
     "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll"],
     "sst": ["data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt"],
     "srl": ["data.train_file=srl_tiny.conllu", "data.dev_file=srl_tiny.conllu", "data.format=conllu"],
-    "qa": ["data.train_file=squad_tiny.json", "data.dev_file=squad_tiny.json", "task.model.hidden=6",
-           "task.model.linear=8"],
+    "qa": [
+        "data.train_file=squad_tiny.json",
+        "data.dev_file=squad_tiny.json",
+        "task.model.hidden=6",
+        "task.model.linear=8",
+    ],
     "nli": ["data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", "data.format=sick", "task.model.hidden=8"],
-    "coref": ["data.train_file=coref_tiny.conll", "data.dev_file=coref_tiny.conll", "task.model.hidden=8",
-              "task.model.ffnn_size=8", "task.model.feature_size=4", "task.max_training_sentences=2"],
+    "coref": [
+        "data.train_file=coref_tiny.conll",
+        "data.dev_file=coref_tiny.conll",
+        "task.model.hidden=8",
+        "task.model.ffnn_size=8",
+        "task.model.feature_size=4",
+        "task.max_training_sentences=2",
+    ],
     "probe_pos": ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt"],
     "probe_wsd": ["data.words=[wsd_tiny_hard,wsd_tiny_line]"],
 }
 MODEL_SIZES = ["task.model.word_dim=8", "task.model.char_filters=4"]
 REPORTS = itertools.count()  # each documented report writes its own directory (it never writes over another's)
-TINY_KEYS = ["data.train_file", "data.dev_file", "data.format", "data.words", "task.model", "task.max_training_sentences",
-             "trainer.max_epochs", "encoder.finetune_epochs"]  # what the tiny runs change: the report tables them anyway
+TINY_KEYS = [
+    "data.train_file",
+    "data.dev_file",
+    "data.format",
+    "data.words",
+    "task.model",
+    "task.max_training_sentences",
+    "trainer.max_epochs",
+    "encoder.finetune_epochs",
+]  # what the tiny runs change: the report tables them anyway
 
 
 def documented_commands() -> list[tuple[str, list[str]]]:
@@ -72,9 +90,31 @@ def env(tmp_path_factory):
     """A tiny exported biLM (with vocabulary and softmax, so fine-tuning works too), tiny texts."""
     root = tmp_path_factory.mktemp("readme")
     corpus = shared_path("data/fixtures/bilm_tf_train/data.txt")
-    done = subprocess.run([sys.executable, "-m", "elmo_core.pretrain", "--preset", "tiny", "--train", str(corpus),
-                           "--out", str(root / "bilm"), "--max-steps", "2", "--batch-size", "4", "--unroll-steps", "5",
-                           "--min-count", "1", "--no-progress"], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "elmo_core.pretrain",
+            "--preset",
+            "tiny",
+            "--train",
+            str(corpus),
+            "--out",
+            str(root / "bilm"),
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "4",
+            "--unroll-steps",
+            "5",
+            "--min-count",
+            "1",
+            "--no-progress",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     text = root / "text.txt"
     text.write_text("".join(line for line in corpus.read_text().splitlines(keepends=True)[:40]))
@@ -82,8 +122,14 @@ def env(tmp_path_factory):
 
 
 def run(argv: list[str], where: str, cwd=REPO, timeout=600) -> subprocess.CompletedProcess:
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        argv,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**__import__("os").environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, f"{where}: {' '.join(argv)}\n{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
     return done
 
@@ -102,8 +148,9 @@ def jobs_of(overrides: list[str]) -> list[list[str]]:
     axes = []
     for key, value in params.items():
         parsed = parser.parse_override(f"{key}={value}")
-        axes.append([f"{key}={v}" for v in parsed.sweep_string_iterator()] if parsed.is_sweep_override()
-                    else [f"{key}={value}"])
+        axes.append(
+            [f"{key}={v}" for v in parsed.sweep_string_iterator()] if parsed.is_sweep_override() else [f"{key}={value}"]
+        )
     return [list(job) for job in itertools.product(*axes)]
 
 
@@ -116,10 +163,20 @@ def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
     if cfg.encoder.kind == "transformer":
         encoder = [f"encoder.model={env['bert']}"]  # no hub in tests
     else:
-        encoder = [f"encoder.options={env['bilm'] / 'options.json'}", f"encoder.weights={env['bilm'] / 'weights.hdf5'}",
-                   "encoder.finetune_epochs=1"]
-    return [f"data.dir={FIXTURES}", *TINY[task], *sizes, *encoder, "trainer.max_epochs=1",
-            f"cache.dir={env['root'] / 'cache'}", f"runs_root={runs_root}"]
+        encoder = [
+            f"encoder.options={env['bilm'] / 'options.json'}",
+            f"encoder.weights={env['bilm'] / 'weights.hdf5'}",
+            "encoder.finetune_epochs=1",
+        ]
+    return [
+        f"data.dir={FIXTURES}",
+        *TINY[task],
+        *sizes,
+        *encoder,
+        "trainer.max_epochs=1",
+        f"cache.dir={env['root'] / 'cache'}",
+        f"runs_root={runs_root}",
+    ]
 
 
 def run_py_in_process(overrides: list[str], where: str) -> str:
@@ -128,8 +185,10 @@ def run_py_in_process(overrides: list[str], where: str) -> str:
     import contextlib
     import io
     import runpy
+
     import torch
     from hydra.core.global_hydra import GlobalHydra
+
     threads, argv, out = torch.get_num_threads(), sys.argv, io.StringIO()
     GlobalHydra.instance().clear()
     sys.argv = [str(REPO / "run.py"), *overrides]
@@ -158,23 +217,33 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
         raw = env["root"] / "raw.txt"  # mode=predict reads raw text
         raw.write_text("EU rejects German call to boycott British lamb .\n")
         test = FIXTURES / "ner_tiny.conll" if "mode=evaluate" in overrides else raw
-        overrides = [f"checkpoint={run_dir}" if o.startswith("checkpoint=") else
-                     f"data.test_path={test}" if o.startswith("data.test_path=") else o
-                     for o in overrides]
+        overrides = [
+            f"checkpoint={run_dir}"
+            if o.startswith("checkpoint=")
+            else f"data.test_path={test}"
+            if o.startswith("data.test_path=")
+            else o
+            for o in overrides
+        ]
         run_py_in_process(overrides, where)
         return
     jobs = jobs_of(overrides) if "-m" in argv else [overrides]
     runs_root = env["root"] / ("runs_paper" if "profile=paper" in overrides else "runs")
     for job in jobs:
         tiny_overrides(job, env, runs_root)  # composes and validates every job of a sweep
-    job = [o for o in jobs[0] if not o.startswith(("encoder.model=", "encoder.options=", "encoder.weights="))]  # tiny models
+    job = [
+        o for o in jobs[0] if not o.startswith(("encoder.model=", "encoder.options=", "encoder.weights="))
+    ]  # tiny models
     key = tuple(sorted(job))
     if key in made.setdefault("ran", set()):
         return  # the same run as an earlier command: its jobs were composed and validated above
     made["ran"].add(key)
     stdout = run_py_in_process([*job, *tiny_overrides(job, env, runs_root)], where)
-    printed = [line.split("checkpoint=", 1)[1].split()[0] for line in stdout.splitlines()
-               if line.startswith("score a file with it:")]
+    printed = [
+        line.split("checkpoint=", 1)[1].split()[0]
+        for line in stdout.splitlines()
+        if line.startswith("score a file with it:")
+    ]
     task = next((o.split("=", 1)[1] for o in job if o.startswith("task=")), "ner")
     if printed:
         made.setdefault(task, printed[0])
@@ -183,8 +252,9 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
 def reads_committed_results(argv: list[str]) -> bool:
     """A module command that reads only the committed records (``--runs results/...``), not the runs
     the documented ``run.py`` commands make: it runs in its own test, beside them (pytest-xdist)."""
-    return argv[:2] == ["python", "-m"] and any(a.startswith("results/") for a in argv[3:]) \
-        and "outputs/runs" not in argv
+    return (
+        argv[:2] == ["python", "-m"] and any(a.startswith("results/") for a in argv[3:]) and "outputs/runs" not in argv
+    )
 
 
 @pytest.mark.parametrize("part", ["runs and tools", "reports of the committed records"])
@@ -224,29 +294,80 @@ def _optional(argv: list[str]) -> list[str]:
 
 def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
     module, args = argv[2], _optional(on_cpu(argv)[3:])
-    sub = {"O": str(env["bilm"] / "options.json"), "W": str(env["bilm"] / "weights.hdf5"),
-           "key.conll": str(FIXTURES / "coref_tiny.conll"), "response.conll": str(FIXTURES / "coref_tiny.conll"),
-           "outputs/runs": str(env["root"] / "runs"),  # the runs the documented run.py commands made
-           "sentences.txt": str(env["text"]), "task_train.txt": str(env["text"]), "task_dev.txt": str(env["text"])}
+    sub = {
+        "O": str(env["bilm"] / "options.json"),
+        "W": str(env["bilm"] / "weights.hdf5"),
+        "key.conll": str(FIXTURES / "coref_tiny.conll"),
+        "response.conll": str(FIXTURES / "coref_tiny.conll"),
+        "outputs/runs": str(env["root"] / "runs"),  # the runs the documented run.py commands made
+        "sentences.txt": str(env["text"]),
+        "task_train.txt": str(env["text"]),
+        "task_dev.txt": str(env["text"]),
+    }
     args = [sub.get(a, a) for a in args]
     for flag in ("--train", "--heldout", "--corpus"):  # the shared corpus -> a tiny text
         args = [str(env["text"]) if i and args[i - 1] == flag else a for i, a in enumerate(args)]
     for flag in ("--out", "--output"):  # outputs -> the test's directory
         args = [str(tmp_path / Path(a).name) if i and args[i - 1] == flag else a for i, a in enumerate(args)]
-    extra = {"elmo_core.pretrain": ["--max-steps", "2", "--batch-size", "4", "--unroll-steps", "5", "--min-count", "1"],
-             "elmo_core.neighbors": ["--max-sentences", "20", "--vocabulary", "200"],
-             "elmo_core.perplexity": ["--batch-size", "8"],
-             "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1"],
-             "benchmarks.pretrain_speed": ["--configs", "small", "--steps", "1", "--rounds", "1", "--corpus", str(env["text"])],
-             "benchmarks.cache_sweep": ["--configs", "2", "--epochs", "1", "--sentences", "20", "--model", str(env["bilm"])],
-             "reporting.report": ["--out", str(tmp_path / f"report{next(REPORTS)}"), "--accept", *TINY_KEYS],
-             "benchmarks.paper_scale": ["--options", str(env["bilm"] / "options.json"), "--weights",
-                                        str(env["bilm"] / "weights.hdf5"), "--tasks", "ner,nli", "--sample-tokens", "40",
-                                        "--updates", "1", "--out", str(tmp_path / "paper_scale.md")],
-             "tasks.record_migration": [], "reporting.cache_dtype_check": [], "reporting.setting_sweep": [], "elmo_core.embed": [], "reporting.compare_tables": [], "tasks.coref.metric": [],
-             "bert_core.bert_pretrain": ["--max-steps", "2", "--vocab-size", "200", "--hidden", "16", "--layers", "1",
-                                         "--heads", "2", "--intermediate", "32", "--max-length", "32", "--batch-size", "4",
-                                         "--warmup-steps", "1", "--no-progress"]}
+    extra = {
+        "elmo_core.pretrain": ["--max-steps", "2", "--batch-size", "4", "--unroll-steps", "5", "--min-count", "1"],
+        "elmo_core.neighbors": ["--max-sentences", "20", "--vocabulary", "200"],
+        "elmo_core.perplexity": ["--batch-size", "8"],
+        "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1"],
+        "benchmarks.pretrain_speed": [
+            "--configs",
+            "small",
+            "--steps",
+            "1",
+            "--rounds",
+            "1",
+            "--corpus",
+            str(env["text"]),
+        ],
+        "benchmarks.cache_sweep": ["--configs", "2", "--epochs", "1", "--sentences", "20", "--model", str(env["bilm"])],
+        "reporting.report": ["--out", str(tmp_path / f"report{next(REPORTS)}"), "--accept", *TINY_KEYS],
+        "benchmarks.paper_scale": [
+            "--options",
+            str(env["bilm"] / "options.json"),
+            "--weights",
+            str(env["bilm"] / "weights.hdf5"),
+            "--tasks",
+            "ner,nli",
+            "--sample-tokens",
+            "40",
+            "--updates",
+            "1",
+            "--out",
+            str(tmp_path / "paper_scale.md"),
+        ],
+        "tasks.record_migration": [],
+        "reporting.cache_dtype_check": [],
+        "reporting.setting_sweep": [],
+        "elmo_core.embed": [],
+        "reporting.compare_tables": [],
+        "tasks.coref.metric": [],
+        "bert_core.bert_pretrain": [
+            "--max-steps",
+            "2",
+            "--vocab-size",
+            "200",
+            "--hidden",
+            "16",
+            "--layers",
+            "1",
+            "--heads",
+            "2",
+            "--intermediate",
+            "32",
+            "--max-length",
+            "32",
+            "--batch-size",
+            "4",
+            "--warmup-steps",
+            "1",
+            "--no-progress",
+        ],
+    }
     if module not in extra:
         pytest.fail(f"{where}: no rule runs this documented module: {module}")
     if module == "reporting.report" and "--runs" not in args:
@@ -261,10 +382,17 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
 
 def test_every_python_snippet_runs(tmp_path):
     """The documents' Python blocks run as written (the embedded biLM, no placeholders)."""
-    snippets = [(doc, block.group(1)) for doc in DOCS
-                for block in re.finditer(r"```python\n(.*?)```", doc.read_text(), re.S)]
+    snippets = [
+        (doc, block.group(1)) for doc in DOCS for block in re.finditer(r"```python\n(.*?)```", doc.read_text(), re.S)
+    ]
     assert snippets, "no Python snippet found"
     for doc, code in snippets:
-        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                              env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**__import__("os").environ, "OMP_NUM_THREADS": "1"},
+        )
         assert done.returncode == 0, f"{doc.relative_to(REPO)}:\n{code}\n{done.stderr[-2000:]}"

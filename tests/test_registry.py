@@ -1,11 +1,11 @@
 """Tasks and probes are found by the suite's layout (issue #28): a task's folder and its conf files
 are all that adding one touches."""
+
 import pytest
+from conftest import REPO
 
 from suite_common.errors import ConfigError
 from tasks.registry import available, is_probe_function, probe_function, task_class
-
-from conftest import REPO
 
 
 def test_every_task_folder_and_probe_is_found_and_each_has_its_conf():

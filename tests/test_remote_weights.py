@@ -2,6 +2,7 @@
 trains and the embed command embeds from its URLs, the second use reads the cache without a request,
 a changed cached file or a download that does not match its pinned hash is refused, and an address
 that does not answer is one error line."""
+
 import functools
 import http.server
 import json
@@ -10,14 +11,13 @@ import threading
 
 import h5py
 import pytest
+from conftest import FIXTURES
+from run_configs import compose_cfg
 
 from elmo_core.embed import main as embed_main
 from suite_common.errors import WeightsError
 from suite_common.remote_files import PRESETS, local_path
 from tasks import runner
-
-from conftest import FIXTURES
-from run_configs import compose_cfg
 
 
 @pytest.fixture
@@ -41,16 +41,41 @@ def server(bilm_tf, tmp_path, monkeypatch):
 def test_a_run_trains_and_the_embed_command_embeds_from_urls_downloading_once(server, tmp_path):
     base, requests = server
     urls = [f"encoder.options={base}/options.json", f"encoder.weights={base}/lm_weights.hdf5"]
-    cfg = compose_cfg(["task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-                       *urls, "encoder.allow_extra_weights=true", f"cache.dir={tmp_path / 'cache'}", "elmo.position=input",
-                       "trainer.max_epochs=1", "task.model.hidden=[4]", "task.model.char_filters=2", "task.model.word_dim=4"])
+    cfg = compose_cfg(
+        [
+            "task=ner",
+            f"data.dir={FIXTURES}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            *urls,
+            "encoder.allow_extra_weights=true",
+            f"cache.dir={tmp_path / 'cache'}",
+            "elmo.position=input",
+            "trainer.max_epochs=1",
+            "task.model.hidden=[4]",
+            "task.model.char_filters=2",
+            "task.model.word_dim=4",
+        ]
+    )
     (tmp_path / "run").mkdir()
     record = runner.train(cfg, tmp_path / "run")
     assert record["dev"]["f1"] >= 0 and len(requests) == 2  # the two files, once each
     assert record["bilm"]["weights"].startswith(str(tmp_path / "suite_cache" / "remote"))
     (tmp_path / "s.txt").write_text("the cat sat .\nhello\n")
-    embed_main(["--options", f"{base}/options.json", "--weights", f"{base}/lm_weights.hdf5", "--allow-extra-weights",
-                "--input", str(tmp_path / "s.txt"), "--output", str(tmp_path / "e.hdf5"), "--no-progress"])
+    embed_main(
+        [
+            "--options",
+            f"{base}/options.json",
+            "--weights",
+            f"{base}/lm_weights.hdf5",
+            "--allow-extra-weights",
+            "--input",
+            str(tmp_path / "s.txt"),
+            "--output",
+            str(tmp_path / "e.hdf5"),
+            "--no-progress",
+        ]
+    )
     assert len(requests) == 2  # the second use read the cache
     with h5py.File(tmp_path / "e.hdf5") as f:
         assert f["0"].shape[:2] == (3, 4) and json.loads(f["sentence_to_index"][0])["hello"] == "1"

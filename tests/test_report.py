@@ -1,4 +1,5 @@
 """The report on a synthetic directory of results.json records."""
+
 import json
 import subprocess
 import sys
@@ -9,18 +10,47 @@ import pytest
 from reporting import figures, report
 
 
-def _record(root, task, setting, seed, value, fraction=1.0, s_in=(0.2, 0.5, 0.3), position="input",
-            command="python run.py -m task=ner", date="2026-11-21T10:00:00+00:00", profile="quick", **elmo):
+def _record(
+    root,
+    task,
+    setting,
+    seed,
+    value,
+    fraction=1.0,
+    s_in=(0.2, 0.5, 0.3),
+    position="input",
+    command="python run.py -m task=ner",
+    date="2026-11-21T10:00:00+00:00",
+    profile="quick",
+    **elmo,
+):
     metric = "f1" if task in ("ner", "srl", "qa") else "accuracy"
-    r = {"task": task, "metric": metric, "dev": {metric: value}, "ablation": setting, "profile": profile,
-         "command": command, "date": date, "hardware": {"machine": "x86_64", "cpus": 2, "torch_threads": 1, "device": "cpu"},
-         "elmo_position": "none" if setting == "baseline" else position, "config_hash": f"{task}{setting}{seed}{fraction}",
-         "mixing_weights": {} if setting == "baseline" else {"input": {"s": list(s_in), "gamma": 1.0}},
-         "config": {"seed": seed, "data": {"fraction": fraction}, "task": {"elmo_position": position},
-                    "elmo": {"position": "paper", "mix": "all", "l2": 0.1, **elmo}}}
+    r = {
+        "task": task,
+        "metric": metric,
+        "dev": {metric: value},
+        "ablation": setting,
+        "profile": profile,
+        "command": command,
+        "date": date,
+        "hardware": {"machine": "x86_64", "cpus": 2, "torch_threads": 1, "device": "cpu"},
+        "elmo_position": "none" if setting == "baseline" else position,
+        "config_hash": f"{task}{setting}{seed}{fraction}",
+        "mixing_weights": {} if setting == "baseline" else {"input": {"s": list(s_in), "gamma": 1.0}},
+        "config": {
+            "seed": seed,
+            "data": {"fraction": fraction},
+            "task": {"elmo_position": position},
+            "elmo": {"position": "paper", "mix": "all", "l2": 0.1, **elmo},
+        },
+    }
     if elmo.get("finetune"):
         r["bilm_finetune"] = {"dev_perplexity_before": 300.0, "dev_perplexity_after": 150.0}
-    d = root / task / "-".join(map(str, [setting, seed, fraction, *elmo.values()] + ([profile] if profile != "quick" else [])))
+    d = (
+        root
+        / task
+        / "-".join(map(str, [setting, seed, fraction, *elmo.values()] + ([profile] if profile != "quick" else [])))
+    )
     d.mkdir(parents=True)
     (d / "results.json").write_text(json.dumps(r))
 
@@ -66,7 +96,10 @@ def test_figures_are_written(tmp_path):
     (tmp_path / "out" / "layer_weights.png").write_bytes(b"an older report's figure")
     report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--collect"])
     assert not (tmp_path / "out" / "layer_weights.png").exists()  # replaced by the name that says whose it is
-    for name in ("layer_weights_no-biLM_quick.png", "sample_efficiency_no-biLM_quick.png"):  # hand-made records: no biLM hash
+    for name in (
+        "layer_weights_no-biLM_quick.png",
+        "sample_efficiency_no-biLM_quick.png",
+    ):  # hand-made records: no biLM hash
         data = (tmp_path / "out" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
     assert len(list((tmp_path / "out" / "runs").glob("**/results.json"))) == 13
@@ -81,8 +114,16 @@ def test_no_runs_is_an_error(tmp_path):
 def test_probes_table(tmp_path):
     runs = tmp_path / "runs" / "probe_pos" / "x"
     runs.mkdir(parents=True)
-    (runs / "results.json").write_text(json.dumps({"task": "probe_pos", "config_hash": "p", "config": {},
-                                                   "dev": {"accuracy_per_layer": {"0": 90.0, "1": 95.5, "2": 94.0, "mix": 96.0}}}))
+    (runs / "results.json").write_text(
+        json.dumps(
+            {
+                "task": "probe_pos",
+                "config_hash": "p",
+                "config": {},
+                "dev": {"accuracy_per_layer": {"0": 90.0, "1": 95.5, "2": 94.0, "mix": 96.0}},
+            }
+        )
+    )
     report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
     md = (tmp_path / "out" / "probes.md").read_text()
     assert "95.50 (n=1)" in md and "97.3" in md and "PTB WSJ 10% sample" in md
@@ -149,12 +190,24 @@ def test_table7_from_finetune_records_and_collect(tmp_path):
     for task, before, after in (("sst", 900.0, 300.0), ("ner", 323.5, 154.3)):
         d = runs / task / "finetune"
         d.mkdir(parents=True)
-        (d / "finetune.json").write_text(json.dumps({
-            "task": task, "command": f"python run.py mode=finetune task={task}", "date": "2026-11-21T10:00:00+00:00",
-            "profile": "quick", "config": {},
-            "hardware": {"machine": "x86_64", "cpus": 2}, "bilm_finetune": {
-                "dir": f".cache/finetuned/{task}", "dev_perplexity_before": before, "dev_perplexity_after": after,
-                "tokens": 1000}}))
+        (d / "finetune.json").write_text(
+            json.dumps(
+                {
+                    "task": task,
+                    "command": f"python run.py mode=finetune task={task}",
+                    "date": "2026-11-21T10:00:00+00:00",
+                    "profile": "quick",
+                    "config": {},
+                    "hardware": {"machine": "x86_64", "cpus": 2},
+                    "bilm_finetune": {
+                        "dir": f".cache/finetuned/{task}",
+                        "dev_perplexity_before": before,
+                        "dev_perplexity_after": after,
+                        "tokens": 1000,
+                    },
+                }
+            )
+        )
     out = tmp_path / "out"
     report.main(["--runs", str(runs), "--out", str(out), "--collect"])
     t7 = (out / "table7.md").read_text()
@@ -210,6 +263,7 @@ def test_runs_of_different_biLMs_are_never_averaged_or_collected_together(tmp_pa
     with pytest.raises(SystemExit, match=r"out was built with --bilm 'bbbb', not 'aaaa'"):
         report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--bilm", "aaaa"])
     from reporting.report import collect  # records of two identities in one place: both kept
+
     for path in sorted(old.glob("**/results.json")):
         collect(path, old, tmp_path / "out" / "runs")
     collected = sorted(p.parent.name for p in (tmp_path / "out" / "runs" / "ner").glob("*/results.json"))
@@ -235,13 +289,25 @@ def test_transformer_runs_go_to_encoders_md_never_into_the_paper_tables(tmp_path
         _record(runs, "ner", "baseline", seed, b)
         _record(runs, "ner", "elmo", seed, e)
         _bert_record(runs, "ner", seed, t)
-    probe = {"task": "probe_pos", "dev": {"accuracy_per_layer": {"0": 90.0, "1": 94.0, "2": 93.0, "mix": 95.0}},
-             "config_hash": "p1", "date": "2026-11-21T10:00:00+00:00", "profile": "quick", "command": "c",
-             "config": {"seed": 0, "data": {}, "task": {}, "elmo": {}}, "elmo_position": "probe"}
+    probe = {
+        "task": "probe_pos",
+        "dev": {"accuracy_per_layer": {"0": 90.0, "1": 94.0, "2": 93.0, "mix": 95.0}},
+        "config_hash": "p1",
+        "date": "2026-11-21T10:00:00+00:00",
+        "profile": "quick",
+        "command": "c",
+        "config": {"seed": 0, "data": {}, "task": {}, "elmo": {}},
+        "elmo_position": "probe",
+    }
     (runs / "probe").mkdir()
     (runs / "probe" / "results.json").write_text(json.dumps(probe))
-    bert_probe = {**probe, "config_hash": "p2", "dev": {"accuracy_per_layer": {"0": 80.0, "1": 85.0, "4": 88.0}},
-                  "identity": {"bilm_sha256": None, "encoder_sha256": "b" * 64}, "bilm": {"model": "/m/tinybert"}}
+    bert_probe = {
+        **probe,
+        "config_hash": "p2",
+        "dev": {"accuracy_per_layer": {"0": 80.0, "1": 85.0, "4": 88.0}},
+        "identity": {"bilm_sha256": None, "encoder_sha256": "b" * 64},
+        "bilm": {"model": "/m/tinybert"},
+    }
     (runs / "bert_probe").mkdir()
     (runs / "bert_probe" / "results.json").write_text(json.dumps(bert_probe))
     report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
@@ -271,7 +337,9 @@ def test_figure1_never_mixes_the_equal_updates_rule_with_older_small_fraction_ru
 
     def spy(x, y, **kw):
         plotted[kw.get("label")] = list(y)
+
     import matplotlib.axes
+
     monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", lambda self, x, y, **kw: spy(x, y, **kw))
     figures.sample_efficiency_figure(report.load_runs([runs]), tmp_path / "f.png")
     assert plotted["baseline (n=2)"] == [60.0, 80.0]  # the 40.0 runs of the older rule are left out
@@ -281,9 +349,13 @@ def test_a_debug_run_beside_committed_records_never_changes_a_cell(tmp_path):
     """Issue #26's repro: a one-epoch run of a committed configuration is listed in extras.md and the
     committed tables (CSV and the Markdown table, footer aside) are unchanged."""
     from conftest import REPO
+
     committed = REPO / "results" / "small"
-    source = next(p for p in sorted((committed / "runs" / "sst").glob("*/results.json"))
-                  if json.loads(p.read_text()).get("ablation") == "elmo")
+    source = next(
+        p
+        for p in sorted((committed / "runs" / "sst").glob("*/results.json"))
+        if json.loads(p.read_text()).get("ablation") == "elmo"
+    )
     debug = json.loads(source.read_text())
     debug["config"]["trainer"]["max_epochs"] = 1
     debug.update(config_hash="debug-one-epoch", date="2026-11-23T09:00:00+00:00", dev={"accuracy": 29.43})
@@ -316,7 +388,7 @@ def test_tables_of_another_biLM_are_never_rewritten_in_place(tmp_path):
 
 def test_split_test_adds_the_test_metric_beside_dev(tmp_path):
     """A run with a test file scores it once; --split test shows it beside dev (selection stays on dev)."""
-    for seed, (dev, test) in enumerate(((70.0, 68.0), (72.0, 69.0))):
+    for seed, dev in enumerate((70.0, 72.0)):  # test: dev - 2 - seed, written below
         _record(tmp_path / "runs", "ner", "elmo", seed, dev)
     _record(tmp_path / "runs", "ner", "baseline", 0, 60.0)
     for path in (tmp_path / "runs").glob("ner/elmo-*/results.json"):
@@ -342,6 +414,7 @@ def test_split_test_without_any_test_metric_says_so_and_shows_dev_only(tmp_path,
 def test_figures_name_the_data_the_seeds_and_mark_cells_by_their_printed_value(tmp_path, monkeypatch):
     import matplotlib.axes
     import matplotlib.figure
+
     runs = tmp_path / "runs"
     for seed in range(2):  # weights 0.3329 and 0.3336 both print as 0.33: neither is hatched; 0.22 is
         _record(runs, "nli", "elmo", seed, 70.0, s_in=(0.3329, 0.3336, 0.3335), position="both")
@@ -350,8 +423,11 @@ def test_figures_name_the_data_the_seeds_and_mark_cells_by_their_printed_value(t
     monkeypatch.setattr(matplotlib.axes.Axes, "add_patch", lambda self, p: patches.append(p))
     monkeypatch.setattr(matplotlib.figure.Figure, "suptitle", lambda self, t, **kw: titles.append(t))
     real = matplotlib.axes.Axes.set_yticks
-    monkeypatch.setattr(matplotlib.axes.Axes, "set_yticks",
-                        lambda self, t, labels=None, **kw: (ticks.extend(labels or []), real(self, t, labels, **kw)))
+    monkeypatch.setattr(
+        matplotlib.axes.Axes,
+        "set_yticks",
+        lambda self, t, labels=None, **kw: (ticks.extend(labels or []), real(self, t, labels, **kw)),
+    )
     figures.layer_weights_figure(report.load_runs([runs]), tmp_path / "w.png")
     assert len(patches) == 1  # only SRL's 0.22
     assert "SICK (n=2)" in ticks and "SRL (Universal PropBank) (n=2)" in ticks
@@ -360,8 +436,12 @@ def test_figures_name_the_data_the_seeds_and_mark_cells_by_their_printed_value(t
 
 def test_accepted_keys_let_deliberate_variations_into_the_tables(tmp_path):
     from conftest import REPO
-    source = next(p for p in sorted((REPO / "results" / "small" / "runs" / "ner").glob("*/results.json"))
-                  if json.loads(p.read_text()).get("ablation") == "elmo" and "transformer" not in p.parent.name)
+
+    source = next(
+        p
+        for p in sorted((REPO / "results" / "small" / "runs" / "ner").glob("*/results.json"))
+        if json.loads(p.read_text()).get("ablation") == "elmo" and "transformer" not in p.parent.name
+    )
     r = json.loads(source.read_text())
     r["config"]["trainer"]["max_epochs"] = 1
     (tmp_path / "runs" / "ner" / "x").mkdir(parents=True)
@@ -378,19 +458,26 @@ def test_a_file_that_is_not_a_run_record_stops_the_report_with_one_line_naming_i
     bad = tmp_path / "runs" / "ner" / "broken" / "results.json"
     bad.parent.mkdir(parents=True)
     bad.write_text('{"task": "ner", "dev": ')  # a partial file
-    out = subprocess.run([sys.executable, "-m", "reporting.report", "--runs", str(tmp_path / "runs"), "--out",
-                          str(tmp_path / "out")], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    out = subprocess.run(
+        [sys.executable, "-m", "reporting.report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[1],
+    )
     assert out.returncode == 1 and out.stderr.strip().splitlines() == [
-        f"error: {bad}: unreadable run record (JSONDecodeError: Expecting value: line 1 column 24 (char 23))"]
+        f"error: {bad}: unreadable run record (JSONDecodeError: Expecting value: line 1 column 24 (char 23))"
+    ]
     assert not (tmp_path / "out" / "table1.md").exists()
 
 
 def test_a_baselines_elmo_settings_never_make_it_an_extra():
     """SICK's quick profile chose ELMo dropout 0.0 (issue #29): the committed baselines (made when the
     default was 0.5) still fill their cells, the committed ELMo runs at 0.5 do not."""
-    from reporting.cell_rules import differences
     from conftest import REPO
+
+    from reporting.cell_rules import differences
     from tasks.run_record import Record
+
     runs = [Record.read(p) for p in sorted((REPO / "results" / "small" / "runs" / "nli").glob("*/results.json"))]
     baseline = next(r for r in runs if r.ablation == "baseline" and r.fraction == 1.0)
     elmo = next(r for r in runs if r.ablation == "elmo" and r.fraction == 1.0 and r.config["elmo"]["dropout"] == 0.5)
@@ -402,9 +489,13 @@ def test_a_run_on_other_data_never_joins_its_cell_whatever_its_directory_says(tm
     """Issue #38's repro: a SICK baseline trained on another train file (``data.train_path``, which the run
     directory's name leaves out) under the committed configuration's name goes to extras, not into the cell."""
     from conftest import REPO
+
     committed = REPO / "results" / "small"
-    source = next(p for p in sorted((committed / "runs" / "nli").glob("*/results.json"))
-                  if json.loads(p.read_text()).get("ablation") == "baseline")
+    source = next(
+        p
+        for p in sorted((committed / "runs" / "nli").glob("*/results.json"))
+        if json.loads(p.read_text()).get("ablation") == "baseline"
+    )
     other = json.loads(source.read_text())
     other["identity"]["data_sha256"]["train"] = "0" * 64  # a 100-pair file
     other["config"]["data"]["train_path"] = str(tmp_path / "sick_100.tsv")
@@ -425,7 +516,9 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
     they were built with, such as ``--accept elmo.dropout``, are in its report.json); other options are
     refused; the default report reads ``outputs/runs`` into ``outputs/tables`` and never writes ``results/``."""
     import shutil
+
     from conftest import REPO
+
     monkeypatch.chdir(tmp_path)
     shutil.copytree(REPO / "results", tmp_path / "results", ignore=shutil.ignore_patterns("*.png"))
     shutil.copytree(REPO / "conf", tmp_path / "conf")
@@ -446,9 +539,13 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
 def test_a_record_whose_metric_contradicts_its_own_history_never_joins_a_cell(tmp_path):
     """Issue #38's repro: a hand-edited dev metric changed a cell without a word."""
     from conftest import REPO
+
     committed = REPO / "results" / "small"
-    source = next(p for p in sorted((committed / "runs" / "nli").glob("*/results.json"))
-                  if json.loads(p.read_text()).get("ablation") == "baseline")
+    source = next(
+        p
+        for p in sorted((committed / "runs" / "nli").glob("*/results.json"))
+        if json.loads(p.read_text()).get("ablation") == "baseline"
+    )
     runs = tmp_path / "runs" / "nli" / source.parent.name
     runs.mkdir(parents=True)
     edited = json.loads(source.read_text())
@@ -456,18 +553,28 @@ def test_a_record_whose_metric_contradicts_its_own_history_never_joins_a_cell(tm
     (runs / "results.json").write_text(json.dumps(edited))
     with pytest.raises(SystemExit, match="differs from what its profile prescribes"):
         report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
-    assert f"dev.accuracy (against epoch {edited['best_epoch']} of its history)=99.0" in (tmp_path / "out" / "extras.md").read_text()
+    assert (
+        f"dev.accuracy (against epoch {edited['best_epoch']} of its history)=99.0"
+        in (tmp_path / "out" / "extras.md").read_text()
+    )
 
 
 def test_a_run_fills_every_cell_its_configuration_is_however_its_command_spelled_it(tmp_path):
     """Issue #39's repro: ``make demo`` runs ``elmo.position=both`` without ``+ablation``; the report filed it
     under extras, while its configuration is exactly Table 3's input-and-output cell for NER."""
     from conftest import REPO
-    source = REPO / "results/small/runs/ner/+ablation:elmo+elmo.dropout:0.0+profile:quick+seed:0+source:local/results.json"
+
+    source = (
+        REPO / "results/small/runs/ner/+ablation:elmo+elmo.dropout:0.0+profile:quick+seed:0+source:local/results.json"
+    )
     demo = json.loads(source.read_text())
     demo["config"]["elmo"]["position"] = "both"
-    demo.update(ablation=None, elmo_position="both", config_hash="demo", command="python run.py task=ner "
-                "elmo.position=both profile=quick source=local")
+    demo.update(
+        ablation=None,
+        elmo_position="both",
+        config_hash="demo",
+        command="python run.py task=ner elmo.position=both profile=quick source=local",
+    )
     run = tmp_path / "runs" / "ner" / "elmo.position:both+profile:quick+source:local"
     run.mkdir(parents=True)
     (run / "results.json").write_text(json.dumps(demo))

@@ -1,19 +1,32 @@
 """A rerun of a finished configuration answers like the first run: its dev metric and the command
 that scores a file with its model (issue #27: `make demo` twice)."""
+
+from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
 from tasks import runner
-
-from conftest import FIXTURES, REPO
 
 
 def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path, capsys):
     o, w = bilm_files
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=[
-            "task=ner", f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-            f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", "trainer.max_epochs=1",
-            "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8", f"runs_root={tmp_path}"])
+        cfg = compose(
+            "config",
+            overrides=[
+                "task=ner",
+                f"data.dir={FIXTURES}",
+                "data.train_file=ner_tiny.conll",
+                "data.dev_file=ner_tiny.conll",
+                f"encoder.options={o}",
+                f"encoder.weights={w}",
+                f"cache.dir={tmp_path / 'cache'}",
+                "trainer.max_epochs=1",
+                "task.model.hidden=[8]",
+                "task.model.char_filters=4",
+                "task.model.word_dim=8",
+                f"runs_root={tmp_path}",
+            ],
+        )
     out = tmp_path / "run"
     out.mkdir()
     first = runner.train(cfg, out)
@@ -23,5 +36,7 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
     skipped = capsys.readouterr().out
     assert again["dev"] == first["dev"] and "skipping" in skipped
     line = f"dev f1: {first['dev']['f1']:.2f}"
-    evaluate = f"score a file with it: {runner.python_command()} run.py mode=evaluate checkpoint={out} data.test_path=FILE"
+    evaluate = (
+        f"score a file with it: {runner.python_command()} run.py mode=evaluate checkpoint={out} data.test_path=FILE"
+    )
     assert line in fresh and evaluate in fresh and line in skipped and evaluate in skipped

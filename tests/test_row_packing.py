@@ -1,13 +1,13 @@
 """Stateless inference with sentences laid end to end in LSTM rows (elmo_core.row_packing)."""
+
 import numpy as np
 import pytest
 import torch
+from conftest import random_bilm
 
 from elmo_core import batch_to_ids
 from elmo_core.embed import embed_sentences, row_groups
 from elmo_core.row_packing import forward_in_rows, row_layout
-
-from conftest import random_bilm
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "Über", "naïve", "x" * 70, "."]
 
@@ -17,11 +17,14 @@ def random_sentences(n, seed=0, max_len=14):
     return [list(rng.choice(WORDS, size=int(k))) for k in rng.integers(1, max_len, size=n)]
 
 
-@pytest.mark.parametrize("overrides", [
-    {},
-    {"lstm__use_skip_connections": False, "char_cnn__activation": "tanh"},
-    {"lstm__projection_dim": 18, "lstm__n_layers": 3},
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"lstm__use_skip_connections": False, "char_cnn__activation": "tanh"},
+        {"lstm__projection_dim": 18, "lstm__n_layers": 3},
+    ],
+)
 @pytest.mark.parametrize("rows", [1, 4, 33, 60, 100])
 def test_rows_give_the_stateless_forward(overrides, rows):
     bilm = random_bilm(**overrides)

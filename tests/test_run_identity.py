@@ -1,6 +1,7 @@
 """Run identity (Peters et al. 2018 Tables 1-3 are rebuilt from run records): two configurations that
 can give different results never share a directory or a record; the same configuration is skipped
 wherever its files lie; records written before identities existed are migrated."""
+
 import json
 import os
 import shutil
@@ -9,15 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
+from conftest import FIXTURES, REPO, random_bilm
+from run_configs import compose_cfg as _cfg
 
 from elmo_core import save_bilm
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 from tasks import run_records, runner
 from tasks.config_layout import current_layout
-
-from conftest import FIXTURES, REPO, random_bilm
-from run_configs import compose_cfg as _cfg
 
 
 def _second_bilm(tmp_path):
@@ -27,10 +26,24 @@ def _second_bilm(tmp_path):
 
 def _ner(bilm, tmp_path, data_dir=FIXTURES, *overrides):
     o, w = bilm
-    return _cfg(["task=ner", f"data.dir={data_dir}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-                 f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
-                 f"runs_root={tmp_path / 'runs'}", "trainer.max_epochs=1", "task.model.hidden=[8]",
-                 "task.model.char_filters=4", "task.model.word_dim=8", "trainer.batch_size=8", *overrides])
+    return _cfg(
+        [
+            "task=ner",
+            f"data.dir={data_dir}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            f"runs_root={tmp_path / 'runs'}",
+            "trainer.max_epochs=1",
+            "task.model.hidden=[8]",
+            "task.model.char_filters=4",
+            "task.model.word_dim=8",
+            "trainer.batch_size=8",
+            *overrides,
+        ]
+    )
 
 
 def _no_training(monkeypatch):
@@ -73,14 +86,19 @@ def test_runs_without_elmo_do_not_depend_on_the_biLM(bilm_files, tmp_path, monke
     done = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none"), launch)
     assert done["identity"]["bilm_sha256"] is None
     _no_training(monkeypatch)
-    assert runner.train(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=none"), launch)["dev"] == done["dev"]
+    assert (
+        runner.train(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=none"), launch)["dev"]
+        == done["dev"]
+    )
 
 
 def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch):
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")
     from tasks.run_plan import RunPlan
+
     before = RunPlan.resolve(cfg, runner.task_version("ner"))
     from tasks.registry import task_class
+
     monkeypatch.setattr(task_class("ner"), "VERSION", 2)
     after = RunPlan.resolve(cfg, runner.task_version("ner"))
     assert before.identity["task_version"] == 1 and after.identity["task_version"] == 2
@@ -115,8 +133,12 @@ def test_committed_records_carry_their_identity():
             assert r["identity"]["bilm_sha256"] is None and "encoder_sha256" not in r["identity"], path
         elif r["identity"].get("encoder_sha256"):  # a Transformer's layers: its files, no biLM
             encoder = r.get("transformer") or r["bilm"]  # under bilm before #28 named it apart
-            assert r["identity"].get("bilm_sha256") is None and r["identity"]["encoder_sha256"] == encoder["sha256"], path
-        elif not current_layout(r["config"])["encoder"].get("finetune"):  # a fine-tuned run's identity names its base biLM
+            assert r["identity"].get("bilm_sha256") is None and r["identity"]["encoder_sha256"] == encoder["sha256"], (
+                path
+            )
+        elif not current_layout(r["config"])["encoder"].get(
+            "finetune"
+        ):  # a fine-tuned run's identity names its base biLM
             assert r["identity"]["bilm_sha256"] == r["bilm"]["sha256"], path
 
 
@@ -140,8 +162,9 @@ def test_dead_processes_leftovers_are_removed(tmp_path):
 
 
 def test_migrate_command_reports_counts(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "tasks.record_migration", str(tmp_path)],
-                          capture_output=True, text=True, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, "-m", "tasks.record_migration", str(tmp_path)], capture_output=True, text=True, cwd=REPO
+    )
     assert done.returncode == 0 and "0 records migrated" in done.stdout
 
 
@@ -167,6 +190,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
 
     def digest():
         return run_records.run_digest(config, run_records.make_identity(config, None, 1))
+
     first = digest()
     moved = tmp_path / "elsewhere.txt"
     moved.write_text(vectors.read_text())
@@ -185,4 +209,5 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
 
 def runner_excludes():
     from tasks.run_settings import run_dir_excludes
+
     return run_dir_excludes()

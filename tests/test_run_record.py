@@ -1,19 +1,18 @@
 """The typed run record and the run plan (issue #28): every record ever committed reads and is written
 back with the same content; what a run was (setting, biLM, encoder, position) is read off the record;
 the plan decides a run's kind, position, encoder use, identity and record once."""
+
 import json
-from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO
+from test_run_identity import _ner
 
 from suite_common.errors import DataError
 from tasks import runner
 from tasks.run_plan import RunPlan
 from tasks.run_record import Record
 from tasks.run_records import run_digest
-
-from conftest import FIXTURES, REPO
-from test_run_identity import _ner
 
 COMMITTED = sorted(p for name in ("results.json", "finetune.json") for p in (REPO / "results").glob(f"**/{name}"))
 
@@ -30,12 +29,26 @@ def test_every_committed_record_reads_and_writes_back_the_same_content_and_ident
 
 
 def _record(**fields) -> Record:
-    config = {"seed": 1, "task": {"name": "ner", "elmo_position": "input"},
-              "elmo": {"position": "paper", "mix": "all", "l2": 0.1, "state": "stateless", "finetune": False},
-              "data": {"dir": "d", "fraction": 0.1}}
-    return Record.from_dict({"config": config, "task": "ner", "metric": "f1", "dev": {"f1": 70.0}, "test": None,
-                             "elmo_position": "input", "epochs": 3, "identity": {"bilm_sha256": "b" * 64},
-                             "bilm": {"sha256": "f" * 64}, **fields})
+    config = {
+        "seed": 1,
+        "task": {"name": "ner", "elmo_position": "input"},
+        "elmo": {"position": "paper", "mix": "all", "l2": 0.1, "state": "stateless", "finetune": False},
+        "data": {"dir": "d", "fraction": 0.1},
+    }
+    return Record.from_dict(
+        {
+            "config": config,
+            "task": "ner",
+            "metric": "f1",
+            "dev": {"f1": 70.0},
+            "test": None,
+            "elmo_position": "input",
+            "epochs": 3,
+            "identity": {"bilm_sha256": "b" * 64},
+            "bilm": {"sha256": "f" * 64},
+            **fields,
+        }
+    )
 
 
 def test_what_a_run_was_is_read_off_its_record():
@@ -48,8 +61,11 @@ def test_what_a_run_was_is_read_off_its_record():
     assert (baseline.setting, baseline.uses_encoder, baseline.bilm_sha256) == ("baseline", False, None)
     tuned = _record(config={**r.config, "elmo": {**r.config["elmo"], "state": "stateful", "finetune": True}})
     assert tuned.setting == "elmo+state=stateful,finetuned biLM"
-    bert = _record(identity={"bilm_sha256": None, "encoder_sha256": "e" * 64}, bilm={"model": "/m/bert-base"},
-                   config={**r.config, "encoder": {"kind": "transformer", "pooling": "mean"}})
+    bert = _record(
+        identity={"bilm_sha256": None, "encoder_sha256": "e" * 64},
+        bilm={"model": "/m/bert-base"},
+        config={**r.config, "encoder": {"kind": "transformer", "pooling": "mean"}},
+    )
     assert bert.encoder == f"bert-base ({'e' * 12}, mean of pieces)" and bert.setting == "elmo+encoder=transformer"
     assert bert.choices[-1] == "encoder=transformer"
 
@@ -61,9 +77,14 @@ def test_unknown_keys_are_kept_and_a_task_model_record_keeps_its_null_test():
     assert "test" not in probe.to_dict() and probe.is_probe
 
 
-@pytest.mark.parametrize("text, message", [('{"task": "ner"', "unreadable run record"),
-                                           ('{"task": "ner"}', "no 'config' object"),
-                                           ('{"config": {}}', "no task")])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"task": "ner"', "unreadable run record"),
+        ('{"task": "ner"}', "no 'config' object"),
+        ('{"config": {}}', "no task"),
+    ],
+)
 def test_a_file_that_is_not_a_record_is_refused_naming_it(tmp_path, text, message):
     (tmp_path / "results.json").write_text(text)
     with pytest.raises(DataError, match=f"{tmp_path / 'results.json'}: .*{message}"):
@@ -87,4 +108,3 @@ def test_the_record_a_run_writes_is_what_the_report_reads(bilm_files, tmp_path):
     record = Record.read(launch / "results.json")
     assert record.to_dict() == done and record.position == "input" and record.test is None
     assert record.digest() == done["config_hash"] and record.bilm_sha256 == done["identity"]["bilm_sha256"]
-

@@ -1,9 +1,9 @@
 """Each setting that several parts of the suite read is decided once (tasks.run_settings)."""
+
+from conftest import REPO
 from hydra import compose, initialize_config_dir
 
 from tasks.run_settings import effective_position, evaluate_overrides, run_dir_excludes, uses_encoder
-
-from conftest import REPO
 
 
 def test_run_directory_names_leave_out_exactly_the_keys_that_do_not_change_a_result():

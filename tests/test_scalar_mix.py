@@ -1,11 +1,11 @@
 """ScalarMix and Elmo: the original semantics (w=0, γ=1, λ‖w‖² on raw w, batch-global layer norm)."""
+
 import pytest
 import torch
+from conftest import random_bilm
 
 from elmo_core import Elmo, ScalarMix, batch_to_ids
 from elmo_core.scalar_mix import batch_layer_norm
-
-from conftest import random_bilm
 
 
 def _layers(seed=0):
@@ -47,7 +47,7 @@ def test_regularizer_value_and_gradient():
     with torch.no_grad():
         mix.scalar_parameters.copy_(w)
     reg = mix.regularizer(0.1)
-    torch.testing.assert_close(reg, 0.1 * (w ** 2).sum())
+    torch.testing.assert_close(reg, 0.1 * (w**2).sum())
     reg.backward()
     torch.testing.assert_close(mix.scalar_parameters.grad, 2 * 0.1 * w)  # d/dw λ‖w‖² = 2λw
     assert mix.gamma.grad is None  # γ is never regularized

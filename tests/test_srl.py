@@ -1,14 +1,14 @@
 """SRL: readers, BIO-constrained Viterbi, the span metric, and an end-to-end run."""
+
 import random
 
 import pytest
 import torch
+from conftest import FIXTURES, shared_path
 
 from tasks.srl.decode import bio_constraints, viterbi
 from tasks.srl.metric import bio_spans, srl_scores
 from tasks.srl.reader import DataFormatError, read_conll2012_file, read_conllu_propbank_file
-
-from conftest import FIXTURES, shared_path
 
 LABELS = ["O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-V", "I-V"]
 
@@ -36,9 +36,12 @@ def test_viterbi_is_the_unconstrained_argmax_when_that_is_valid():
 def test_span_metric_hand_worked():
     gold = [["B-ARG0", "I-ARG0", "B-V", "B-ARG1", "I-ARG1"], ["B-V", "B-ARG1", "O", "B-ARGM-TMP"]]
     pred = [["B-ARG0", "I-ARG0", "B-V", "B-ARG1", "O"], ["B-V", "B-ARG1", "O", "B-ARGM-LOC"]]
-    # gold args: ARG0(0-1) ARG1(3-4) | ARG1(1) TMP(3) = 4; predicted: ARG0 ARG1(3-3) | ARG1 LOC = 4; correct: ARG0, ARG1(1) = 2
+    # gold args: ARG0(0-1) ARG1(3-4) | ARG1(1) TMP(3) = 4; predicted: ARG0 ARG1(3-3) | ARG1 LOC = 4;
+    # correct: ARG0, ARG1(1) = 2
     s = srl_scores(gold, pred)
-    assert s["precision"] == pytest.approx(50.0) and s["recall"] == pytest.approx(50.0) and s["f1"] == pytest.approx(50.0)
+    assert (
+        s["precision"] == pytest.approx(50.0) and s["recall"] == pytest.approx(50.0) and s["f1"] == pytest.approx(50.0)
+    )
     assert s["per_role"]["ARG0"]["f1"] == 100.0 and s["per_role"]["ARGM-TMP"]["recall"] == 0.0
     assert "V" not in s["per_role"]
     assert bio_spans(["I-ARG0", "I-ARG0", "O", "B-V"]) == {(0, 1, "ARG0"), (3, 3, "V")}
@@ -64,13 +67,16 @@ def test_conll2012_reader_on_fixture():
     assert stats["predicates"] == len(coref) > 0
 
 
-@pytest.mark.parametrize("content,message", [
-    ("d 0 0 The DT * - - - - * (ARG0* -\nd 0 1 dog NN * - - - - * * -\n\n", r"x:1.*never closed"),
-    ("d 0 0 The DT * - - - - * (ARG0* -\nd 0 1 dog NN * - - - - * (V*) -\n\n", r"x:1.*nested argument at token 2"),
-    ("d 0 0 The DT * - - - - * (ARG0*) -\nd 0 1 dog NN * - - - - * * -\n\n", r"x:1.*has no \(V\*\)"),
-    ("d 0 0 The DT * - - - - * ?? -\n\n", r"x:1.*bad argument cell '\?\?'"),
-    ("d 0 0 The DT\n", r"x:1: expected at least 12 columns"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("d 0 0 The DT * - - - - * (ARG0* -\nd 0 1 dog NN * - - - - * * -\n\n", r"x:1.*never closed"),
+        ("d 0 0 The DT * - - - - * (ARG0* -\nd 0 1 dog NN * - - - - * (V*) -\n\n", r"x:1.*nested argument at token 2"),
+        ("d 0 0 The DT * - - - - * (ARG0*) -\nd 0 1 dog NN * - - - - * * -\n\n", r"x:1.*has no \(V\*\)"),
+        ("d 0 0 The DT * - - - - * ?? -\n\n", r"x:1.*bad argument cell '\?\?'"),
+        ("d 0 0 The DT\n", r"x:1: expected at least 12 columns"),
+    ],
+)
 def test_conll2012_malformed(tmp_path, content, message):
     (tmp_path / "x").write_text(content)
     with pytest.raises(DataFormatError, match=message):
@@ -88,6 +94,7 @@ def test_conllu_malformed(tmp_path):
 
 def test_continuation_and_reference_arguments_scored_as_srl_eval():
     from tasks.srl.metric import arguments
+
     #          0         1         2      3        4         5        6
     gold = ["B-ARG1", "I-ARG1", "B-V", "B-C-ARG1", "I-C-ARG1", "B-R-ARG0", "O"]
     assert arguments(gold) == {("ARG1", ((0, 1), (3, 4))), ("V", ((2, 2),)), ("R-ARG0", ((5, 5),))}

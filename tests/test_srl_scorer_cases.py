@@ -5,6 +5,7 @@ continuation pieces, a multi-word verb with ``C-V``, an ``I-`` tag that starts a
 propositions with no argument at all. The expected counts (correct, excess, missed) are what
 ``perl srl-eval.pl gold.props predicted.props`` printed on the ``props`` files ``write_props``
 writes for these cases (2026-11-23, perl 5.36)."""
+
 import pytest
 
 from tasks.srl.metric import srl_scores, write_props
@@ -12,38 +13,69 @@ from tasks.srl.metric import srl_scores, write_props
 TOKENS = "The man who saw it said that he left early".split()
 CASES = {  # name: (gold sentences, predicted sentences, (correct, excess, missed))
     "reference_and_continuation": (
-        [(TOKENS, [3, 5, 8], [
-            ["B-ARG0", "I-ARG0", "B-R-ARG0", "B-V", "B-ARG1", "O", "O", "O", "O", "O"],
-            ["B-ARG0", "I-ARG0", "I-ARG0", "I-ARG0", "I-ARG0", "B-V", "B-ARG1", "I-ARG1", "I-ARG1", "I-ARG1"],
-            ["O", "O", "O", "O", "O", "O", "O", "B-ARG0", "B-V", "B-ARGM-TMP"]]),
-         ("A B C D E".split(), [2], [["B-ARG1", "O", "B-V", "B-C-ARG1", "I-C-ARG1"]]),
-         ("x y z".split(), [1], [["O", "B-V", "O"]])],
-        [(TOKENS, [3, 5, 8], [
-            ["B-ARG0", "I-ARG0", "B-ARG0", "B-V", "B-ARG1", "O", "O", "O", "O", "O"],
-            ["B-ARG0", "I-ARG0", "I-ARG0", "I-ARG0", "I-ARG0", "B-V", "B-ARG1", "I-ARG1", "I-ARG1", "O"],
-            ["O", "O", "O", "O", "O", "O", "O", "B-ARG0", "B-V", "B-ARGM-TMP"]]),
-         ("A B C D E".split(), [2], [["B-ARG1", "O", "B-V", "B-ARG1", "I-ARG1"]]),
-         ("x y z".split(), [1], [["B-ARG0", "B-V", "O"]])],
-        (5, 5, 3)),
+        [
+            (
+                TOKENS,
+                [3, 5, 8],
+                [
+                    ["B-ARG0", "I-ARG0", "B-R-ARG0", "B-V", "B-ARG1", "O", "O", "O", "O", "O"],
+                    ["B-ARG0", "I-ARG0", "I-ARG0", "I-ARG0", "I-ARG0", "B-V", "B-ARG1", "I-ARG1", "I-ARG1", "I-ARG1"],
+                    ["O", "O", "O", "O", "O", "O", "O", "B-ARG0", "B-V", "B-ARGM-TMP"],
+                ],
+            ),
+            ("A B C D E".split(), [2], [["B-ARG1", "O", "B-V", "B-C-ARG1", "I-C-ARG1"]]),
+            ("x y z".split(), [1], [["O", "B-V", "O"]]),
+        ],
+        [
+            (
+                TOKENS,
+                [3, 5, 8],
+                [
+                    ["B-ARG0", "I-ARG0", "B-ARG0", "B-V", "B-ARG1", "O", "O", "O", "O", "O"],
+                    ["B-ARG0", "I-ARG0", "I-ARG0", "I-ARG0", "I-ARG0", "B-V", "B-ARG1", "I-ARG1", "I-ARG1", "O"],
+                    ["O", "O", "O", "O", "O", "O", "O", "B-ARG0", "B-V", "B-ARGM-TMP"],
+                ],
+            ),
+            ("A B C D E".split(), [2], [["B-ARG1", "O", "B-V", "B-ARG1", "I-ARG1"]]),
+            ("x y z".split(), [1], [["B-ARG0", "B-V", "O"]]),
+        ],
+        (5, 5, 3),
+    ),
     "continuation_without_its_argument": (
         [("a b c d".split(), [0], [["B-V", "B-C-ARG1", "O", "B-ARG2"]])],
-        [("a b c d".split(), [0], [["B-V", "B-ARG1", "O", "B-ARG2"]])], (2, 0, 0)),
+        [("a b c d".split(), [0], [["B-V", "B-ARG1", "O", "B-ARG2"]])],
+        (2, 0, 0),
+    ),
     "multiword_verb_with_C-V": (
         [("pick it up now".split(), [0], [["B-V", "B-ARG1", "B-C-V", "B-ARGM-TMP"]])],
-        [("pick it up now".split(), [0], [["B-V", "B-ARG1", "O", "B-ARGM-TMP"]])], (2, 0, 0)),
+        [("pick it up now".split(), [0], [["B-V", "B-ARG1", "O", "B-ARGM-TMP"]])],
+        (2, 0, 0),
+    ),
     "I_tag_starting_a_span": (
         [("a b c d".split(), [1], [["O", "B-V", "B-ARG1", "I-ARG1"]])],
-        [("a b c d".split(), [1], [["O", "B-V", "I-ARG1", "I-ARG1"]])], (1, 0, 0)),
+        [("a b c d".split(), [1], [["O", "B-V", "I-ARG1", "I-ARG1"]])],
+        (1, 0, 0),
+    ),
     "empty_propositions": (
-        [("a b c".split(), [1], [["O", "B-V", "O"]])], [("a b c".split(), [1], [["O", "B-V", "O"]])], (0, 0, 0)),
+        [("a b c".split(), [1], [["O", "B-V", "O"]])],
+        [("a b c".split(), [1], [["O", "B-V", "O"]])],
+        (0, 0, 0),
+    ),
     "empty_gold_proposition_predicted_arguments": (
-        [("a b c".split(), [1], [["O", "B-V", "O"]])], [("a b c".split(), [1], [["B-ARG0", "B-V", "B-ARG1"]])], (0, 2, 0)),
+        [("a b c".split(), [1], [["O", "B-V", "O"]])],
+        [("a b c".split(), [1], [["B-ARG0", "B-V", "B-ARG1"]])],
+        (0, 2, 0),
+    ),
     "two_continuation_pieces_one_missed": (
         [("a b c d e f".split(), [2], [["B-ARG1", "O", "B-V", "B-C-ARG1", "O", "B-C-ARG1"]])],
-        [("a b c d e f".split(), [2], [["B-ARG1", "O", "B-V", "B-C-ARG1", "O", "O"]])], (0, 1, 1)),
+        [("a b c d e f".split(), [2], [["B-ARG1", "O", "B-V", "B-C-ARG1", "O", "O"]])],
+        (0, 1, 1),
+    ),
     "reference_and_continuation_of_one_argument": (
         [("a b c d e".split(), [3], [["B-ARG0", "B-R-ARG0", "B-C-ARG0", "B-V", "O"]])],
-        [("a b c d e".split(), [3], [["B-ARG0", "B-R-ARG0", "B-C-ARG0", "B-V", "B-ARG1"]])], (2, 1, 0)),
+        [("a b c d e".split(), [3], [["B-ARG0", "B-R-ARG0", "B-C-ARG0", "B-V", "B-ARG1"]])],
+        (2, 1, 0),
+    ),
 }
 
 
@@ -67,4 +99,10 @@ def test_props_file_layout(tmp_path):
     gold = CASES["reference_and_continuation"][0]
     write_props(tmp_path / "g.props", gold[1:2])
     assert (tmp_path / "g.props").read_text().splitlines() == [
-        "-\t(ARG1*)", "-\t*", "C\t(V*)", "-\t(C-ARG1*", "-\t*)", ""]
+        "-\t(ARG1*)",
+        "-\t*",
+        "C\t(V*)",
+        "-\t(C-ARG1*",
+        "-\t*)",
+        "",
+    ]

@@ -1,28 +1,42 @@
 """Disk full, read-only roots, out of memory and bad thread counts reach the user as one line naming
 the path or the setting, exit status 2, and leave nothing that blocks a retry (issue #38)."""
+
 import errno
 import os
 import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, REPO
 
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, StorageError
-
-from conftest import FIXTURES, REPO
 
 sys.path.insert(0, str(REPO))
 import run  # noqa: E402  (the entry point's helpers)
 
 
 def test_threads_zero_is_one_line_and_leaves_no_run_directory(tmp_path):
-    done = subprocess.run([sys.executable, str(REPO / "run.py"), "task=ner", f"data.dir={FIXTURES}",
-                           "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", "threads=0",
-                           f"runs_root={tmp_path / 'runs'}"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "task=ner",
+            f"data.dir={FIXTURES}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            "threads=0",
+            f"runs_root={tmp_path / 'runs'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert [line for line in done.stderr.splitlines() if line.strip()] == [
-        "error: threads=0: must be auto or a whole number of at least 1"]
+        "error: threads=0: must be auto or a whole number of at least 1"
+    ]
     assert not (tmp_path / "runs").exists()
 
 
@@ -31,18 +45,33 @@ def test_a_full_disk_under_torch_save_names_the_file(tmp_path, monkeypatch):
 
     def full(obj, f):  # what torch's zip writer raises when the disk fills
         raise RuntimeError("[enforce fail at inline_container.cc:778] . PytorchStreamWriter failed writing file data/0")
+
     monkeypatch.setattr(torch, "save", full)
     with pytest.raises(StorageError, match=r"best.pt: cannot write \(RuntimeError: .*PytorchStreamWriter"):
         torch_save_atomic({"x": 1}, tmp_path / "best.pt")
     assert list(tmp_path.iterdir()) == []  # no temporary left
 
 
-@pytest.mark.parametrize("error, expected", [
-    (OSError(errno.ENOSPC, "No space left on device", "/runs/ner/x/results.json"),
-     "/runs/ner/x/results.json: cannot write (the disk is full); nothing partial was kept"),
-    (OSError(errno.EROFS, "Read-only file system", "/ro/runs"), "/ro/runs: cannot write (the file system is read-only)"),
-    (RuntimeError("[enforce fail at alloc_cpu.cpp:121] DefaultCPUAllocator: can't allocate memory: you tried to allocate "
-                  "9999 bytes"), "out of memory (")])
+@pytest.mark.parametrize(
+    "error, expected",
+    [
+        (
+            OSError(errno.ENOSPC, "No space left on device", "/runs/ner/x/results.json"),
+            "/runs/ner/x/results.json: cannot write (the disk is full); nothing partial was kept",
+        ),
+        (
+            OSError(errno.EROFS, "Read-only file system", "/ro/runs"),
+            "/ro/runs: cannot write (the file system is read-only)",
+        ),
+        (
+            RuntimeError(
+                "[enforce fail at alloc_cpu.cpp:121] DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                "9999 bytes"
+            ),
+            "out of memory (",
+        ),
+    ],
+)
 def test_the_entry_point_turns_storage_and_memory_errors_into_one_line(error, expected, tmp_path):
     assert expected in run.one_line(error, tmp_path)
 

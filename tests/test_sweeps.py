@@ -1,21 +1,35 @@
 """A real multirun through a Hydra launcher plugin (submitit_local), and resuming a sweep."""
+
 import json
 import os
 import subprocess
 import sys
 
-from elmo_core import save_bilm
-
 from conftest import FIXTURES, REPO, random_bilm
+
+from elmo_core import save_bilm
 
 
 def _multirun(tmp_path, launcher):
     save_bilm(random_bilm(), tmp_path / "o.json", tmp_path / "w.hdf5")
-    cmd = [sys.executable, "run.py", "-m", f"hydra/launcher={launcher}", "task=ner", "elmo.position=none,input",
-           f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
-           f"encoder.options={tmp_path / 'o.json'}", f"encoder.weights={tmp_path / 'w.hdf5'}",
-           f"cache.dir={tmp_path / 'cache'}", "trainer.max_epochs=1", "task.model.hidden=[4]",
-           "task.model.char_filters=2", "task.model.word_dim=4"]
+    cmd = [
+        sys.executable,
+        "run.py",
+        "-m",
+        f"hydra/launcher={launcher}",
+        "task=ner",
+        "elmo.position=none,input",
+        f"data.dir={FIXTURES}",
+        "data.train_file=ner_tiny.conll",
+        "data.dev_file=ner_tiny.conll",
+        f"encoder.options={tmp_path / 'o.json'}",
+        f"encoder.weights={tmp_path / 'w.hdf5'}",
+        f"cache.dir={tmp_path / 'cache'}",
+        "trainer.max_epochs=1",
+        "task.model.hidden=[4]",
+        "task.model.char_filters=2",
+        "task.model.word_dim=4",
+    ]
     if launcher == "submitit_local":
         cmd += [f"hydra.launcher.submitit_folder={tmp_path / 'submitit'}", "hydra.launcher.timeout_min=5"]
     env = {**os.environ, "ELMO_RUNS_ROOT": str(tmp_path / "runs"), "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}

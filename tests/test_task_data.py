@@ -1,13 +1,13 @@
 """Task readers, tag conversions and the NER metric."""
+
 import pytest
+from conftest import FIXTURES
 
 from tasks.ner.metric import span_f1
 from tasks.ner.reader import DataFormatError, read_conll2003_file
 from tasks.ner.tags import bio_to_bioul, bioul_to_bio, iob1_to_bio
 from tasks.sst.reader import DataFormatError as SstFormatError
 from tasks.sst.reader import read_sst_file
-
-from conftest import FIXTURES
 
 
 def test_conll_reader_counts_docstart_and_converts_iob1():
@@ -17,11 +17,14 @@ def test_conll_reader_counts_docstart_and_converts_iob1():
     assert ds[0]["tags_file"][:2] == ["I-ORG", "I-ORG"] and ds[0]["tags"][:2] == ["B-ORG", "I-ORG"]
 
 
-@pytest.mark.parametrize("content,message", [
-    ("EU NNP I-NP I-ORG\nrejects VBZ I-VP\n", r"x.conll:2: expected 4 columns"),
-    ("EU NNP I-NP X-ORG\n", r"x.conll:1: bad NER tag 'X-ORG'"),
-    ("-DOCSTART- -X- -X- O\n\n", r"x.conll: no sentences"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("EU NNP I-NP I-ORG\nrejects VBZ I-VP\n", r"x.conll:2: expected 4 columns"),
+        ("EU NNP I-NP X-ORG\n", r"x.conll:1: bad NER tag 'X-ORG'"),
+        ("-DOCSTART- -X- -X- O\n\n", r"x.conll: no sentences"),
+    ],
+)
 def test_conll_reader_errors_name_file_and_line(tmp_path, content, message):
     (tmp_path / "x.conll").write_text(content)
     with pytest.raises(DataFormatError, match=message):
@@ -29,8 +32,14 @@ def test_conll_reader_errors_name_file_and_line(tmp_path, content, message):
 
 
 def test_tag_conversions():
-    assert iob1_to_bio(["I-PER", "I-PER", "B-PER", "O", "I-LOC", "I-ORG"]) == \
-        ["B-PER", "I-PER", "B-PER", "O", "B-LOC", "B-ORG"]
+    assert iob1_to_bio(["I-PER", "I-PER", "B-PER", "O", "I-LOC", "I-ORG"]) == [
+        "B-PER",
+        "I-PER",
+        "B-PER",
+        "O",
+        "B-LOC",
+        "B-ORG",
+    ]
     bio = ["B-PER", "I-PER", "I-PER", "O", "B-LOC", "B-LOC", "I-LOC"]
     bioul = bio_to_bioul(bio)
     assert bioul == ["B-PER", "I-PER", "L-PER", "O", "U-LOC", "B-LOC", "L-LOC"]
@@ -40,7 +49,8 @@ def test_tag_conversions():
 def test_span_f1_matches_hand_computation():
     gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O", "B-MISC", "I-MISC"]]
     pred = [["B-PER", "I-PER", "O", "B-ORG"], ["B-ORG", "O", "B-MISC", "O"]]
-    # gold spans: PER(0-1) LOC(3) ORG(0) MISC(2-3) = 4; predicted: PER ORG(3) ORG(0) MISC(2) = 4; correct: PER, ORG(0) = 2
+    # gold spans: PER(0-1) LOC(3) ORG(0) MISC(2-3) = 4; predicted: PER ORG(3) ORG(0) MISC(2) = 4;
+    # correct: PER, ORG(0) = 2
     result = span_f1(gold, pred)
     assert result["precision"] == pytest.approx(50.0) and result["recall"] == pytest.approx(50.0)
     assert result["f1"] == pytest.approx(50.0)
@@ -61,12 +71,15 @@ def test_sst_reader_root_labels_binary_and_phrases():
     assert stats["phrases"] == 3 and len(phrases) == 24 + 3  # only "(is (a movie))" has >= 3 tokens below a root
 
 
-@pytest.mark.parametrize("content,message", [
-    ("(3 (2 a) (4 b)\n", r"s.txt:1: unbalanced|s.txt:1: malformed"),
-    ("(3 (2 a) (4 b))\n\n", r"s.txt:2: empty line"),
-    ("(x (2 a))\n", r"s.txt:1: bad label 'x'"),
-    ("(7 (2 a) (2 b))\n", r"s.txt:1: label 7 outside 0-4"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("(3 (2 a) (4 b)\n", r"s.txt:1: unbalanced|s.txt:1: malformed"),
+        ("(3 (2 a) (4 b))\n\n", r"s.txt:2: empty line"),
+        ("(x (2 a))\n", r"s.txt:1: bad label 'x'"),
+        ("(7 (2 a) (2 b))\n", r"s.txt:1: label 7 outside 0-4"),
+    ],
+)
 def test_sst_reader_errors(tmp_path, content, message):
     (tmp_path / "s.txt").write_text(content)
     with pytest.raises(SstFormatError, match=message):

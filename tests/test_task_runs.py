@@ -1,14 +1,14 @@
 """Each task end to end through the runner on its fixture: SST (binary too), SRL's shared biLM rows,
 QA, NLI, unknown data formats, QA subsampling."""
+
 import json
 
 import pytest
+from conftest import FIXTURES
+from run_configs import compose_cfg, tiny_qa_cfg
 
 from suite_common.errors import ConfigError
 from tasks import runner
-
-from conftest import FIXTURES
-from run_configs import compose_cfg, tiny_qa_cfg
 
 
 def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
@@ -16,10 +16,24 @@ def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
     for binary in ("false", "true"):
         out = tmp_path / f"sst-{binary}"
         out.mkdir()
-        cfg = compose_cfg(["task=sst", f"data.dir={FIXTURES}", "data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt",
-                    f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
-                    "elmo.position=output", f"task.binary={binary}", "trainer.max_epochs=3", "task.model.hidden=8",
-                    "task.model.feedforward=8", "task.model.char_filters=4", "task.model.word_dim=8"])
+        cfg = compose_cfg(
+            [
+                "task=sst",
+                f"data.dir={FIXTURES}",
+                "data.train_file=sst_tiny.txt",
+                "data.dev_file=sst_tiny.txt",
+                f"encoder.options={o}",
+                f"encoder.weights={w}",
+                f"cache.dir={tmp_path / 'cache'}",
+                "elmo.position=output",
+                f"task.binary={binary}",
+                "trainer.max_epochs=3",
+                "task.model.hidden=8",
+                "task.model.feedforward=8",
+                "task.model.char_filters=4",
+                "task.model.word_dim=8",
+            ]
+        )
         r = runner.train(cfg, out)
         assert 0 <= r["dev"]["accuracy"] <= 100 and set(r["mixing_weights"]) == {"output"}
         assert r["data_stats"]["train"]["neutral_dropped"] == (3 if binary == "true" else 0)
@@ -29,10 +43,23 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
     o, w = bilm_files
     out = tmp_path / "srl"
     out.mkdir()
-    cfg = compose_cfg(["task=srl", f"data.dir={FIXTURES}", "data.train_file=srl_tiny.conllu", "data.dev_file=srl_tiny.conllu",
-                f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}",
-                "elmo.position=both", "trainer.max_epochs=2", "task.model.hidden=8", "task.model.layers=2",
-                "task.model.word_dim=8", "task.model.predicate_dim=4"])
+    cfg = compose_cfg(
+        [
+            "task=srl",
+            f"data.dir={FIXTURES}",
+            "data.train_file=srl_tiny.conllu",
+            "data.dev_file=srl_tiny.conllu",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            "elmo.position=both",
+            "trainer.max_epochs=2",
+            "task.model.hidden=8",
+            "task.model.layers=2",
+            "task.model.word_dim=8",
+            "task.model.predicate_dim=4",
+        ]
+    )
     r = runner.train(cfg, out)
     assert 0 <= r["dev"]["f1"] <= 100 and "per_role" in r["dev"]
     cached = [p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")]
@@ -44,11 +71,14 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
 def test_qa_end_to_end(bilm_files, tmp_path):
     out = tmp_path / "qa"
     out.mkdir()
-    cfg = tiny_qa_cfg(bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2", "trainer.batch_size=2",
-                  "data.fraction=1.0")  # the quick profile trains QA on 10 %
+    cfg = tiny_qa_cfg(
+        bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2", "trainer.batch_size=2", "data.fraction=1.0"
+    )  # the quick profile trains QA on 10 %
     r = runner.train(cfg, out)
     assert r["dev"]["questions"] == 4 and 0 <= r["dev"]["f1"] <= 100
-    meta = json.loads(next(p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")).joinpath("meta.json").read_text())
+    meta = json.loads(
+        next(p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")).joinpath("meta.json").read_text()
+    )
     assert meta["sentences"] == 2 + 4  # each context once, each question once
 
 
@@ -58,21 +88,41 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
     for run in ("a", "b"):
         out = tmp_path / run
         out.mkdir()
-        cfg = compose_cfg(["task=nli", "data.format=sick", f"data.dir={FIXTURES}", "data.train_file=sick_tiny.tsv",
-                    "data.dev_file=sick_tiny.tsv", f"encoder.options={o}", f"encoder.weights={w}",
-                    f"cache.dir={tmp_path / 'cache'}", "elmo.position=both", "elmo.layer_norm=true",
-                    "trainer.max_epochs=2", "task.model.hidden=6", "task.model.word_dim=8"])
+        cfg = compose_cfg(
+            [
+                "task=nli",
+                "data.format=sick",
+                f"data.dir={FIXTURES}",
+                "data.train_file=sick_tiny.tsv",
+                "data.dev_file=sick_tiny.tsv",
+                f"encoder.options={o}",
+                f"encoder.weights={w}",
+                f"cache.dir={tmp_path / 'cache'}",
+                "elmo.position=both",
+                "elmo.layer_norm=true",
+                "trainer.max_epochs=2",
+                "task.model.hidden=6",
+                "task.model.word_dim=8",
+            ]
+        )
         results.append(runner.train(cfg, out))
-    assert results[0]["dev"] == results[1]["dev"] and results[0]["epochs"][0]["train_loss"] == results[1]["epochs"][0]["train_loss"]
+    assert (
+        results[0]["dev"] == results[1]["dev"]
+        and results[0]["epochs"][0]["train_loss"] == results[1]["epochs"][0]["train_loss"]
+    )
     assert set(results[0]["dev"]["per_class_accuracy"]) == {"entailment", "neutral", "contradiction"}
-    meta = json.loads(next(p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")).joinpath("meta.json").read_text())
+    meta = json.loads(
+        next(p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")).joinpath("meta.json").read_text()
+    )
     assert meta["sentences"] == 9  # 3 premises + 6 hypotheses, each read once
 
 
 @pytest.mark.parametrize("task", ["nli", "srl"])
 def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
     o, w = bilm_files
-    cfg = compose_cfg([f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"encoder.options={o}", f"encoder.weights={w}"])
+    cfg = compose_cfg(
+        [f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"encoder.options={o}", f"encoder.weights={w}"]
+    )
     with pytest.raises(ConfigError, match="data.format must be one of .* got 'xml'"):
         runner.train(cfg, tmp_path)
 
@@ -80,5 +130,7 @@ def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
 def test_qa_subsample_keeps_context_rows_dense(bilm_files, tmp_path):
     out = tmp_path / "qa"
     out.mkdir()
-    r = runner.train(tiny_qa_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "data.fraction=0.5"), out)
+    r = runner.train(
+        tiny_qa_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "data.fraction=0.5"), out
+    )
     assert r["train_examples"] == 2 and r["dev"]["questions"] == 4

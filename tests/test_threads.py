@@ -1,4 +1,5 @@
 """``threads=auto``: torch threads from the cores free now, divided among a launcher's jobs."""
+
 import pytest
 
 from tasks import threads
@@ -11,17 +12,21 @@ def machine(monkeypatch):
     def set_machine(cpus, busy):
         monkeypatch.setattr(threads, "available_cpus", lambda: cpus)
         monkeypatch.setattr(threads, "busy_cores", lambda: busy)
+
     return set_machine
 
 
-@pytest.mark.parametrize("cpus,busy,jobs,expected", [
-    (2, 0, 1, 2),   # idle laptop: every core
-    (2, 1, 1, 1),   # one other busy process: one thread, not two spinning on one core
-    (2, 3, 1, 1),   # overloaded: still one
-    (16, 2, 1, 14),
-    (16, 0, 4, 4),  # a 4-job parallel sweep shares the cores
-    (2, 0, 2, 1),
-])
+@pytest.mark.parametrize(
+    "cpus,busy,jobs,expected",
+    [
+        (2, 0, 1, 2),  # idle laptop: every core
+        (2, 1, 1, 1),  # one other busy process: one thread, not two spinning on one core
+        (2, 3, 1, 1),  # overloaded: still one
+        (16, 2, 1, 14),
+        (16, 0, 4, 4),  # a 4-job parallel sweep shares the cores
+        (2, 0, 2, 1),
+    ],
+)
 def test_auto_takes_the_free_cores_divided_among_jobs(machine, cpus, busy, jobs, expected):
     machine(cpus, busy)
     assert threads.choose_threads("auto", jobs) == expected

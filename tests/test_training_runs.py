@@ -1,16 +1,16 @@
 """Training runs through the runner on tiny data: records and skip-if-done, determinism (cached equals
 live), the λ‖w‖² regularizer, trainer options, data fractions and equal updates."""
+
 import json
 
 import pytest
 import torch
+from conftest import FIXTURES
 from hydra import compose, initialize_config_dir
+from run_configs import CONF, compose_cfg, tiny_ner_cfg
 
 from tasks import runner
 from tasks.layers import ElmoFeatures
-
-from conftest import FIXTURES
-from run_configs import CONF, compose_cfg, tiny_ner_cfg
 
 
 def test_train_writes_results_and_skips_when_done(bilm_files, tmp_path, monkeypatch):
@@ -48,7 +48,9 @@ def test_same_seed_same_result_and_cached_equals_live(bilm_files, tmp_path):
     for i, cache in enumerate(["true", "true", "false"]):
         out = tmp_path / f"run{i}"
         out.mkdir()
-        results.append(runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"cache.enabled={cache}"), out))
+        results.append(
+            runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"cache.enabled={cache}"), out)
+        )
     assert results[0]["dev"] == results[1]["dev"] and results[0]["mixing_weights"] == results[1]["mixing_weights"]
     assert results[0]["epochs"][0]["train_loss"] == pytest.approx(results[2]["epochs"][0]["train_loss"], abs=1e-4)
 
@@ -58,8 +60,12 @@ def test_regularizer_pulls_mix_towards_uniform(bilm_files, tmp_path):
     for lam in ("0", "100"):
         out = tmp_path / f"l{lam}"
         out.mkdir()
-        r = runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"elmo.l2={lam}",
-                                  "trainer.lr=0.05", "elmo.dropout=0"), out)
+        r = runner.train(
+            tiny_ner_cfg(
+                bilm_files, tmp_path, "elmo.position=input", f"elmo.l2={lam}", "trainer.lr=0.05", "elmo.dropout=0"
+            ),
+            out,
+        )
         s = r["mixing_weights"]["input"]["s"]
         spread[lam] = max(s) - min(s)
     assert spread["100"] < 0.5 * spread["0"]  # Adam steps ~lr, so "near" uniform, not exactly
@@ -79,14 +85,25 @@ def test_regularizer_is_added_per_mix():
 
 def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path):
     from tasks.trainer import TrainerConfig, make_optimizer
-    cfg = tiny_ner_cfg(bilm_files, tmp_path, "trainer.optimizer=adadelta", "trainer.lr=1.0", "trainer.ema=0.9",
-                   "trainer.lr_halving=true", "trainer.weight_decay=0.01", "elmo.position=input", "trainer.max_epochs=3")
+
+    cfg = tiny_ner_cfg(
+        bilm_files,
+        tmp_path,
+        "trainer.optimizer=adadelta",
+        "trainer.lr=1.0",
+        "trainer.ema=0.9",
+        "trainer.lr_halving=true",
+        "trainer.weight_decay=0.01",
+        "elmo.position=input",
+        "trainer.max_epochs=3",
+    )
     out = tmp_path / "opts"
     out.mkdir()
     r = runner.train(cfg, out)
     assert len(r["epochs"]) >= 1 and 0 <= r["dev"]["f1"] <= 100
     # ℓ2 goes to weight matrices only: not to ELMo's mixing weights, biases or embeddings
     from tasks.layers import ElmoFeatures
+
     task = runner.make_task(cfg)
     splits = task.load_splits(cfg.data)
     task.build_vocab(splits["train"])
@@ -95,20 +112,39 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
     assert isinstance(opt, torch.optim.Adadelta)
     decayed = {id(p) for g in opt.param_groups if g["weight_decay"] > 0 for p in g["params"]}
     names = {n for n, p in model.named_parameters() if id(p) in decayed}
-    assert names == {"lstms.0.weight_ih_l0", "lstms.0.weight_hh_l0", "lstms.0.weight_ih_l0_reverse",
-                     "lstms.0.weight_hh_l0_reverse", "output.weight"}
+    assert names == {
+        "lstms.0.weight_ih_l0",
+        "lstms.0.weight_hh_l0",
+        "lstms.0.weight_ih_l0_reverse",
+        "lstms.0.weight_hh_l0_reverse",
+        "output.weight",
+    }
 
 
-@pytest.mark.parametrize("task,fixture", [("srl", "srl_tiny.conllu"), ("nli", "sick_tiny.tsv"), ("ner", "ner_tiny.conll"),
-                                          ("sst", "sst_tiny.txt")])  # QA: test_qa_subsample_keeps_context_rows_dense
+@pytest.mark.parametrize(
+    "task,fixture",
+    [("srl", "srl_tiny.conllu"), ("nli", "sick_tiny.tsv"), ("ner", "ner_tiny.conll"), ("sst", "sst_tiny.txt")],
+)  # QA: test_qa_subsample_keeps_context_rows_dense
 def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
     o, w = bilm_files
     out = tmp_path / task
     out.mkdir()
-    cfg = compose_cfg([f"task={task}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
-                f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", "elmo.position=input",
-                "trainer.max_epochs=1", "task.model.word_dim=8", "data.fraction=0.5",
-                *(["data.format=sick"] if task == "nli" else [])])
+    cfg = compose_cfg(
+        [
+            f"task={task}",
+            f"data.dir={FIXTURES}",
+            f"data.train_file={fixture}",
+            f"data.dev_file={fixture}",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            "elmo.position=input",
+            "trainer.max_epochs=1",
+            "task.model.word_dim=8",
+            "data.fraction=0.5",
+            *(["data.format=sick"] if task == "nli" else []),
+        ]
+    )
     full = len(runner.make_task(cfg).load_splits(cfg.data)["train"])
     r = runner.train(cfg, out)
     assert r["train_examples"] == -(-full // 2)  # ⌈n/2⌉ of a fixed permutation
@@ -119,15 +155,19 @@ def test_equal_updates_for_small_fractions_and_record_identity():
     the key changes a run's identity only where it changes the training (f < 1)."""
     from tasks.run_records import run_digest
     from tasks.trainer import passes_per_epoch
+
     assert passes_per_epoch(compose_cfg(["data.fraction=0.01", "trainer.equal_updates=true"])) == 100
     assert passes_per_epoch(compose_cfg(["data.fraction=0.1", "trainer.equal_updates=true"])) == 10
     assert passes_per_epoch(compose_cfg(["data.fraction=0.1"])) == 1 and passes_per_epoch(compose_cfg([])) == 1
     from omegaconf import OmegaConf
+
     plain = OmegaConf.to_container(compose_cfg(["task=srl"]), resolve=True)
     older = json.loads(json.dumps(plain))
     del older["trainer"]["equal_updates"]  # a record written before the key existed
     full = OmegaConf.to_container(compose_cfg(["task=srl", "trainer.equal_updates=true"]), resolve=True)
-    small = OmegaConf.to_container(compose_cfg(["task=srl", "trainer.equal_updates=true", "data.fraction=0.1"]), resolve=True)
+    small = OmegaConf.to_container(
+        compose_cfg(["task=srl", "trainer.equal_updates=true", "data.fraction=0.1"]), resolve=True
+    )
     small_fixed = OmegaConf.to_container(compose_cfg(["task=srl", "data.fraction=0.1"]), resolve=True)
     same = {"bilm_sha256": "b", "data_sha256": {}, "task_version": 1}
     assert run_digest(plain, same) == run_digest(older, same) == run_digest(full, same)
@@ -137,15 +177,33 @@ def test_equal_updates_for_small_fractions_and_record_identity():
     assert sweep.trainer.equal_updates is True
 
 
-@pytest.mark.parametrize("options", [(), ("trainer.optimizer=adadelta", "trainer.lr=1.0", "trainer.ema=0.9",
-                                          "trainer.lr_halving=true", "trainer.weight_decay=0.01")])
+@pytest.mark.parametrize(
+    "options",
+    [
+        (),
+        (
+            "trainer.optimizer=adadelta",
+            "trainer.lr=1.0",
+            "trainer.ema=0.9",
+            "trainer.lr_halving=true",
+            "trainer.weight_decay=0.01",
+        ),
+    ],
+)
 def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(options, bilm_files, tmp_path, monkeypatch):
     """A run stopped during its second epoch leaves its state after the first; launched again, it
     continues from there and ends with exactly the numbers of a run that never stopped (same seed,
     same threads), and says that it resumed. With the paper profiles' options too (Adadelta, a
     weight average, learning-rate halving, weight decay)."""
     from tasks import trainer
-    overrides = ("elmo.position=input", "trainer.max_epochs=3", "trainer.patience=3", "task.model.dropout=0.3", *options)
+
+    overrides = (
+        "elmo.position=input",
+        "trainer.max_epochs=3",
+        "trainer.patience=3",
+        "task.model.dropout=0.3",
+        *options,
+    )
     whole_dir, stopped_dir = tmp_path / "whole" / "ner" / "run", tmp_path / "stopped" / "ner" / "run"
     whole_dir.mkdir(parents=True)
     stopped_dir.mkdir(parents=True)
@@ -175,6 +233,7 @@ def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(option
 
 def test_a_training_state_that_is_not_one_is_a_clear_error(bilm_files, tmp_path):
     from suite_common.errors import WeightsError
+
     out = tmp_path / "runs_root" / "ner" / "run"
     out.mkdir(parents=True)
     (out / "train_state.pt").write_bytes(b"not a torch file")
@@ -187,6 +246,7 @@ def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp
     files change under the same overrides): the second never continues the first one's state."""
     from suite_common.errors import WeightsError
     from tasks import trainer
+
     out = tmp_path / "runs_root" / "ner" / "run"
     out.mkdir(parents=True)
     calls = []
@@ -197,6 +257,7 @@ def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp
         if len(calls) == 2:
             raise KeyboardInterrupt
         return real(*args, **kwargs)
+
     monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
     with pytest.raises(KeyboardInterrupt):
         runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=2"), out)
@@ -213,6 +274,7 @@ def test_a_skipped_run_names_where_its_record_is_now(bilm_files, tmp_path, capsy
     """Issue #38's repro: after the runs root is moved, the 'skipping' and 'score a file' lines named the
     old location."""
     import shutil
+
     old, new = tmp_path / "old", tmp_path / "new"
     cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", f"runs_root={old}")
     runner.train(cfg, old / "ner" / "a")

@@ -1,22 +1,22 @@
 """encoder=transformer: a tiny random BERT (built from a config in a temporary directory; nothing is
 downloaded) through every task's run, the activation cache keyed by the model, run identities that
 keep encoders apart and leave biLM records as they were, evaluate, and clear errors."""
+
 import json
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
-
-from suite_common.errors import EncoderError
-from tasks import runner
-from encoders.activation_cache import ActivationCache
-from tasks.run_records import run_digest
-from tasks.config_layout import earlier_layout
-from encoders import TransformerEncoder
-
 from conftest import FIXTURES, REPO
+from hydra import compose, initialize_config_dir
 from test_models import TASKS
 from test_word_layers import tiny_bert
+
+from encoders import TransformerEncoder
+from encoders.activation_cache import ActivationCache
+from suite_common.errors import EncoderError
+from tasks import runner
+from tasks.config_layout import earlier_layout
+from tasks.run_records import run_digest
 
 
 def _cfg(overrides):
@@ -26,9 +26,20 @@ def _cfg(overrides):
 
 def _task_overrides(task_name, tmp_path, model_dir, *extra):
     fixture, task_extra = TASKS[task_name]
-    return [f"task={task_name}", f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}",
-            "encoder=transformer", f"encoder.model={model_dir}", f"cache.dir={tmp_path / 'cache'}",
-            "elmo.position=both", "trainer.max_epochs=1", "task.model.word_dim=8", *task_extra, *extra]
+    return [
+        f"task={task_name}",
+        f"data.dir={FIXTURES}",
+        f"data.train_file={fixture}",
+        f"data.dev_file={fixture}",
+        "encoder=transformer",
+        f"encoder.model={model_dir}",
+        f"cache.dir={tmp_path / 'cache'}",
+        "elmo.position=both",
+        "trainer.max_epochs=1",
+        "task.model.word_dim=8",
+        *task_extra,
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize("task_name", sorted(TASKS))
@@ -41,7 +52,11 @@ def test_every_task_trains_on_a_tiny_random_bert(task_name, tmp_path):
     record = json.loads((out / "results.json").read_text())
     assert "bilm" not in record and "bilm_sha256" not in record["identity"]  # a Transformer's record names no biLM
     assert record["transformer"]["kind"] == "transformer"
-    assert record["transformer"]["sha256"] == TransformerEncoder.from_config(cfg).sha256 == record["identity"]["encoder_sha256"]
+    assert (
+        record["transformer"]["sha256"]
+        == TransformerEncoder.from_config(cfg).sha256
+        == record["identity"]["encoder_sha256"]
+    )
     weights = record["mixing_weights"]
     assert any(len(w["s"]) == 3 for w in weights.values())  # embeddings + 2 hidden layers, mixed like the biLM's
     assert np.isfinite(results["dev"][record["metric"]])
@@ -52,8 +67,14 @@ def test_cache_is_keyed_by_model_and_pooling(tmp_path):
     a, b = tiny_bert(tmp_path / "a", seed=0), tiny_bert(tmp_path / "b", seed=1)
 
     def cache(model_dir, pooling="first"):
-        cfg = _cfg([f"encoder=transformer", f"encoder.model={model_dir}", f"encoder.pooling={pooling}",
-                    f"cache.dir={tmp_path / 'cache'}"])
+        cfg = _cfg(
+            [
+                "encoder=transformer",
+                f"encoder.model={model_dir}",
+                f"encoder.pooling={pooling}",
+                f"cache.dir={tmp_path / 'cache'}",
+            ]
+        )
         return TransformerEncoder.from_config(cfg).cache()
 
     before = ActivationCache.encoder_passes
@@ -91,7 +112,9 @@ def test_identities_keep_encoders_apart_and_bilm_records_unchanged(tmp_path):
     assert run_digest(resolved, identity) == run_digest(without_key, identity)
     bert = runner.OmegaConf.to_container(_cfg(["task=ner", "encoder=transformer"]), resolve=True)
     assert run_digest(bert, identity) != run_digest(resolved, identity)
-    moved = runner.OmegaConf.to_container(_cfg(["task=ner", "encoder=transformer", "encoder.model=/elsewhere"]), resolve=True)
+    moved = runner.OmegaConf.to_container(
+        _cfg(["task=ner", "encoder=transformer", "encoder.model=/elsewhere"]), resolve=True
+    )
     assert run_digest(moved, identity) == run_digest(bert, identity)  # a path; its files are in the identity
 
 
@@ -101,7 +124,9 @@ def test_evaluate_a_model_trained_on_a_transformer(tmp_path):
     out.mkdir()
     cfg = _cfg(_task_overrides("ner", tmp_path, model_dir))
     trained = runner.train(cfg, out)
-    report = runner.evaluate(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]))
+    report = runner.evaluate(
+        _cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+    )
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
     other = tiny_bert(tmp_path / "other", seed=5)
     (model_dir / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())  # the files changed
@@ -114,8 +139,9 @@ def test_unknown_model_is_one_clear_error(tmp_path):
     with pytest.raises(EncoderError, match="no such model directory"):
         runner.train(cfg, tmp_path / "run")
     with pytest.raises(Exception, match="not available with encoder=transformer"):
-        runner.finetune(_cfg([*_task_overrides("ner", tmp_path, tiny_bert(tmp_path / "b")), "mode=finetune"]),
-                        tmp_path / "ft")
+        runner.finetune(
+            _cfg([*_task_overrides("ner", tmp_path, tiny_bert(tmp_path / "b")), "mode=finetune"]), tmp_path / "ft"
+        )
 
 
 def test_transformer_layers_report_their_shape_without_loading(tmp_path):
@@ -124,15 +150,35 @@ def test_transformer_layers_report_their_shape_without_loading(tmp_path):
     assert encoder.layer_shape() == (4, 16) and "word_encoder" not in vars(encoder)  # nothing loaded
 
 
-@pytest.mark.parametrize("probe, extra, layers", [
-    ("probe_pos", ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt", "trainer.max_epochs=3"], {"0", "1", "2", "3", "mix"}),
-    ("probe_wsd", ["data.words=[wsd_tiny_hard,wsd_tiny_line]"], {"0", "1", "2", "3", "average", "most_frequent_sense"})])
+@pytest.mark.parametrize(
+    "probe, extra, layers",
+    [
+        (
+            "probe_pos",
+            ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt", "trainer.max_epochs=3"],
+            {"0", "1", "2", "3", "mix"},
+        ),
+        (
+            "probe_wsd",
+            ["data.words=[wsd_tiny_hard,wsd_tiny_line]"],
+            {"0", "1", "2", "3", "average", "most_frequent_sense"},
+        ),
+    ],
+)
 def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
     model_dir = tiny_bert(tmp_path / "bert", layers=3)
     out = tmp_path / probe
     out.mkdir()
-    cfg = _cfg([f"task={probe}", f"data.dir={FIXTURES}", "encoder=transformer", f"encoder.model={model_dir}",
-                f"cache.dir={tmp_path / 'cache'}", *extra])
+    cfg = _cfg(
+        [
+            f"task={probe}",
+            f"data.dir={FIXTURES}",
+            "encoder=transformer",
+            f"encoder.model={model_dir}",
+            f"cache.dir={tmp_path / 'cache'}",
+            *extra,
+        ]
+    )
     runner.train(cfg, out)
     record = json.loads((out / "results.json").read_text())
     assert set(record["dev"]["accuracy_per_layer"]) == layers and record["transformer"]["kind"] == "transformer"
@@ -140,9 +186,15 @@ def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
 
 def test_a_baseline_is_the_same_run_whichever_encoder_is_named():
     identity = {"bilm_sha256": None, "data_sha256": {}, "task_version": 1}
-    digests = {run_digest(runner.OmegaConf.to_container(_cfg(["task=srl", "elmo.position=none", *enc]), resolve=True),
-                                 identity) for enc in ([], ["encoder=transformer"], ["encoder=transformer", "encoder.pooling=mean"])}
+    digests = {
+        run_digest(
+            runner.OmegaConf.to_container(_cfg(["task=srl", "elmo.position=none", *enc]), resolve=True), identity
+        )
+        for enc in ([], ["encoder=transformer"], ["encoder=transformer", "encoder.pooling=mean"])
+    }
     assert len(digests) == 1
-    probe = [run_digest(runner.OmegaConf.to_container(_cfg(["task=probe_pos", *enc]), resolve=True), identity)
-             for enc in ([], ["encoder=transformer"])]
+    probe = [
+        run_digest(runner.OmegaConf.to_container(_cfg(["task=probe_pos", *enc]), resolve=True), identity)
+        for enc in ([], ["encoder=transformer"])
+    ]
     assert probe[0] != probe[1]  # a probe always reads the encoder

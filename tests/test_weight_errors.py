@@ -1,13 +1,13 @@
 """Every kind of bad options/weights file gives one clear error naming the file and the key."""
+
 import json
 
 import h5py
 import numpy as np
 import pytest
+from conftest import random_bilm
 
 from elmo_core import BiLMFormatError, load_bilm, save_bilm
-
-from conftest import random_bilm
 
 LSTM0 = "RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell"
 
@@ -36,9 +36,13 @@ def test_shape_disagrees_with_options(model_files):
     def swap(f):
         del f["CNN_high_0/W_carry"]
         f["CNN_high_0/W_carry"] = np.zeros((18, 17), np.float32)
+
     _edit(w, swap)
-    with pytest.raises(BiLMFormatError, match=r"weights.hdf5: key 'CNN_high_0/W_carry' has shape \(18, 17\), "
-                                              r"the options require \(18, 18\)"):
+    with pytest.raises(
+        BiLMFormatError,
+        match=r"weights.hdf5: key 'CNN_high_0/W_carry' has shape \(18, 17\), "
+        r"the options require \(18, 18\)",
+    ):
         load_bilm(o, w)
 
 
@@ -75,13 +79,16 @@ def test_nan_weights(model_files):
         load_bilm(o, w)
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda d: d.pop("lstm"), "missing key 'lstm'"),
-    (lambda d: d["lstm"].pop("projection_dim"), "missing key 'lstm.projection_dim'"),
-    (lambda d: d["char_cnn"]["embedding"].pop("dim"), "missing key 'char_cnn.embedding.dim'"),
-    (lambda d: d["char_cnn"].__setitem__("activation", "gelu"), "'char_cnn.activation' must be relu or tanh"),
-    (lambda d: d["char_cnn"].__setitem__("filters", [[1]]), "'char_cnn.filters' must be"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d.pop("lstm"), "missing key 'lstm'"),
+        (lambda d: d["lstm"].pop("projection_dim"), "missing key 'lstm.projection_dim'"),
+        (lambda d: d["char_cnn"]["embedding"].pop("dim"), "missing key 'char_cnn.embedding.dim'"),
+        (lambda d: d["char_cnn"].__setitem__("activation", "gelu"), "'char_cnn.activation' must be relu or tanh"),
+        (lambda d: d["char_cnn"].__setitem__("filters", [[1]]), "'char_cnn.filters' must be"),
+    ],
+)
 def test_bad_options(model_files, mutate, message):
     o, w = model_files
     d = json.loads(o.read_text())
@@ -106,8 +113,8 @@ def test_saving_is_atomic(tmp_path, monkeypatch):
 
     def boom(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(of, "original_arrays", lambda b: {"char_embed": np.zeros((2, 2), np.float32),
-                                                          "x": boom()})
+
+    monkeypatch.setattr(of, "original_arrays", lambda b: {"char_embed": np.zeros((2, 2), np.float32), "x": boom()})
     with pytest.raises(KeyboardInterrupt):
         save_bilm(bilm, tmp_path / "options.json", tmp_path / "weights.hdf5")
     assert (tmp_path / "weights.hdf5").read_bytes() == before

@@ -1,26 +1,53 @@
 """Words -> pieces -> words (bert_core.word_layers): pooling of a word split into several pieces
 and the windows of a long sentence, against the model run by hand. The tiny BERT is random and
 built from a config in a temporary directory (nothing is downloaded)."""
+
 import numpy as np
 import pytest
 import torch
 
-from suite_common.errors import EncoderError
 from bert_core.word_layers import TransformerWordEncoder, plan_windows, pool_words, resolve_model_dir
+from suite_common.errors import EncoderError
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "un", "##believ", "##able", "on",
-         "mat", "a", "dog", ".", ",", "big", "red"]
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "cat",
+    "sat",
+    "un",
+    "##believ",
+    "##able",
+    "on",
+    "mat",
+    "a",
+    "dog",
+    ".",
+    ",",
+    "big",
+    "red",
+]
 
 
 def tiny_bert(directory, max_position=64, layers=2, seed=0):
     """A random BertModel + WordPiece tokenizer saved with ``save_pretrained`` (what users pass)."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
+
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
     tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=False)
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=max_position)
+    config = BertConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=16,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=max_position,
+    )
     BertModel(config).eval().save_pretrained(str(directory))
     tokenizer.save_pretrained(str(directory))
     return directory
@@ -29,6 +56,7 @@ def tiny_bert(directory, max_position=64, layers=2, seed=0):
 def by_hand(directory, pieces):
     """(L+1, len(pieces), D) states of [CLS] pieces [SEP], computed directly with transformers."""
     from transformers import AutoModel, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(str(directory))
     model = AutoModel.from_pretrained(str(directory)).eval()
     ids = torch.tensor([[tok.cls_token_id, *tok.convert_tokens_to_ids(pieces), tok.sep_token_id]])
@@ -44,7 +72,7 @@ def test_a_word_split_into_pieces_is_its_first_piece_or_their_mean(tmp_path):
     for pooling, expected_word1 in [("first", hand[:, 1]), ("mean", hand[:, 1:4].mean(axis=1))]:
         encoder = TransformerWordEncoder(d, pooling=pooling)
         assert encoder.word_pieces(words) == ([5, 8, 9, 10, 6], [(0, 1), (1, 4), (4, 5)])
-        (i, layers), = list(encoder.embed_sentences([words]))
+        ((i, layers),) = list(encoder.embed_sentences([words]))
         assert layers.shape == (3, 3, 16)  # embeddings + 2 layers, 3 words
         np.testing.assert_allclose(layers[:, 0], hand[:, 0], atol=1e-5)
         np.testing.assert_allclose(layers[:, 1], expected_word1, atol=1e-5)
@@ -76,16 +104,16 @@ def test_a_long_sentence_is_read_in_windows_like_the_model_on_each_window(tmp_pa
     words = "the cat sat on the mat , a big red dog sat on a mat .".split()
     encoder = TransformerWordEncoder(d, pooling="first")
     assert encoder.max_pieces == 6
-    (_, layers), = list(encoder.embed_sentences([words]))
+    ((_, layers),) = list(encoder.embed_sentences([words]))
     windows, choice = plan_windows([(i, i + 1) for i in range(len(words))], 6)
     assert len(windows) > 2
-    for w, word in enumerate(words):
+    for w in range(len(words)):
         fw, ew, ps, pe = windows[choice[w]]
         hand = by_hand(d, words[ps:pe])
         np.testing.assert_allclose(layers[:, w], hand[:, w - ps], atol=1e-5)
     # the same sentence with room for all of it: one window, other (more contextual) vectors
     wide = TransformerWordEncoder(tiny_bert(tmp_path / "wide", max_position=64), pooling="first")
-    (_, whole), = list(wide.embed_sentences([words]))
+    ((_, whole),) = list(wide.embed_sentences([words]))
     np.testing.assert_allclose(whole, by_hand(tmp_path / "wide", words), atol=1e-5)
 
 

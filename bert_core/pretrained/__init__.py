@@ -1,4 +1,5 @@
 """Transformer encoders shipped inside the package (see each folder's MODEL_CARD.md)."""
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent

@@ -24,6 +24,7 @@ Layout is PyTorch's packed sequence: step t uses rows ``[offset_t, offset_t + ba
 of the input, with non-increasing ``batch_sizes``; ``h0``/``c0`` hold every row. The final
 states are returned without gradient (training detaches them between batches).
 """
+
 from __future__ import annotations
 
 import torch
@@ -84,7 +85,7 @@ class ProjectedLSTMFunction(torch.autograd.Function):
         for t, bs in enumerate(batch_sizes):
             rows = slice(starts[t], starts[t] + bs)
             gates = acts[rows].addmm_(h_prev[:bs], w_h_ifoj)
-            torch.sigmoid_(gates[:, :3 * D]), torch.tanh_(gates[:, 3 * D:])
+            torch.sigmoid_(gates[:, : 3 * D]), torch.tanh_(gates[:, 3 * D :])
             i, f, o, j = gates.chunk(4, dim=1)
             c = torch.addcmul(f * c_prev[:bs], i, j, out=cells[rows])
             _clip_(c, cell_clip, cell_pass[rows] if cell_clip else None)
@@ -126,18 +127,18 @@ class ProjectedLSTMFunction(torch.autograd.Function):
             gates = acts[rows]
             i, f, o, j = gates.chunk(4, dim=1)
             tanh_c = tanh_cells[rows]
-            c_prev = c0[:bs] if t == 0 else cells[starts[t - 1]: starts[t - 1] + bs]
+            c_prev = c0[:bs] if t == 0 else cells[starts[t - 1] : starts[t - 1] + bs]
             dm = dh @ w_p_t
             d_o = dm * tanh_c
             dc = dm.mul_(o).mul_(torch.addcmul(torch.ones_like(tanh_c), tanh_c, tanh_c, value=-1))
             if dc_next is not None:
-                dc[:dc_next.shape[0]] += dc_next
+                dc[: dc_next.shape[0]] += dc_next
             if cell_pass is not None:
                 dc.mul_(cell_pass[rows])
             d_i, d_f, d_j = dc * j, dc * c_prev, dc * i
             dc_next = dc.mul_(f)
             # activations -> derivatives: σ' = s - s², tanh' = 1 - a², then times the gradients
-            gates[:, :3 * D].addcmul_(gates[:, :3 * D], gates[:, :3 * D], value=-1)
+            gates[:, : 3 * D].addcmul_(gates[:, : 3 * D], gates[:, : 3 * D], value=-1)
             j.mul_(j).neg_().add_(1)
             i.mul_(d_i), f.mul_(d_f), o.mul_(d_o), j.mul_(d_j)
             dh_next = gates @ w_h_ifoj_t
@@ -146,9 +147,11 @@ class ProjectedLSTMFunction(torch.autograd.Function):
         n_in = inputs.shape[1]
         both = inputs.new_empty(inputs.shape[0], n_in + w_h.shape[0])
         both[:, :n_in] = inputs
-        both[:batch_sizes[0], n_in:] = h0[:batch_sizes[0]]
+        both[: batch_sizes[0], n_in:] = h0[: batch_sizes[0]]
         for t in range(1, len(batch_sizes)):
-            both[starts[t]: starts[t] + batch_sizes[t], n_in:] = outputs[starts[t - 1]: starts[t - 1] + batch_sizes[t]]
+            both[starts[t] : starts[t] + batch_sizes[t], n_in:] = outputs[
+                starts[t - 1] : starts[t - 1] + batch_sizes[t]
+            ]
         unorder = torch.argsort(order)
         d_inputs = d_gates @ w_x.index_select(1, order).t()
         d_w_x, d_w_h = (both.t() @ d_gates).index_select(1, unorder).split([n_in, w_h.shape[0]])
@@ -156,13 +159,23 @@ class ProjectedLSTMFunction(torch.autograd.Function):
         d_w_p = mids.t() @ d_proj
         B = h0.shape[0]
         d_h0, d_c0 = h0.new_zeros(B, h0.shape[1]), c0.new_zeros(B, D)
-        d_h0[:dh_next.shape[0]], d_c0[:dc_next.shape[0]] = dh_next, dc_next
+        d_h0[: dh_next.shape[0]], d_c0[: dc_next.shape[0]] = dh_next, dc_next
         return d_inputs, d_w_x, d_bias, d_w_h, d_w_p, d_h0, d_c0, None, None, None, None
 
 
-def projected_lstm(inputs: torch.Tensor, w_x: torch.Tensor, bias: torch.Tensor, w_h: torch.Tensor,
-                   w_p: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor, batch_sizes: list[int],
-                   cell_clip: float | None, proj_clip: float | None, workspace: dict | None = None):
+def projected_lstm(
+    inputs: torch.Tensor,
+    w_x: torch.Tensor,
+    bias: torch.Tensor,
+    w_h: torch.Tensor,
+    w_p: torch.Tensor,
+    h0: torch.Tensor,
+    c0: torch.Tensor,
+    batch_sizes: list[int],
+    cell_clip: float | None,
+    proj_clip: float | None,
+    workspace: dict | None = None,
+):
     """Packed outputs (N, P) and the final (h, c) of every row; ``bias`` includes the forget
     bias. See the module docstring.
 
@@ -170,5 +183,6 @@ def projected_lstm(inputs: torch.Tensor, w_x: torch.Tensor, bias: torch.Tensor, 
     kept from one call to the next. Only for a caller that finishes each call's backward pass
     before the next call with the same dict (a training step), since the next call overwrites
     what the last one saved for its backward pass."""
-    return ProjectedLSTMFunction.apply(inputs, w_x, bias, w_h, w_p, h0, c0, list(batch_sizes), cell_clip, proj_clip,
-                                       workspace)
+    return ProjectedLSTMFunction.apply(
+        inputs, w_x, bias, w_h, w_p, h0, c0, list(batch_sizes), cell_clip, proj_clip, workspace
+    )

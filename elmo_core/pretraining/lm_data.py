@@ -17,6 +17,7 @@ plain text, one whitespace-tokenized sentence per line, any number of files.
   sources the model drifts towards the file it read last. Either way the order is a pure
   function of (files, seed, epoch), so a run resumes by skipping batches.
 """
+
 from __future__ import annotations
 
 import glob
@@ -24,14 +25,15 @@ import hashlib
 import json
 import random
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
-from ..characters import BOS_TOKEN, EOS_TOKEN, token_to_ids
 from suite_common.errors import DataError
+
+from ..characters import BOS_TOKEN, EOS_TOKEN, token_to_ids
 
 UNK_TOKEN = "<UNK>"
 
@@ -109,7 +111,7 @@ class Vocabulary:
         return self.index.get(word, self.unk)
 
     @classmethod
-    def build(cls, files: list[Path], min_count: int = 3, max_size: int | None = None) -> "Vocabulary":
+    def build(cls, files: list[Path], min_count: int = 3, max_size: int | None = None) -> Vocabulary:
         counts: Counter = Counter()
         for path in files:
             for sentence in read_sentences(path):
@@ -122,7 +124,7 @@ class Vocabulary:
         return cls([BOS_TOKEN, EOS_TOKEN, UNK_TOKEN] + ranked)
 
     @classmethod
-    def load(cls, path: str | Path) -> "Vocabulary":
+    def load(cls, path: str | Path) -> Vocabulary:
         words = Path(path).read_text(encoding="utf-8").split("\n")
         words = [w.strip() for w in words if w.strip()]
         try:
@@ -157,6 +159,7 @@ class LMBatch:
     """One step of both streams. ``*_tokens`` are the input words (for characters), ``*_targets``
     the vocabulary ids to predict; each (rows, unroll_steps). Rows that ran out of data are padded
     with target -1 (ignored) and lengths < unroll_steps."""
+
     forward_chars: np.ndarray
     forward_targets: np.ndarray
     backward_chars: np.ndarray
@@ -171,8 +174,17 @@ class LMStream:
     """Batches of the biLM's two streams over ``files``. ``shuffle=False`` reads every file in
     order, one after the other (held-out text); otherwise ``order`` decides (module docstring)."""
 
-    def __init__(self, files: list[Path], vocab: Vocabulary, batch_size: int, unroll_steps: int,
-                 seed: int = 0, shuffle: bool = True, max_chars: int = 50, order: str = "interleaved"):
+    def __init__(
+        self,
+        files: list[Path],
+        vocab: Vocabulary,
+        batch_size: int,
+        unroll_steps: int,
+        seed: int = 0,
+        shuffle: bool = True,
+        max_chars: int = 50,
+        order: str = "interleaved",
+    ):
         if order not in STREAM_ORDERS:
             raise CorpusError(f"unknown stream order {order!r} (one of {', '.join(STREAM_ORDERS)})")
         self.files, self.vocab, self.order = files, vocab, order
@@ -271,8 +283,9 @@ class LMStream:
 class SentenceStream(LMStream):
     """The same batching over a fixed list of sentences, in order (a held-out slice)."""
 
-    def __init__(self, sentences: list[list[str]], vocab: Vocabulary, batch_size: int, unroll_steps: int,
-                 max_chars: int = 50):
+    def __init__(
+        self, sentences: list[list[str]], vocab: Vocabulary, batch_size: int, unroll_steps: int, max_chars: int = 50
+    ):
         super().__init__([], vocab, batch_size, unroll_steps, shuffle=False, max_chars=max_chars)
         self.fixed = sentences
 
@@ -286,12 +299,12 @@ def why_no_sources(files: list[str]) -> str | None:
         return f"{len(files)} held-out files; the per-source split reads one file and the stats.json beside it"
     stats_path = Path(files[0]).parent / "stats.json"
     if not stats_path.exists():
-        return f"no {stats_path} (a JSON object: source name -> {{\"heldout_sentences\": N}}, in file order)"
+        return f'no {stats_path} (a JSON object: source name -> {{"heldout_sentences": N}}, in file order)'
     try:
         stats = json.loads(stats_path.read_text())
         [int(entry["heldout_sentences"]) for entry in stats.values()]
     except (ValueError, KeyError, TypeError, AttributeError):
-        return f"{stats_path} has no \"heldout_sentences\" count per source"
+        return f'{stats_path} has no "heldout_sentences" count per source'
     return None
 
 
@@ -311,9 +324,11 @@ def heldout_sources(path: str | Path) -> dict[str, list[list[str]]] | None:
         return None  # some other stats.json: no per-source breakdown
     sentences = read_sentences(path)
     if sum(n for _, n in counts) != len(sentences):
-        raise CorpusError(f"{stats_path}: the per-source held-out counts add up to {sum(n for _, n in counts)}, "
-                          f"but {path} has {len(sentences)} sentences")
+        raise CorpusError(
+            f"{stats_path}: the per-source held-out counts add up to {sum(n for _, n in counts)}, "
+            f"but {path} has {len(sentences)} sentences"
+        )
     sources, start = {}, 0
     for name, n in counts:
-        sources[name], start = sentences[start: start + n], start + n
+        sources[name], start = sentences[start : start + n], start + n
     return sources

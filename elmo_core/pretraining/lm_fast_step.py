@@ -23,6 +23,7 @@
 The plain path stays the reference: ``tests/test_lm_fast_step.py`` compares losses over 20
 updates and gradients of single updates.
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,12 +32,12 @@ import numpy as np
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from ..bilm import State
 from ..cpu_speedups import run_side_by_side
 from .fused_lstm import projected_lstm
-from .softmax_head import adaptive_nll_with_grads
 from .lm_data import LMBatch
 from .lm_training import LanguageModel
-from ..bilm import State
+from .softmax_head import adaptive_nll_with_grads
 
 
 class FastTrainingStep:
@@ -62,8 +63,16 @@ class FastTrainingStep:
         draw = lambda shape: torch.empty(shape, dtype=dtype, device=device).bernoulli_(1 - p).div_(1 - p)  # noqa: E731
         return [draw(shape_packed) for _ in range(L)] + [draw(shape_padded)]
 
-    def _direction(self, direction: int, tokens: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor,
-                   state: State, masks, scale: float):
+    def _direction(
+        self,
+        direction: int,
+        tokens: torch.Tensor,
+        lengths: torch.Tensor,
+        targets: torch.Tensor,
+        state: State,
+        masks,
+        scale: float,
+    ):
         bilm, opts = self.lm.bilm, self.lm.bilm.opts
         layers = bilm.forward_layers if direction == 0 else bilm.backward_layers
         T = tokens.shape[1]
@@ -71,23 +80,31 @@ class FastTrainingStep:
         packed = pack_padded_sequence(leaf, lengths.cpu(), batch_first=True, enforce_sorted=False)
         order, unsort = packed.sorted_indices, packed.unsorted_indices
         if order is not None:
-            state = [(h.index_select(0, order.to(h.device)), c.index_select(0, order.to(c.device)))
-                     for h, c in state]
+            state = [(h.index_select(0, order.to(h.device)), c.index_select(0, order.to(c.device))) for h, c in state]
         batch_sizes = packed.batch_sizes.tolist()
         data, final = packed.data, []
         for k, layer in enumerate(layers):
             h0, c0 = state[k]
             inp = data * masks[k] if masks[k] is not None else data
-            out, h, c = projected_lstm(inp, layer.w_x, layer.bias + layer.forget_bias, layer.w_h, layer.w_p, h0, c0,
-                                       batch_sizes, layer.cell_clip, layer.proj_clip,
-                                       self._workspaces.setdefault((direction, k), {}))
+            out, h, c = projected_lstm(
+                inp,
+                layer.w_x,
+                layer.bias + layer.forget_bias,
+                layer.w_h,
+                layer.w_p,
+                h0,
+                c0,
+                batch_sizes,
+                layer.cell_clip,
+                layer.proj_clip,
+                self._workspaces.setdefault((direction, k), {}),
+            )
             if k > 0 and opts.use_skip_connections:
                 out = out + inp
             final.append((h, c))
             data = out
         if unsort is not None:
-            final = [(h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device)))
-                     for h, c in final]
+            final = [(h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device))) for h, c in final]
         top = pad_packed_sequence(packed._replace(data=data), batch_first=True, total_length=T)[0]
         if masks[-1] is not None:
             top = top * masks[-1]
@@ -98,8 +115,9 @@ class FastTrainingStep:
         grads = torch.autograd.grad(top, [leaf] + list(layers.parameters()), grad_outputs=d_top, allow_unused=True)
         return nll.sum(), final, list(grads) + softmax_grads
 
-    def __call__(self, batch: LMBatch, state: State, scale: float, rows: slice = slice(None),
-                 device: str | torch.device = "cpu") -> tuple[torch.Tensor, State]:
+    def __call__(
+        self, batch: LMBatch, state: State, scale: float, rows: slice = slice(None), device: str | torch.device = "cpu"
+    ) -> tuple[torch.Tensor, State]:
         lm, L = self.lm, self.lm.bilm.opts.n_layers
         lengths = torch.from_numpy(batch.lengths[rows]).to(device)
         targets = [torch.from_numpy(t[rows]).to(device) for t in (batch.forward_targets, batch.backward_targets)]
@@ -112,17 +130,23 @@ class FastTrainingStep:
         encoded = run_side_by_side(*work) if len(work) == 2 else [w() for w in work]
         tokens = types.scatter(torch.cat([e.detach() for e in encoded]))
         n_packed = int(lengths.sum())
-        masks = [self._masks((n_packed, tokens.shape[2]), (B, T, tokens.shape[2]), tokens.dtype, tokens.device)
-                 for _ in range(2)]
+        masks = [
+            self._masks((n_packed, tokens.shape[2]), (B, T, tokens.shape[2]), tokens.dtype, tokens.device)
+            for _ in range(2)
+        ]
         token_parts = tokens.split(B)
-        work = [lambda d=d: self._direction(d, token_parts[d], lengths, targets[d], state[d * L:(d + 1) * L],
-                                            masks[d], scale) for d in range(2)]
+        work = [
+            lambda d=d: self._direction(
+                d, token_parts[d], lengths, targets[d], state[d * L : (d + 1) * L], masks[d], scale
+            )
+            for d in range(2)
+        ]
         results = run_side_by_side(*work) if parallel else [w() for w in work]
         (nll_f, final_f, grads_f), (nll_b, final_b, grads_b) = results
         n_lstm = len(list(lm.bilm.forward_layers.parameters()))
         for layers, grads in ((lm.bilm.forward_layers, grads_f), (lm.bilm.backward_layers, grads_b)):
-            _accumulate(layers.parameters(), grads[1: 1 + n_lstm])
-        softmax_grads = [_sum(a, b) for a, b in zip(grads_f[1 + n_lstm:], grads_b[1 + n_lstm:])]
+            _accumulate(layers.parameters(), grads[1 : 1 + n_lstm])
+        softmax_grads = [_sum(a, b) for a, b in zip(grads_f[1 + n_lstm :], grads_b[1 + n_lstm :])]
         _accumulate(lm.softmax.parameters(), softmax_grads)
         # the character CNN's backward, each half of the types on its own thread as in its forward
         d_types = types.gather_gradient(torch.cat([grads_f[0], grads_b[0]])).split([len(h) for h in halves])
@@ -178,10 +202,15 @@ def _accumulate(params, grads) -> None:
             p.grad += g
 
 
-def train_step_plain(lm: LanguageModel, batch: LMBatch, state: State, scale: float, rows: slice = slice(None),
-                     device: str | torch.device = "cpu"):
+def train_step_plain(
+    lm: LanguageModel,
+    batch: LMBatch,
+    state: State,
+    scale: float,
+    rows: slice = slice(None),
+    device: str | torch.device = "cpu",
+):
     """The reference: ``LanguageModel.forward`` and autograd's ``backward``."""
     nll, final = lm(batch, state, rows, device)
     (nll.sum() * scale).backward()
     return nll.detach(), final
-

@@ -12,6 +12,7 @@ distribution over the whole vocabulary both in training and at evaluation, so th
 and the held-out perplexity measure the same thing, and it is several times cheaper than a full
 softmax on CPU. Perplexity is computed with that full (normalized) distribution.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,9 +22,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from suite_common.progress import progress_bar
+
 from ..bilm import BiLM, State
 from .lm_data import LMBatch, LMStream, SentenceStream, expand_files, heldout_sources, why_no_sources
-from suite_common.progress import progress_bar
 
 
 def default_cutoffs(vocab_size: int) -> list[int]:
@@ -32,16 +34,24 @@ def default_cutoffs(vocab_size: int) -> list[int]:
 
 
 class LanguageModel(nn.Module):
-    def __init__(self, bilm: BiLM, vocab_size: int, cutoffs: list[int] | None = None,
-                 dropout: float = 0.1, div_value: float = 4.0):
+    def __init__(
+        self,
+        bilm: BiLM,
+        vocab_size: int,
+        cutoffs: list[int] | None = None,
+        dropout: float = 0.1,
+        div_value: float = 4.0,
+    ):
         super().__init__()
         self.bilm = bilm
         self.dropout = dropout
-        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(bilm.opts.projection_dim, vocab_size,
-                                                     cutoffs or default_cutoffs(vocab_size), div_value=div_value)
+        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(
+            bilm.opts.projection_dim, vocab_size, cutoffs or default_cutoffs(vocab_size), div_value=div_value
+        )
 
-    def direction_log_probs(self, direction: int, chars: torch.Tensor, targets: torch.Tensor,
-                            lengths: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+    def direction_log_probs(
+        self, direction: int, chars: torch.Tensor, targets: torch.Tensor, lengths: torch.Tensor, state: State
+    ) -> tuple[torch.Tensor, State]:
         """Target log-probabilities (N valid tokens,) of one direction's stream, and its final state."""
         T = chars.shape[1]
         tokens = self.bilm.embed_tokens(chars, lengths)
@@ -51,18 +61,24 @@ class LanguageModel(nn.Module):
         valid = valid & (targets >= 0)
         return self.softmax(top[valid], targets[valid]).output, final
 
-    def forward(self, batch: LMBatch, state: State, rows: slice = slice(None),
-                device: str | torch.device = "cpu") -> tuple[torch.Tensor, State]:
+    def forward(
+        self, batch: LMBatch, state: State, rows: slice = slice(None), device: str | torch.device = "cpu"
+    ) -> tuple[torch.Tensor, State]:
         """Summed negative log-likelihood of each direction over this worker's rows, shape (2,),
         and the new state. ``rows`` selects this worker's rows of the global batch."""
         L = self.bilm.opts.n_layers
         lengths = torch.from_numpy(batch.lengths[rows]).to(device)
         nll, final = [], []
-        for d, (chars, targets) in enumerate(((batch.forward_chars, batch.forward_targets),
-                                              (batch.backward_chars, batch.backward_targets))):
+        for d, (chars, targets) in enumerate(
+            ((batch.forward_chars, batch.forward_targets), (batch.backward_chars, batch.backward_targets))
+        ):
             lp, st = self.direction_log_probs(
-                d, torch.from_numpy(chars[rows]).to(device), torch.from_numpy(targets[rows]).to(device),
-                lengths, state[d * L:(d + 1) * L])
+                d,
+                torch.from_numpy(chars[rows]).to(device),
+                torch.from_numpy(targets[rows]).to(device),
+                lengths,
+                state[d * L : (d + 1) * L],
+            )
             nll.append(-lp.sum())
             final += st
         return torch.stack(nll), final
@@ -89,15 +105,25 @@ class Perplexity:
         return math.sqrt(self.forward * self.backward)
 
     def as_dict(self) -> dict:
-        return {"forward": round(self.forward, 3), "backward": round(self.backward, 3),
-                "average": round(self.average, 3), "geometric": round(self.geometric, 3),
-                "tokens": self.tokens}
+        return {
+            "forward": round(self.forward, 3),
+            "backward": round(self.backward, 3),
+            "average": round(self.average, 3),
+            "geometric": round(self.geometric, 3),
+            "tokens": self.tokens,
+        }
 
 
 @torch.no_grad()
-def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool = True,
-                        device: str | torch.device = "cpu", progress: bool = False,
-                        warmup_batches: int = 0, desc: str = "perplexity") -> Perplexity:
+def evaluate_perplexity(
+    model: LanguageModel,
+    stream: LMStream,
+    stateful: bool = True,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+    warmup_batches: int = 0,
+    desc: str = "perplexity",
+) -> Perplexity:
     """Held-out perplexity of both directions over every token of ``stream`` (one epoch, in order).
 
     ``stateful``: states carried across batches per row, as the biLM was trained;
@@ -115,20 +141,36 @@ def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool =
                 break
             lengths = torch.from_numpy(batch.lengths).to(device)
             L = model.bilm.opts.n_layers
-            state = sum((model.direction_log_probs(d, torch.from_numpy(c).to(device), torch.from_numpy(t).to(device),
-                                                   lengths, state[d * L:(d + 1) * L])[1]
-                         for d, (c, t) in enumerate(((batch.forward_chars, batch.forward_targets),
-                                                     (batch.backward_chars, batch.backward_targets)))), [])
+            state = sum(
+                (
+                    model.direction_log_probs(
+                        d,
+                        torch.from_numpy(c).to(device),
+                        torch.from_numpy(t).to(device),
+                        lengths,
+                        state[d * L : (d + 1) * L],
+                    )[1]
+                    for d, (c, t) in enumerate(
+                        ((batch.forward_chars, batch.forward_targets), (batch.backward_chars, batch.backward_targets))
+                    )
+                ),
+                [],
+            )
     for batch in progress_bar(stream.batches(0), desc=desc, unit="batch", disable=not progress):
         if not stateful:
             state = model.bilm.zero_state(stream.batch_size, device)
         lengths = torch.from_numpy(batch.lengths).to(device)
         L, new_state = model.bilm.opts.n_layers, []
-        for d, (chars, targets) in enumerate(((batch.forward_chars, batch.forward_targets),
-                                              (batch.backward_chars, batch.backward_targets))):
-            lp, st = model.direction_log_probs(d, torch.from_numpy(chars).to(device),
-                                               torch.from_numpy(targets).to(device), lengths,
-                                               state[d * L:(d + 1) * L])
+        for d, (chars, targets) in enumerate(
+            ((batch.forward_chars, batch.forward_targets), (batch.backward_chars, batch.backward_targets))
+        ):
+            lp, st = model.direction_log_probs(
+                d,
+                torch.from_numpy(chars).to(device),
+                torch.from_numpy(targets).to(device),
+                lengths,
+                state[d * L : (d + 1) * L],
+            )
             nll[d] -= float(lp.double().sum())
             new_state += st
         count += int((batch.forward_targets >= 0).sum())
@@ -139,8 +181,16 @@ def evaluate_perplexity(model: LanguageModel, stream: LMStream, stateful: bool =
     return Perplexity(math.exp(nll[0] / count), math.exp(nll[1] / count), count)
 
 
-def heldout_report(model: LanguageModel, vocab, heldout: str | list[str], batch_size: int, unroll_steps: int,
-                   device: str | torch.device = "cpu", stateless: bool = True, progress: bool = False) -> dict:
+def heldout_report(
+    model: LanguageModel,
+    vocab,
+    heldout: str | list[str],
+    batch_size: int,
+    unroll_steps: int,
+    device: str | torch.device = "cpu",
+    stateless: bool = True,
+    progress: bool = False,
+) -> dict:
     """Held-out perplexity of the whole text, stateful (as trained) and, if asked, stateless;
     and per source (stateful) when the file's ``stats.json`` says which lines are which source
     (``lm_data.heldout_sources``). Each source is read as a stream of its own."""
@@ -154,7 +204,14 @@ def heldout_report(model: LanguageModel, vocab, heldout: str | list[str], batch_
         report["by_source_missing"] = why_no_sources(files) or "the stats.json lists no source"
     else:
         report["by_source_stateful"] = {
-            name: evaluate_perplexity(model, SentenceStream(sentences, vocab, batch_size, unroll_steps),
-                                      True, device, progress, desc=f"source {name}").as_dict()
-            for name, sentences in sources.items()}
+            name: evaluate_perplexity(
+                model,
+                SentenceStream(sentences, vocab, batch_size, unroll_steps),
+                True,
+                device,
+                progress,
+                desc=f"source {name}",
+            ).as_dict()
+            for name, sentences in sources.items()
+        }
     return report

@@ -16,6 +16,7 @@ memory traffic, and nothing of size rows x columns outlives its chunk.
 The caller takes the input's gradient on through autograd (``torch.autograd.grad`` with
 ``grad_outputs``) and adds the parameter gradients itself.
 """
+
 from __future__ import annotations
 
 import torch
@@ -24,8 +25,9 @@ from torch import nn
 CHUNK_ROWS = 256
 
 
-def _softmax_nll_with_grads(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                            column: torch.Tensor, scale: float):
+def _softmax_nll_with_grads(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, column: torch.Tensor, scale: float
+):
     """For ``logits = x Wᵀ + b``: ``-log_softmax(logits)[row, column[row]]`` per row, and the
     gradients of ``scale * Σ rows`` with respect to x, W and b."""
     nll, dx, dw = x.new_empty(x.shape[0]), torch.empty_like(x), torch.zeros_like(weight)
@@ -48,8 +50,9 @@ def _softmax_nll_with_grads(x: torch.Tensor, weight: torch.Tensor, bias: torch.T
     return nll, dx, dw, db
 
 
-def adaptive_nll_with_grads(softmax: nn.AdaptiveLogSoftmaxWithLoss, x: torch.Tensor, target: torch.Tensor,
-                            scale: float) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+def adaptive_nll_with_grads(
+    softmax: nn.AdaptiveLogSoftmaxWithLoss, x: torch.Tensor, target: torch.Tensor, scale: float
+) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
     """``-softmax(x, target).output`` (N,), the gradient of ``scale * Σ NLL`` with respect to ``x``
     (N, in_features), and with respect to each of ``softmax.parameters()``, in that order (a
     zero tensor for a tail cluster no target falls in). No autograd graph is made."""
@@ -67,8 +70,10 @@ def adaptive_nll_with_grads(softmax: nn.AdaptiveLogSoftmaxWithLoss, x: torch.Ten
             down, up = softmax.tail[k - 1][0].weight, softmax.tail[k - 1][1].weight
             rows = ((target >= bounds[k]) & (target < bounds[k + 1])).nonzero().squeeze(1)
             if rows.numel() == 0:
-                grads[f"tail.{k - 1}.0.weight"], grads[f"tail.{k - 1}.1.weight"] = \
-                    torch.zeros_like(down), torch.zeros_like(up)
+                grads[f"tail.{k - 1}.0.weight"], grads[f"tail.{k - 1}.1.weight"] = (
+                    torch.zeros_like(down),
+                    torch.zeros_like(up),
+                )
                 continue
             head_column[rows] = softmax.shortlist_size + k - 1
             x_rows = x.index_select(0, rows)
@@ -77,7 +82,8 @@ def adaptive_nll_with_grads(softmax: nn.AdaptiveLogSoftmaxWithLoss, x: torch.Ten
             grads[f"tail.{k - 1}.0.weight"], grads[f"tail.{k - 1}.1.weight"] = d_hidden.t() @ x_rows, d_up
             tail_parts.append((rows, local_nll, d_hidden @ down))
         nll, dx, grads["head.weight"], d_bias = _softmax_nll_with_grads(
-            x, softmax.head.weight, softmax.head.bias, head_column, scale)
+            x, softmax.head.weight, softmax.head.bias, head_column, scale
+        )
         if d_bias is not None:
             grads["head.bias"] = d_bias
         for rows, local_nll, d_x_rows in tail_parts:

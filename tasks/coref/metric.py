@@ -18,6 +18,7 @@ does (documents matched by name, clusters in the order of their first mark):
 
 A cluster is a collection of mentions; a mention is any hashable (here ``(start, end)``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -108,7 +109,9 @@ def score_files(key_path, response_path) -> dict:
     """``coref_scores`` of two CoNLL-2012 files: documents matched by name (a key document missing
     from the response scores as an empty response), response clusters in file order."""
     from suite_common.errors import DataError
+
     from .reader import read_conll2012_coref
+
     key, _ = read_conll2012_coref(key_path)
     response, _ = read_conll2012_coref(response_path)
     by_name = {d["doc_key"]: d["clusters_in_file_order"] for d in response}
@@ -121,9 +124,13 @@ def score_files(key_path, response_path) -> dict:
 def main(argv=None) -> None:
     import argparse
     import json
+
     from suite_common.errors import SuiteError
-    ap = argparse.ArgumentParser(description="MUC, B3, CEAF-e and the CoNLL F1 of a response file against a key "
-                                 "file (CoNLL-2012 layout), as the reference scorer computes them.")
+
+    ap = argparse.ArgumentParser(
+        description="MUC, B3, CEAF-e and the CoNLL F1 of a response file against a key "
+        "file (CoNLL-2012 layout), as the reference scorer computes them."
+    )
     ap.add_argument("key", help="the gold file (CoNLL-2012 layout, coreference in the last column)")
     ap.add_argument("response", help="the system's file, same layout; documents matched to the key's by name")
     args = ap.parse_args(argv)

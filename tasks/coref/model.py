@@ -13,6 +13,7 @@ each span to its best antecedent (or none) and takes the connected clusters.
 
 Speaker and genre features of the original are OntoNotes metadata and are not used here.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,7 +52,7 @@ def prune_spans(scores: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, 
         if len(kept) == k:
             break
         s, e = s_list[i], e_list[i]
-        if e > s and (max_end_from[s + 1: e + 1].max() > e or min_start_to[s: e].min() < s):
+        if e > s and (max_end_from[s + 1 : e + 1].max() > e or min_start_to[s:e].min() < s):
             continue
         kept.append(i)
         max_end_from[s] = max(max_end_from[s], e)
@@ -91,8 +92,9 @@ class CorefModel(TaskModel):
         same = sentence_of_word[starts] == sentence_of_word[ends]
         return starts[same], ends[same]
 
-    def span_embeddings(self, text: torch.Tensor, outputs: torch.Tensor, starts: torch.Tensor,
-                        ends: torch.Tensor) -> torch.Tensor:
+    def span_embeddings(
+        self, text: torch.Tensor, outputs: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor
+    ) -> torch.Tensor:
         widths = ends - starts
         offsets = torch.arange(self.max_width, device=starts.device)
         index = (starts.unsqueeze(1) + offsets).clamp(max=text.shape[0] - 1)  # (C, W)
@@ -131,9 +133,13 @@ class CorefModel(TaskModel):
     @staticmethod
     def gold_cluster_of_spans(starts, ends, batch) -> torch.Tensor:
         """Each span's gold cluster id (-1 when it is not a gold mention)."""
-        gold = {(int(s), int(e)): int(c) for s, e, c in zip(batch["gold_starts"], batch["gold_ends"], batch["gold_clusters"])}
-        return torch.tensor([gold.get((int(s), int(e)), -1) for s, e in zip(starts, ends)], dtype=torch.long,
-                            device=starts.device)
+        gold = {
+            (int(s), int(e)): int(c)
+            for s, e, c in zip(batch["gold_starts"], batch["gold_ends"], batch["gold_clusters"])
+        }
+        return torch.tensor(
+            [gold.get((int(s), int(e)), -1) for s, e in zip(starts, ends)], dtype=torch.long, device=starts.device
+        )
 
     def loss_of(self, out: dict, batch: dict) -> torch.Tensor:
         """The negative marginal log-likelihood of every kept span's gold antecedents."""

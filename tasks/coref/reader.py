@@ -16,6 +16,7 @@ Each document becomes one example: ``doc_key`` (``<id>_<part>``), ``sentences`` 
 inclusive; sorted), and ``columns`` (every token line's columns but the last, to write
 predictions back in the same layout). Malformed input is an error naming the file and line.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,6 +25,7 @@ from pathlib import Path
 import datasets
 
 from suite_common.errors import DataError
+
 from ..text_files import text_lines
 
 _BEGIN = re.compile(r"#begin document \((.*)\);?\s*(?:part\s+(\S+))?\s*$")
@@ -67,7 +69,9 @@ class _Document:
                 self.open.setdefault(cluster, []).append((position, where))
             else:
                 if not self.open.get(cluster):
-                    raise DataError(f"{where}: '{cluster})' closes a mention of cluster {cluster} that was never opened")
+                    raise DataError(
+                        f"{where}: '{cluster})' closes a mention of cluster {cluster} that was never opened"
+                    )
                 start, _ = self.open[cluster].pop()
                 self.clusters.setdefault(cluster, []).append([start, position])
 
@@ -78,15 +82,23 @@ class _Document:
     def finish(self, where: str) -> dict:
         for cluster, stack in self.open.items():
             if stack:
-                raise DataError(f"{stack[-1][1]}: '({cluster}' is never closed before the end of document "
-                                f"{self.key} ({where})")
+                raise DataError(
+                    f"{stack[-1][1]}: '({cluster}' is never closed before the end of document {self.key} ({where})"
+                )
         sentences = [s for s in self.sentences if s]
         if not sentences:
             raise DataError(f"{self.where}: document {self.key} has no tokens")
         clusters = [sorted(mentions) for _, mentions in sorted(self.clusters.items())]
         in_order = [self.clusters[c] for c in self.order if c in self.clusters]  # mentions as completed
-        return {"doc_key": self.key, "doc_id": self.doc_id, "part": self.part, "sentences": sentences,
-                "clusters": clusters, "clusters_in_file_order": in_order, "columns": self.columns}
+        return {
+            "doc_key": self.key,
+            "doc_id": self.doc_id,
+            "part": self.part,
+            "sentences": sentences,
+            "clusters": clusters,
+            "clusters_in_file_order": in_order,
+            "columns": self.columns,
+        }
 
 
 def read_conll2012_coref(path: str | Path) -> tuple[datasets.Dataset, dict]:
@@ -124,9 +136,12 @@ def read_conll2012_coref(path: str | Path) -> tuple[datasets.Dataset, dict]:
         raise DataError(f"{path}: document {doc.key} has no '#end document'")
     if not documents:
         raise DataError(f"{path}: no documents")
-    stats = {"documents": len(documents), "tokens": sum(len(d["columns"]) for d in documents),
-             "mentions": sum(len(m) for d in documents for m in d["clusters"]),
-             "clusters": sum(len(d["clusters"]) for d in documents)}
+    stats = {
+        "documents": len(documents),
+        "tokens": sum(len(d["columns"]) for d in documents),
+        "mentions": sum(len(m) for d in documents for m in d["clusters"]),
+        "clusters": sum(len(d["clusters"]) for d in documents),
+    }
     return datasets.Dataset.from_list(documents), stats
 
 
@@ -146,7 +161,9 @@ def write_conll2012_coref(path: str | Path, documents, predicted_clusters: list[
                         marks.setdefault(start, []).append(f"({cluster_id}")
                         marks.setdefault(end, []).append(f"{cluster_id})")
             doc_id, part = (doc["doc_id"], doc["part"]) if doc.get("doc_id") else doc["doc_key"].rsplit("_", 1)
-            f.write(f"#begin document ({doc_id}); part {part}\n" if part is not None else f"#begin document ({doc_id});\n")
+            f.write(
+                f"#begin document ({doc_id}); part {part}\n" if part is not None else f"#begin document ({doc_id});\n"
+            )
             position = 0
             for sentence in doc["sentences"]:
                 for _ in sentence:

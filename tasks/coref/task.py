@@ -2,6 +2,7 @@
 appendix A.6). An example is a document (a window of at most ``max_training_sentences``
 sentences in training, as the original trains on truncated documents); the biLM reads each
 sentence once, stateless, through the activation cache, and the model sees the whole document."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,8 +31,14 @@ def from_hf_conll2012_coref(ds: datasets.Dataset) -> tuple[datasets.Dataset, dic
             offset += len(sentence["words"])
         part = doc["sentences"][0]["part_id"] if doc["sentences"] else 0
         columns = [[doc["document_id"], str(part), str(i), w] for s in sentences for i, w in enumerate(s)]
-        rows.append({"doc_key": f"{doc['document_id']}_{part}", "sentences": sentences,
-                     "clusters": [sorted(c) for _, c in sorted(clusters.items())], "columns": columns})
+        rows.append(
+            {
+                "doc_key": f"{doc['document_id']}_{part}",
+                "sentences": sentences,
+                "clusters": [sorted(c) for _, c in sorted(clusters.items())],
+                "columns": columns,
+            }
+        )
     return datasets.Dataset.from_list(rows), {"documents": len(rows)}
 
 
@@ -42,12 +49,18 @@ def windows(ds: datasets.Dataset, max_sentences: int) -> datasets.Dataset:
     for doc in ds:
         sentences = doc["sentences"]
         for first in range(0, len(sentences), max_sentences):
-            part = sentences[first: first + max_sentences]
+            part = sentences[first : first + max_sentences]
             start = sum(len(s) for s in sentences[:first])
             end = start + sum(len(s) for s in part)
             clusters = [[[s - start, e - start] for s, e in c if start <= s and e < end] for c in doc["clusters"]]
-            rows.append({"doc_key": f"{doc['doc_key']}#{first}", "sentences": part,
-                         "clusters": [c for c in clusters if c], "columns": doc["columns"][start:end]})
+            rows.append(
+                {
+                    "doc_key": f"{doc['doc_key']}#{first}",
+                    "sentences": part,
+                    "clusters": [c for c in clusters if c],
+                    "columns": doc["columns"][start:end],
+                }
+            )
     return datasets.Dataset.from_list(rows)
 
 

@@ -2,6 +2,7 @@
 (the paper's NER baseline uses "constrained Viterbi decoding", appendix A.7). Built on
 ``pytorch-crf``: the learned scores are kept in ``free_*`` parameters and the library's
 ``transitions``/``start_transitions``/``end_transitions`` become the scores plus a fixed mask."""
+
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,6 @@
 """Span F1 for NER, as the CoNLL-2003 ``conlleval`` script counts it (seqeval's default mode,
 which follows conlleval's chunk rules), over BIO/IOB2 tags."""
+
 from __future__ import annotations
 
 from seqeval.metrics import f1_score, precision_score, recall_score
@@ -11,11 +12,15 @@ def span_f1(gold: list[list[str]], pred: list[list[str]]) -> dict:
         raise ValueError("gold and predicted tag sequences differ in shape")
     per_type = {}
     for label in sorted({e[0] for seq in gold for e in get_entities(seq)}):
-        keep = lambda seq: [t if t != "O" and t[2:] == label else "O" for t in seq]
+        keep = lambda seq, label=label: [t if t != "O" and t[2:] == label else "O" for t in seq]
         g, p = [keep(s) for s in gold], [keep(s) for s in pred]
         per_type[label] = round(100 * f1_score(g, p), 2)
-    return {"f1": 100 * f1_score(gold, pred), "precision": 100 * precision_score(gold, pred),
-            "recall": 100 * recall_score(gold, pred), "f1_per_type": per_type}
+    return {
+        "f1": 100 * f1_score(gold, pred),
+        "precision": 100 * precision_score(gold, pred),
+        "recall": 100 * recall_score(gold, pred),
+        "f1_per_type": per_type,
+    }
 
 
 def conlleval_file(path) -> dict:

@@ -1,6 +1,7 @@
 """The paper's NER baseline (appendix A.7): word embeddings + character CNN -> stacked BiLSTMs ->
 dense -> CRF with constrained decoding over BIOUL tags. ELMo is concatenated with x_k at the input
 of the lowest BiLSTM and/or with h_k at the output of the top one (§3.3)."""
+
 from __future__ import annotations
 
 import torch
@@ -20,8 +21,9 @@ class NerTagger(TaskModel):
         self.embedder = TokenEmbedder.from_config(words, m)
         self.dropout = VariationalDropout(m.dropout)
         dims = [self.embedder.output_dim + features.input_dim] + [2 * h for h in m.hidden]
-        self.lstms = nn.ModuleList(nn.LSTM(dims[i], h, batch_first=True, bidirectional=True)
-                                   for i, h in enumerate(m.hidden))
+        self.lstms = nn.ModuleList(
+            nn.LSTM(dims[i], h, batch_first=True, bidirectional=True) for i, h in enumerate(m.hidden)
+        )
         self.output = nn.Linear(dims[-1] + features.output_dim, len(labels))
         self.crf = ConstrainedCRF(labels)
 

@@ -5,6 +5,7 @@ Local files (``data.dir``): the original 4-column format ``token POS chunk NER``
 dataset. Every example keeps the tags as in the file (``tags_file``) for prediction files, and
 ``tags`` in BIO/IOB2 for training and scoring.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +13,8 @@ from pathlib import Path
 import datasets
 
 from suite_common.errors import DataError as DataFormatError
-from ..text_files import text_lines
 
+from ..text_files import text_lines
 from .tags import iob1_to_bio
 
 
@@ -58,6 +59,7 @@ def read_conll2003_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
 def from_hf_conll2003(ds: datasets.Dataset) -> datasets.Dataset:
     """The hub copy (``tokens``, ``ner_tags`` as class ids with their names) as the reader's rows."""
     names = ds.features["ner_tags"].feature.names  # IOB2 already
-    return ds.map(lambda ex: {"tags": [names[t] for t in ex["ner_tags"]],
-                              "tags_file": [names[t] for t in ex["ner_tags"]]},
-                  remove_columns=[c for c in ds.column_names if c != "tokens"])
+    return ds.map(
+        lambda ex: {"tags": [names[t] for t in ex["ner_tags"]], "tags_file": [names[t] for t in ex["ner_tags"]]},
+        remove_columns=[c for c in ds.column_names if c != "tokens"],
+    )

@@ -1,5 +1,6 @@
 """Tag-scheme conversions for span tagging (CoNLL-2003 is IOB1; the CRF is trained on BIOUL,
 as in the paper's NER baseline, appendix A.7)."""
+
 from __future__ import annotations
 
 
@@ -56,12 +57,14 @@ def bioul_to_bio(tags: list[str]) -> list[str]:
 
 def allowed_transitions(labels: list[str]) -> list[tuple[int, int]]:
     """Pairs (i, j) of BIOUL tags that may follow each other; START/END handled by the caller."""
+
     def ok(a: str, b: str) -> bool:
         ka, la = (a[0], a[2:]) if a != "O" else ("O", "")
         kb, lb = (b[0], b[2:]) if b != "O" else ("O", "")
         if ka in "BI":
             return kb in "IL" and la == lb
         return kb in "OBU"
+
     return [(i, j) for i, a in enumerate(labels) for j, b in enumerate(labels) if ok(a, b)]
 
 

@@ -1,4 +1,5 @@
 """CoNLL-2003 NER as a task of the runner (Peters et al. 2018 §4 "Named entity extraction")."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +8,8 @@ import datasets
 import torch
 
 from ..base import Task
-from ..tokenizer import tokenize
 from ..hub import load_hub_split
+from ..tokenizer import tokenize
 from .metric import span_f1
 from .model import NerTagger
 from .reader import from_hf_conll2003, read_conll2003_file
@@ -60,18 +61,30 @@ class NerTask(Task):
     def read_raw(self, lines, where):
         """One sentence per line, tokenized by the project tokenizer (``tasks/tokenizer.py``)."""
         tokens = [tokenize(text) for text in lines["text"]]
-        return datasets.Dataset.from_dict({**lines, "tokens": tokens, "tags": [["O"] * len(t) for t in tokens],
-                                           "tags_file": [["O"] * len(t) for t in tokens]})
+        return datasets.Dataset.from_dict(
+            {
+                **lines,
+                "tokens": tokens,
+                "tags": [["O"] * len(t) for t in tokens],
+                "tags_file": [["O"] * len(t) for t in tokens],
+            }
+        )
 
     def raw_output(self, row, prediction):
         """The tokens, their BIO tags and the entities as token spans (``end`` exclusive)."""
         entities, start = [], None
         for i, tag in enumerate([*prediction, "O"]):
             if start is not None and not tag.startswith("I-"):
-                entities.append({"type": prediction[start][2:], "start": start, "end": i,
-                                 "text": " ".join(row["tokens"][start:i])})
+                entities.append(
+                    {"type": prediction[start][2:], "start": start, "end": i, "text": " ".join(row["tokens"][start:i])}
+                )
                 start = None
             if tag.startswith("B-") or (tag.startswith("I-") and start is None):
                 start = i
-        return {"line": row["line"], "text": row["text"], "tokens": row["tokens"], "tags": prediction,
-                "entities": entities}
+        return {
+            "line": row["line"],
+            "text": row["text"],
+            "tokens": row["tokens"],
+            "tags": prediction,
+            "entities": entities,
+        }

@@ -2,6 +2,7 @@
 soft alignment of premise and hypothesis -> enhancement [a; ã; a−ã; a⊙ã] -> projection (ReLU) ->
 composition BiLSTM -> mean and max pooling of both -> feed-forward classifier. ELMo goes at the
 input and/or the output of the lowest (input-encoder) BiLSTM; premise and hypothesis share the mixes."""
+
 from __future__ import annotations
 
 import torch
@@ -24,8 +25,9 @@ class Esim(TaskModel):
         enc = 2 * h + features.output_dim
         self.projection = nn.Sequential(nn.Linear(4 * enc, h), nn.ReLU())
         self.composition = nn.LSTM(h, h, batch_first=True, bidirectional=True)
-        self.classifier = nn.Sequential(nn.Dropout(m.dropout), nn.Linear(8 * h, h), nn.ReLU(),
-                                        nn.Dropout(m.dropout), nn.Linear(h, n_classes))
+        self.classifier = nn.Sequential(
+            nn.Dropout(m.dropout), nn.Linear(8 * h, h), nn.ReLU(), nn.Dropout(m.dropout), nn.Linear(h, n_classes)
+        )
 
     def encode(self, side: dict, elmo: dict) -> torch.Tensor:
         x = self.features.add_input(self.embedder(side["word_ids"], side["char_ids"]), elmo)
@@ -48,7 +50,10 @@ class Esim(TaskModel):
         b_tilde = torch.softmax(e.masked_fill(~pm.unsqueeze(2), float("-inf")), dim=1).transpose(1, 2) @ a  # (B, m, e)
         ma = self.projection(self.drop(torch.cat([a, a_tilde, a - a_tilde, a * a_tilde], -1)))  # (B, n, h)
         mb = self.projection(self.drop(torch.cat([b, b_tilde, b - b_tilde, b * b_tilde], -1)))  # (B, m, h)
-        va, vb = run_rnn(self.composition, self.drop(ma), pm), run_rnn(self.composition, self.drop(mb), hm)  # (B, ·, 2h)
+        va, vb = (
+            run_rnn(self.composition, self.drop(ma), pm),
+            run_rnn(self.composition, self.drop(mb), hm),
+        )  # (B, ·, 2h)
         return self.classifier(torch.cat([self.pool(va, pm), self.pool(vb, hm)], dim=-1))  # (B, classes)
 
     def loss_of(self, logits: torch.Tensor, batch: dict) -> torch.Tensor:

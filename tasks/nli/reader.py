@@ -5,6 +5,7 @@ tokenizer, ``tasks/tokenizer.py``) and a ``label`` in (entailment, neutral, cont
   label is ``-`` (no annotator majority) are dropped and counted. Default source: Hugging Face ``snli``.
 * SICK TSV with the header ``pair_ID sentence_A sentence_B entailment_label``.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,8 @@ import datasets
 
 from suite_common.errors import DataError as DataFormatError
 
-from ..tokenizer import tokenize
 from ..text_files import text_lines
+from ..tokenizer import tokenize
 
 LABELS = ["entailment", "neutral", "contradiction"]
 
@@ -74,8 +75,15 @@ def read_sick_tsv(path: str | Path) -> tuple[datasets.Dataset, dict]:
         cells = line.rstrip("\n").split("\t")
         if len(cells) != len(header):
             raise DataFormatError(f"{path}:{lineno}: expected {len(header)} tab-separated fields, got {len(cells)}")
-        rows.append(_row(cells[col["pair_ID"]], cells[col["sentence_A"]], cells[col["sentence_B"]],
-                         cells[col["entailment_label"]].lower(), f"{path}:{lineno}"))
+        rows.append(
+            _row(
+                cells[col["pair_ID"]],
+                cells[col["sentence_A"]],
+                cells[col["sentence_B"]],
+                cells[col["entailment_label"]].lower(),
+                f"{path}:{lineno}",
+            )
+        )
     if not rows:
         raise DataFormatError(f"{path}: no pairs")
     return _dataset(rows), {"pairs": len(rows)}

@@ -1,5 +1,6 @@
 """Entailment as a task of the runner (Peters et al. 2018 §4 "Textual entailment"). The biLM reads
 every distinct sentence once; premise and hypothesis rows point into that list."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,8 +11,8 @@ import torch
 from suite_common.errors import DataError
 
 from ..base import Task, set_column
-from ..tokenizer import tokenize
 from ..hub import load_hub_split
+from ..tokenizer import tokenize
 from .model import Esim
 from .reader import LABELS, from_hf_snli, read_sick_tsv, read_snli_jsonl
 
@@ -51,8 +52,11 @@ class NliTask(Task):
 
     def batch(self, ds, indices) -> dict:
         rows = ds.select(indices)
-        return {"premise": self.token_inputs(rows["premise"]), "hypothesis": self.token_inputs(rows["hypothesis"]),
-                "label": torch.tensor(list(rows["label"]))}
+        return {
+            "premise": self.token_inputs(rows["premise"]),
+            "hypothesis": self.token_inputs(rows["hypothesis"]),
+            "label": torch.tensor(list(rows["label"])),
+        }
 
     def predict(self, model, batch) -> list:
         return model(batch).predictions
@@ -63,14 +67,21 @@ class NliTask(Task):
         for g, p in zip(gold, predictions, strict=True):
             confusion[g][p] += 1
         per_class = {name: 100 * confusion[k][k] / max(1, sum(confusion[k])) for k, name in enumerate(LABELS)}
-        return {"accuracy": 100 * sum(confusion[k][k] for k in range(len(LABELS))) / len(gold),
-                "per_class_accuracy": per_class, "confusion_matrix": {"labels": LABELS, "rows_gold": confusion}}
+        return {
+            "accuracy": 100 * sum(confusion[k][k] for k in range(len(LABELS))) / len(gold),
+            "per_class_accuracy": per_class,
+            "confusion_matrix": {"labels": LABELS, "rows_gold": confusion},
+        }
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """``pair_id<TAB>gold<TAB>predicted`` with label names."""
         path = Path(f"{prefix}.tsv")
-        path.write_text("".join(f"{i}\t{LABELS[g]}\t{LABELS[p]}\n"
-                                for i, g, p in zip(ds["pair_id"], ds["label"], predictions, strict=True)))
+        path.write_text(
+            "".join(
+                f"{i}\t{LABELS[g]}\t{LABELS[p]}\n"
+                for i, g, p in zip(ds["pair_id"], ds["label"], predictions, strict=True)
+            )
+        )
         return path
 
     def read_raw(self, lines, where):
@@ -81,10 +92,20 @@ class NliTask(Task):
             if len(cells) != 2:
                 raise DataError(f"{where}:{line}: expected premise<TAB>hypothesis, got {len(cells)} field(s)")
             pairs.append(cells)
-        return datasets.Dataset.from_dict({**lines, "pair_id": [str(n) for n in lines["line"]],
-                                           "premise": [tokenize(p) for p, _ in pairs],
-                                           "hypothesis": [tokenize(h) for _, h in pairs], "label": [0] * len(pairs)})
+        return datasets.Dataset.from_dict(
+            {
+                **lines,
+                "pair_id": [str(n) for n in lines["line"]],
+                "premise": [tokenize(p) for p, _ in pairs],
+                "hypothesis": [tokenize(h) for _, h in pairs],
+                "label": [0] * len(pairs),
+            }
+        )
 
     def raw_output(self, row, prediction):
-        return {"line": row["line"], "premise": row["premise"], "hypothesis": row["hypothesis"],
-                "label": LABELS[prediction]}
+        return {
+            "line": row["line"],
+            "premise": row["premise"],
+            "hypothesis": row["hypothesis"],
+            "label": LABELS[prediction],
+        }

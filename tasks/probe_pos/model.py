@@ -2,6 +2,7 @@
 encoder layer, and one on the layers' learned mix (the run's ``elmo.*`` mix at ``position=probe``),
 trained side by side on the same batches. The heads share nothing, so their summed loss trains each
 as if alone (Adam's steps are per parameter; the probe's profile turns gradient clipping off)."""
+
 from __future__ import annotations
 
 import torch
@@ -18,8 +19,10 @@ class LayerProbe(TaskModel):
     def __init__(self, labels: list[str], features):
         super().__init__()
         if features.position != "probe":
-            raise ConfigError(f"the POS probe reads the encoder's layers itself (elmo.position=paper); got "
-                              f"elmo.position={features.position}")
+            raise ConfigError(
+                f"the POS probe reads the encoder's layers itself (elmo.position=paper); got "
+                f"elmo.position={features.position}"
+            )
         self.features = features
         self.heads = nn.ModuleList(nn.Linear(features.dim, len(labels)) for _ in range(features.num_layers + 1))
         self.names = [str(layer) for layer in range(features.num_layers)] + ["mix"]

@@ -1,5 +1,6 @@
 """The POS probe's data (Peters et al. 2018 §5.3, Table 6): ``token<TAB>tag`` lines, a blank line
 between sentences (the PTB WSJ sample here; the paper used the full WSJ)."""
+
 from __future__ import annotations
 
 from pathlib import Path

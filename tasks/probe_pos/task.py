@@ -2,6 +2,7 @@
 each frozen encoder layer holds, measured by a linear classifier per layer (and one on the learned
 mix) trained by the one trainer. Data: ``token<TAB>tag`` lines, a blank line between sentences (the
 PTB WSJ sample here; the paper used the full WSJ). Selection on dev by the mix's accuracy."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +18,9 @@ from .reader import read_tagged
 def read_tagged_dataset(path, cfg, split) -> tuple[datasets.Dataset, dict]:
     sentences, tags = read_tagged(path)
     return datasets.Dataset.from_dict({"tokens": sentences, "tags": tags}), {
-        "sentences": len(sentences), "tokens": sum(map(len, sentences))}
+        "sentences": len(sentences),
+        "tokens": sum(map(len, sentences)),
+    }
 
 
 class PosProbeTask(Task):
@@ -44,7 +47,9 @@ class PosProbeTask(Task):
         return LayerProbe(self.labels, features)
 
     def predict(self, model, batch) -> list:
-        return [{head: [self.labels[i] for i in seq] for head, seq in heads.items()} for heads in model(batch).predictions]
+        return [
+            {head: [self.labels[i] for i in seq] for head, seq in heads.items()} for heads in model(batch).predictions
+        ]
 
     def score(self, ds, predictions) -> dict:
         """Token accuracy of the mix (the dev metric) and of every layer's classifier."""
@@ -53,8 +58,11 @@ class PosProbeTask(Task):
         for head in predictions[0]:
             guessed = [t for p in predictions for t in p[head]]
             per_head[head] = 100 * sum(g == p for g, p in zip(gold, guessed, strict=True)) / len(gold)
-        return {"accuracy": per_head["mix"], "accuracy_per_layer": per_head,
-                "tokens_with_unseen_tag": sum(t not in self.label_index for t in gold)}
+        return {
+            "accuracy": per_head["mix"],
+            "accuracy_per_layer": per_head,
+            "tokens_with_unseen_tag": sum(t not in self.label_index for t in gold),
+        }
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """``token gold predicted`` per line (the mix's prediction), a blank line between sentences."""

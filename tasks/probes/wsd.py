@@ -5,6 +5,7 @@ of its word (the paper: WordNet's first sense, not available here). Data: the SE
 sample as shipped by NLTK (``<lexelt item> <instance id> <answer senseid> <context> <wf>...<head>``),
 each word's instances split deterministically 80/20 into train/test. The paper used SemCor and the
 all-words test sets: the numbers are not directly comparable."""
+
 from __future__ import annotations
 
 import random
@@ -15,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from suite_common.errors import ConfigError, DataError as DataFormatError
+from suite_common.errors import ConfigError
+from suite_common.errors import DataError as DataFormatError
 
 
 def read_senseval(path: str | Path) -> list[dict]:
@@ -41,8 +43,15 @@ def read_senseval(path: str | Path) -> list[dict]:
             tokens = [t if t.strip() else "_" for t in tokens]
             if head is None:
                 raise DataFormatError(f"{path}: instance {inst.get('id')} has no <head>")
-            out.append({"word": lexelt.get("item"), "id": inst.get("id"), "sense": answers[0].get("senseid"),
-                        "tokens": tokens, "head": head})
+            out.append(
+                {
+                    "word": lexelt.get("item"),
+                    "id": inst.get("id"),
+                    "sense": answers[0].get("senseid"),
+                    "tokens": tokens,
+                    "head": head,
+                }
+            )
     if not out:
         raise DataFormatError(f"{path}: no instances")
     return out
@@ -64,8 +73,9 @@ def split_80_20(instances: list[dict], seed: int = 0) -> tuple[list[dict], list[
 
 def most_frequent_senses(train: list[dict]) -> dict[str, str]:
     """Each word's most frequent training sense (the fallback, and the baseline beside the layers)."""
-    return {w: Counter(i["sense"] for i in train if i["word"] == w).most_common(1)[0][0]
-            for w in {i["word"] for i in train}}
+    return {
+        w: Counter(i["sense"] for i in train if i["word"] == w).most_common(1)[0][0] for w in {i["word"] for i in train}
+    }
 
 
 def nearest_sense_accuracy(train_vecs, train, test_vecs, test) -> tuple[float, dict]:
@@ -84,7 +94,9 @@ def nearest_sense_accuracy(train_vecs, train, test_vecs, test) -> tuple[float, d
             guess = frequent.get(inst["word"])
         per_word[inst["word"]] += 1
         correct[inst["word"]] += int(guess == inst["sense"])
-    return 100 * sum(correct.values()) / len(test), {w: round(100 * correct[w] / per_word[w], 2) for w in sorted(per_word)}
+    return 100 * sum(correct.values()) / len(test), {
+        w: round(100 * correct[w] / per_word[w], 2) for w in sorted(per_word)
+    }
 
 
 def run_wsd_probe(cfg, cache, out: dict) -> dict:
@@ -96,18 +108,34 @@ def run_wsd_probe(cfg, cache, out: dict) -> dict:
     heads = {}
     for name, part in (("train", train), ("test", test)):
         cached = cache.get([i["tokens"] for i in part], f"probe_wsd/{name}")
-        heads[name] = torch.stack([torch.from_numpy(np.array(cached.sentence(k)[:, inst["head"]], dtype=np.float32))
-                                   for k, inst in enumerate(part)])  # (N, L+1, D)
+        heads[name] = torch.stack(
+            [
+                torch.from_numpy(np.array(cached.sentence(k)[:, inst["head"]], dtype=np.float32))
+                for k, inst in enumerate(part)
+            ]
+        )  # (N, L+1, D)
     per_layer, per_word = {}, {}
     n_layers = heads["train"].shape[1]
     for layer in [*range(n_layers), "average"]:
         pick = (lambda x: x.mean(1)) if layer == "average" else (lambda x, k=layer: x[:, k])
-        per_layer[str(layer)], per_word[str(layer)] = nearest_sense_accuracy(pick(heads["train"]), train,
-                                                                             pick(heads["test"]), test)
+        per_layer[str(layer)], per_word[str(layer)] = nearest_sense_accuracy(
+            pick(heads["train"]), train, pick(heads["test"]), test
+        )
     best = max(per_layer, key=per_layer.get)
     frequent = most_frequent_senses(train)
     per_layer["most_frequent_sense"] = 100 * sum(frequent.get(i["word"]) == i["sense"] for i in test) / len(test)
-    return {**out, "dev": {"accuracy": per_layer["average"], "accuracy_per_layer": per_layer,
-                           "accuracy_per_word": per_word, "best_layer": best}, "metric": "accuracy",
-            "data_stats": {"train_instances": len(train), "test_instances": len(test),
-                           "senses": len({(i['word'], i['sense']) for i in instances})}}
+    return {
+        **out,
+        "dev": {
+            "accuracy": per_layer["average"],
+            "accuracy_per_layer": per_layer,
+            "accuracy_per_word": per_word,
+            "best_layer": best,
+        },
+        "metric": "accuracy",
+        "data_stats": {
+            "train_instances": len(train),
+            "test_instances": len(test),
+            "senses": len({(i["word"], i["sense"]) for i in instances}),
+        },
+    }

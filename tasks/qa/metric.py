@@ -1,6 +1,7 @@
 """Exact match and F1 as the official SQuAD v1.1 evaluation computes them: answers are normalized
 (lower case, punctuation removed, the articles a/an/the removed, whitespace collapsed); each
 prediction takes the maximum over the gold answers; the totals are means ×100."""
+
 from __future__ import annotations
 
 import re
@@ -36,5 +37,9 @@ def squad_scores(predictions: dict[str, str], golds: dict[str, list[str]]) -> di
     em = sum(max(exact_match(predictions.get(q, ""), g) for g in answers) for q, answers in golds.items())
     f = sum(max(f1(predictions.get(q, ""), g) for g in answers) for q, answers in golds.items())
     n = len(golds)
-    return {"exact_match": 100 * em / n, "f1": 100 * f / n, "questions": n,
-            "unanswered": sum(q not in predictions for q in golds)}
+    return {
+        "exact_match": 100 * em / n,
+        "f1": 100 * f / n,
+        "questions": n,
+        "unanswered": sum(q not in predictions for q in golds),
+    }

@@ -8,6 +8,7 @@ context] -> end scores, so the end is conditioned on the start.
 ELMo at the output (§3.3) is concatenated with the contextual BiGRU's output, before the
 attention, for both context and question (the same mixes serve both, as in the original code).
 Variational dropout precedes every GRU and linear layer."""
+
 from __future__ import annotations
 
 import torch

@@ -6,6 +6,7 @@ spans, and every gold answer text is kept for evaluation. An answer whose text i
 outside it, is an error naming the file and question id. An answer that does not line up with
 token boundaries is mapped to the tokens it overlaps (counted as ``answers_misaligned``).
 Default source: the Hugging Face ``squad`` dataset; ``data.dir`` reads local JSON files."""
+
 from __future__ import annotations
 
 import json
@@ -37,15 +38,17 @@ def answer_start(context: str, text: str, start: int, where: str, qid: str) -> t
         raise DataFormatError(f"{where}: question {qid}: answer_start must be an integer, got {start!r}")
     if not 0 <= start <= len(context):
         raise DataFormatError(f"{where}: question {qid}: answer offset {start} outside the context")
-    if context[start: start + len(text)] == text:
+    if context[start : start + len(text)] == text:
         return start, False
     found, at = [], context.find(text)
     while at != -1:
         found.append(at)
         at = context.find(text, at + 1)
     if not found:
-        raise DataFormatError(f"{where}: question {qid}: answer {text!r} is not in the context "
-                              f"(at answer_start {start}: {context[start: start + len(text)]!r})")
+        raise DataFormatError(
+            f"{where}: question {qid}: answer {text!r} is not in the context "
+            f"(at answer_start {start}: {context[start : start + len(text)]!r})"
+        )
     return min(found, key=lambda i: (abs(i - start), i)), True
 
 
@@ -62,19 +65,29 @@ def _examples(records, where: str) -> tuple[list[dict], dict]:
             spans = []
             for a in qa["answers"]:
                 if not isinstance(a, dict) or "text" not in a or "answer_start" not in a:
-                    raise DataFormatError(f"{where}: question {qa['id']}: an answer needs 'text' and 'answer_start', "
-                                          f"got {a!r}")
+                    raise DataFormatError(
+                        f"{where}: question {qa['id']}: an answer needs 'text' and 'answer_start', got {a!r}"
+                    )
                 start, realigned = answer_start(context, a["text"], a["answer_start"], where, qa["id"])
                 stats["answers_realigned"] += realigned
                 end = start + len(a["text"])
                 first, last = char_span_to_tokens(offsets, start, end)
-                if context[offsets[first][0]: offsets[last][1]] != a["text"]:
+                if context[offsets[first][0] : offsets[last][1]] != a["text"]:
                     stats["answers_misaligned"] += 1
                 spans.append([first, last])
-            rows.append({"id": qa["id"], "context_id": ctx_id, "context": context, "question": qa["question"],
-                         "context_tokens": [t for t, _, _ in toks], "offsets": [list(o) for o in offsets],
-                         "question_tokens": tokenize(qa["question"]), "answers": [a["text"] for a in qa["answers"]],
-                         "spans": spans})
+            rows.append(
+                {
+                    "id": qa["id"],
+                    "context_id": ctx_id,
+                    "context": context,
+                    "question": qa["question"],
+                    "context_tokens": [t for t, _, _ in toks],
+                    "offsets": [list(o) for o in offsets],
+                    "question_tokens": tokenize(qa["question"]),
+                    "answers": [a["text"] for a in qa["answers"]],
+                    "spans": spans,
+                }
+            )
             stats["questions"] += 1
     return rows, stats
 
@@ -85,16 +98,25 @@ def read_squad_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise DataFormatError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
-    records, n = [], 0
+    records, n, where = [], 0, "the top level"
     try:
         for a, article in enumerate(data["data"]):
+            where = f"article {a}"
             for p, para in enumerate(article["paragraphs"]):
-                records.append({"context": para["context"], "context_id": n, "first_of_context": 1,
-                                "qas": [{"id": q["id"], "question": q["question"], "answers": q["answers"]}
-                                        for q in para["qas"]]})
+                where = f"article {a}, paragraph {p}"
+                records.append(
+                    {
+                        "context": para["context"],
+                        "context_id": n,
+                        "first_of_context": 1,
+                        "qas": [
+                            {"id": q["id"], "question": q["question"], "answers": q["answers"]} for q in para["qas"]
+                        ],
+                    }
+                )
                 n += 1
     except (KeyError, TypeError) as e:
-        raise DataFormatError(f"{path}: not SQuAD v1.1 JSON (missing {e} in article {a}, paragraph {p})") from None
+        raise DataFormatError(f"{path}: not SQuAD v1.1 JSON (missing {e} in {where})") from None
     rows, stats = _examples(records, str(path))
     if not rows:
         raise DataFormatError(f"{path}: no questions")
@@ -108,7 +130,13 @@ def from_hf_squad(ds: datasets.Dataset, where: str) -> tuple[datasets.Dataset, d
     for ex in ds:
         ctx = ids.setdefault(ex["context"], len(ids))
         answers = [{"text": t, "answer_start": s} for t, s in zip(ex["answers"]["text"], ex["answers"]["answer_start"])]
-        records.append({"context": ex["context"], "context_id": ctx, "first_of_context": int(ctx == len(ids) - 1),
-                        "qas": [{"id": ex["id"], "question": ex["question"], "answers": answers}]})
+        records.append(
+            {
+                "context": ex["context"],
+                "context_id": ctx,
+                "first_of_context": int(ctx == len(ids) - 1),
+                "qas": [{"id": ex["id"], "question": ex["question"], "answers": answers}],
+            }
+        )
     rows, stats = _examples(records, where)
     return datasets.Dataset.from_list(rows), stats

@@ -1,5 +1,6 @@
 """SQuAD v1.1 as a task of the runner (Peters et al. 2018 §4 "Question answering"). The biLM reads
 each distinct context once and each question once; question and context share the ELMo mixes."""
+
 from __future__ import annotations
 
 import random
@@ -68,7 +69,9 @@ class QaTask(Task):
         out, current, longest = [], [], 0
         for i in order:
             longest_if = max(longest, lengths[i])
-            if current and (len(current) >= batch_size or longest_if * (len(current) + 1) > self.cfg.max_tokens_per_batch):
+            if current and (
+                len(current) >= batch_size or longest_if * (len(current) + 1) > self.cfg.max_tokens_per_batch
+            ):
                 out.append(current)
                 current, longest_if = [], lengths[i]
             current.append(i)
@@ -78,15 +81,20 @@ class QaTask(Task):
     def batch(self, ds, indices) -> dict:
         rows = ds.select(indices)
         spans = [s[0] for s in rows["spans"]]
-        return {"context": self.token_inputs(rows["context_tokens"]), "question": self.token_inputs(rows["question_tokens"]),
-                "start": torch.tensor([s[0] for s in spans]), "end": torch.tensor([s[1] for s in spans])}
+        return {
+            "context": self.token_inputs(rows["context_tokens"]),
+            "question": self.token_inputs(rows["question_tokens"]),
+            "start": torch.tensor([s[0] for s in spans]),
+            "end": torch.tensor([s[1] for s in spans]),
+        }
 
     def predict(self, model, batch) -> list:
         return model(batch).predictions
 
     def answer_texts(self, ds, predictions) -> dict[str, str]:
-        return {ex["id"]: ex["context"][ex["offsets"][i][0]: ex["offsets"][j][1]]
-                for ex, (i, j) in zip(ds, predictions)}
+        return {
+            ex["id"]: ex["context"][ex["offsets"][i][0] : ex["offsets"][j][1]] for ex, (i, j) in zip(ds, predictions)
+        }
 
     def score(self, ds, predictions) -> dict:
         return squad_scores(self.answer_texts(ds, predictions), dict(zip(ds["id"], ds["answers"])))
@@ -94,6 +102,7 @@ class QaTask(Task):
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """``{question id: answer text}``, the official SQuAD v1.1 prediction format."""
         import json
+
         path = Path(f"{prefix}.json")
         path.write_text(json.dumps(self.answer_texts(ds, predictions), ensure_ascii=False, indent=1))
         return path
@@ -105,6 +114,6 @@ def clustered_batches(lengths: list[int], batch_size: int, rng: random.Random, b
     order = list(range(len(lengths)))
     rng.shuffle(order)
     order.sort(key=lambda i: lengths[i] // bucket)
-    out = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    out = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     rng.shuffle(out)
     return out

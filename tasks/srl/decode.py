@@ -1,6 +1,7 @@
 """Viterbi decoding of per-token tag scores constrained to valid BIO sequences (He et al. 2017,
 used by the paper's SRL model, appendix A.5): I-X may only follow B-X or I-X, and no sequence
 starts with I-X."""
+
 from __future__ import annotations
 
 import torch

@@ -2,6 +2,7 @@
 (srl-eval.pl) counts them: the predicate (V) is not counted; a continuation span C-X joins the
 preceding X argument into one discontinuous argument, which is right only if every piece is;
 reference arguments R-X are arguments of their own type. Per-role breakdown included."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -52,9 +53,15 @@ def srl_scores(gold: list[list[str]], pred: list[list[str]]) -> dict:
             counts[name].update(a[0] for a in args)
     total = _prf(sum(counts["correct"].values()), sum(counts["predicted"].values()), sum(counts["gold"].values()))
     roles = sorted(set(counts["gold"]) | set(counts["predicted"]))
-    total["per_role"] = {r: {**{k: round(v, 2) for k, v in _prf(counts["correct"][r], counts["predicted"][r],
-                                                                counts["gold"][r]).items()},
-                             "gold": counts["gold"][r]} for r in roles}
+    total["per_role"] = {
+        r: {
+            **{
+                k: round(v, 2) for k, v in _prf(counts["correct"][r], counts["predicted"][r], counts["gold"][r]).items()
+            },
+            "gold": counts["gold"][r],
+        }
+        for r in roles
+    }
     return total
 
 

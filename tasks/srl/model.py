@@ -4,6 +4,7 @@ left-to-right when l is even, right-to-left when odd) and highway connections be
 per-token tag scores; decoding is BIO-constrained Viterbi. He et al.'s recurrent (hidden-to-hidden)
 dropout is approximated by variational dropout on every layer's input, since ``nn.LSTM`` has no
 recurrent dropout."""
+
 from __future__ import annotations
 
 import torch

@@ -10,6 +10,7 @@
   a column without ``V`` uses the sense token and is counted. Multiword-token ranges and empty nodes
   are skipped and counted.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,7 +20,6 @@ import datasets
 from suite_common.errors import DataError as DataFormatError
 
 from ..text_files import text_lines
-
 
 
 def _dataset(rows: list[dict]) -> datasets.Dataset:
@@ -69,7 +69,9 @@ def read_conll2012_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
             tags = brackets_to_bio([c[11 + p] for _, c in block], f"{where} (predicate column {p + 1})")
             if "B-V" not in tags:
                 raise DataFormatError(f"{where}: predicate column {p + 1} has no (V*)")
-            rows.append({"tokens": tokens, "predicate": tags.index("B-V"), "tags": tags, "sentence": stats["sentences"] - 1})
+            rows.append(
+                {"tokens": tokens, "predicate": tags.index("B-V"), "tags": tags, "sentence": stats["sentences"] - 1}
+            )
             stats["predicates"] += 1
         block.clear()
 
@@ -93,9 +95,15 @@ def read_conll2012_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
 def read_conllu_propbank_file(path: str | Path) -> tuple[datasets.Dataset, dict]:
     path = Path(path)
     rows = []
-    stats = {"sentences": 0, "predicates": 0, "sentences_without_predicate": 0, "predicates_without_V": 0,
-             "unannotated_sentences_skipped": 0, "multiword_ranges_skipped": 0,
-             "empty_nodes_skipped": 0}
+    stats = {
+        "sentences": 0,
+        "predicates": 0,
+        "sentences_without_predicate": 0,
+        "predicates_without_V": 0,
+        "unannotated_sentences_skipped": 0,
+        "multiword_ranges_skipped": 0,
+        "empty_nodes_skipped": 0,
+    }
     block, start, unannotated = [], 0, False
 
     def flush():
@@ -162,7 +170,13 @@ def from_hf_conll2012(ds: datasets.Dataset) -> datasets.Dataset:
         for sentence in doc["sentences"]:
             for frame in sentence["srl_frames"]:
                 if "B-V" in frame["frames"]:
-                    rows.append({"tokens": sentence["words"], "predicate": frame["frames"].index("B-V"),
-                                 "tags": frame["frames"], "sentence": n})
+                    rows.append(
+                        {
+                            "tokens": sentence["words"],
+                            "predicate": frame["frames"].index("B-V"),
+                            "tags": frame["frames"],
+                            "sentence": n,
+                        }
+                    )
             n += 1
     return _dataset(rows)

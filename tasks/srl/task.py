@@ -1,5 +1,6 @@
 """SRL as a task of the runner (Peters et al. 2018 §4): one example per (sentence, predicate); the
 biLM reads each sentence once and every predicate of the sentence shares its activations."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +13,10 @@ from .metric import srl_scores, write_props
 from .model import SrlTagger
 from .reader import from_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
 
-READERS = {"conllu": lambda path, cfg, split: read_conllu_propbank_file(path),
-           "conll2012": lambda path, cfg, split: read_conll2012_file(path)}
+READERS = {
+    "conllu": lambda path, cfg, split: read_conllu_propbank_file(path),
+    "conll2012": lambda path, cfg, split: read_conll2012_file(path),
+}
 
 
 def with_bilm_rows(ds):
@@ -27,7 +30,12 @@ def with_bilm_rows(ds):
 class SrlTask(Task):
     name, metric = "srl", "f1"
     readers = READERS  # conllu (first: the default) | conll2012
-    NOTICES = ("predicates_without_V", "unannotated_sentences_skipped", "multiword_ranges_skipped", "empty_nodes_skipped")
+    NOTICES = (
+        "predicates_without_V",
+        "unannotated_sentences_skipped",
+        "multiword_ranges_skipped",
+        "empty_nodes_skipped",
+    )
 
     def read_hf(self, data_cfg, split):
         return from_hf_conll2012(load_hub_split(data_cfg, split)), {}

@@ -1,5 +1,6 @@
 """Sentence classifier for SST (appendix A.8, simplified BCN): x_k (+ ELMo) -> BiLSTM
 (-> [h_k; ELMo]) -> max and mean pooling -> two-layer feed-forward network with ReLU and dropout."""
+
 from __future__ import annotations
 
 import torch
@@ -17,11 +18,17 @@ class SentimentClassifier(TaskModel):
         self.features = features
         self.embedder = TokenEmbedder.from_config(words, m)
         self.dropout = VariationalDropout(m.dropout)
-        self.lstm = nn.LSTM(self.embedder.output_dim + features.input_dim, m.hidden, batch_first=True,
-                            bidirectional=True)
+        self.lstm = nn.LSTM(
+            self.embedder.output_dim + features.input_dim, m.hidden, batch_first=True, bidirectional=True
+        )
         pooled = 2 * (2 * m.hidden + features.output_dim)
-        self.classifier = nn.Sequential(nn.Dropout(m.dropout), nn.Linear(pooled, m.feedforward), nn.ReLU(),
-                                        nn.Dropout(m.dropout), nn.Linear(m.feedforward, n_classes))
+        self.classifier = nn.Sequential(
+            nn.Dropout(m.dropout),
+            nn.Linear(pooled, m.feedforward),
+            nn.ReLU(),
+            nn.Dropout(m.dropout),
+            nn.Linear(m.feedforward, n_classes),
+        )
 
     def scores(self, batch: dict) -> torch.Tensor:
         """Class logits (batch, classes)."""

@@ -5,6 +5,7 @@ The sentence label is the root's. ``binary`` drops neutral (2) and maps 0-1 -> 0
 (subtree) with at least that many tokens, as its own example. Default source: the Hugging Face
 ``sst`` dataset with trees (``dictionary``-free ``ptb`` config); ``data.dir`` reads local files.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,8 +46,10 @@ def parse_tree(text: str, where: str):
             end = text.index(")", pos)
             token = text[pos:end]
             if not token or any(c.isspace() for c in token):
-                raise DataFormatError(f"{where}: {'empty token' if not token else f'token with a space {token!r}'} "
-                                      f"at column {pos + 1} (a leaf is one token)")
+                raise DataFormatError(
+                    f"{where}: {'empty token' if not token else f'token with a space {token!r}'} "
+                    f"at column {pos + 1} (a leaf is one token)"
+                )
             result = (int(label), token)
             pos = end
         if pos >= len(text) or text[pos] != ")":
@@ -112,8 +115,10 @@ def from_hf_sst(ds: datasets.Dataset, where: str, binary: bool = False) -> tuple
     """The hub copy's ``ptb`` configuration (one ``ptb_tree`` string per sentence) as the reader's rows."""
     rows = [read_tree_line(t, f"{where}:{i + 1}", binary) for i, t in enumerate(ds["ptb_tree"])]
     kept = [r for r in rows if r is not None]
-    return (datasets.Dataset.from_dict({"tokens": [r[0] for r in kept], "label": [r[1] for r in kept]}),
-            {"trees": len(rows), "neutral_dropped": len(rows) - len(kept)})
+    return (
+        datasets.Dataset.from_dict({"tokens": [r[0] for r in kept], "label": [r[1] for r in kept]}),
+        {"trees": len(rows), "neutral_dropped": len(rows) - len(kept)},
+    )
 
 
 def read_tree_line(text: str, where: str, binary: bool):

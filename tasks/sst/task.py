@@ -1,4 +1,5 @@
 """SST-5 (or binary) sentence classification as a task of the runner (§4 "Sentiment analysis")."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +8,8 @@ import datasets
 import torch
 
 from ..base import Task
-from ..tokenizer import tokenize
 from ..hub import load_hub_split
+from ..tokenizer import tokenize
 from .model import SentimentClassifier
 from .reader import from_hf_sst, read_sst_file
 
@@ -58,5 +59,10 @@ class SstTask(Task):
 
     def raw_output(self, row, prediction):
         name = ("negative", "positive")[prediction] if self.cfg.binary else self.FINE[prediction]
-        return {"line": row["line"], "text": row["text"], "tokens": row["tokens"], "label": int(prediction),
-                "label_name": name}
+        return {
+            "line": row["line"],
+            "text": row["text"],
+            "tokens": row["tokens"],
+            "label": int(prediction),
+            "label_name": name,
+        }
