@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -57,6 +58,12 @@ def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = ""
     return f"python -m reporting.report --runs {' '.join(map(str, runs or [out / 'runs']))}{extra}{options}"
 
 
+def general_runs_root(command: str) -> str:
+    """A record's command with its ``runs_root=PATH`` written ``runs_root=RUNS``: the path is where the
+    runs were made, which says nothing about the result and differs from machine to machine."""
+    return re.sub(r"(?<!\S)runs_root=\S+", "runs_root=RUNS", command)
+
+
 def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
     """Which commands, on which hardware and when, made the records behind a table."""
     if sources is None or sources.empty:
@@ -74,9 +81,14 @@ def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
         "Commands (each record's `run_dir` names its own overrides):",
         "",
     ]
-    lines += [
-        f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in sources.command.value_counts().sort_index().items()
-    ]
+    commands = sources.command.map(general_runs_root)
+    lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in commands.value_counts().sort_index().items()]
+    if commands.str.contains("runs_root=RUNS", regex=False).any():
+        lines += [
+            "",
+            "`RUNS`: the runs root the records were made under (a path on the machine that made them); "
+            "the records themselves are in `runs/` beside this table.",
+        ]
     lines += ["", f"Rebuilt from the records with `{target.rebuild}`."]
     return "\n".join(lines) + "\n"
 

@@ -581,3 +581,13 @@ def test_a_run_fills_every_cell_its_configuration_is_however_its_command_spelled
     report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
     table3 = (tmp_path / "out" / "table3.csv").read_text()
     assert f"{demo['dev']['f1']:.2f} (n=1)" in table3.splitlines()[1] and not (tmp_path / "out" / "extras.md").exists()
+
+
+def test_footers_write_the_runs_root_as_RUNS():
+    """A record's runs root is where it was made, not what it is: footers name it ``runs_root=RUNS``."""
+    assert report.general_runs_root("python run.py task=ner seed=0 runs_root=/work/x/y threads=1") == (
+        "python run.py task=ner seed=0 runs_root=RUNS threads=1"
+    )
+    assert (
+        report.general_runs_root("python run.py task=ner my_runs_root=/a") == "python run.py task=ner my_runs_root=/a"
+    )
