@@ -20,7 +20,7 @@ def documented_flags() -> dict[str, set[str]]:
                 continue
             for line in re.sub(r"\\\n\s*", " ", block.group(2)).splitlines():
                 argv = shlex.split(line, comments=True)
-                if len(argv) > 2 and argv[:2] == ["python", "-m"]:
+                if len(argv) > 2 and argv[0] in ("python", ".venv/bin/python") and argv[1] == "-m":
                     found = {a.strip("[]").split("=")[0] for a in argv[3:] if a.strip("[]").startswith("--")}
                     flags.setdefault(argv[2], set()).update(found)
     return flags

@@ -85,6 +85,43 @@ def documented_commands() -> list[tuple[str, list[str]]]:
     return out
 
 
+VENV = ".venv/bin/"  # the Makefile's VENV: what `make demo` / `make test` create, and what the documents name
+
+
+def test_documented_commands_name_the_venv_and_run_in_a_new_shell():
+    """Every documented Python command names ``.venv/bin/python`` (or the venv's ``torchrun``), never a bare
+    ``python`` that a new shell would resolve to the system's; that interpreter, started from the checkout
+    in a shell without ``VIRTUAL_ENV`` and without the venv on ``PATH``, imports what the commands need."""
+    import os
+
+    bare = [(w, " ".join(a)) for w, a in documented_commands() if a[0] in ("python", "python3", "torchrun")]
+    assert not bare, f"commands that a new shell runs with the system's interpreter: {bare[:5]}"
+    assert re.search(r"^VENV\s*\?=\s*\.venv$", (REPO / "Makefile").read_text(), re.M)
+    # the interpreter the documents name; under `make test-latest` the tests run in .venv-latest instead,
+    # which the same check is made with (the documents' .venv is the one `make test` builds)
+    documented = REPO / VENV / "python"
+    interpreter = documented if Path(sys.prefix).resolve() == (REPO / ".venv").resolve() else Path(sys.executable)
+    shell = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
+    done = subprocess.run(
+        [str(interpreter), "-c", "import hydra, torch, transformers, elmo_core, tasks, reporting; print('ok')"],
+        cwd=REPO,
+        env=shell,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    done = subprocess.run(
+        [str(interpreter), "run.py", "--help"], cwd=REPO, env=shell, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and "modes (mode=)" in done.stdout, done.stderr[-2000:]
+
+
+def as_run(argv: list[str]) -> list[str]:
+    """A documented command as this test runs it: ``.venv/bin/X`` -> ``X`` (the test's own interpreter)."""
+    return [argv[0][len(VENV) :] if argv[0].startswith(VENV) else argv[0], *argv[1:]]
+
+
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     """A tiny exported biLM (with vocabulary and softmax, so fine-tuning works too), tiny texts."""
@@ -259,7 +296,7 @@ def reads_committed_results(argv: list[str]) -> bool:
 
 @pytest.mark.parametrize("part", ["runs and tools", "reports of the committed records"])
 def test_every_documented_command_runs(part, env, tmp_path):
-    commands = documented_commands()
+    commands = [(w, as_run(a)) for w, a in documented_commands()]
     assert len(commands) > 30
     commands = [(w, a) for w, a in commands if reads_committed_results(a) == (part != "runs and tools")]
     assert commands
