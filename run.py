@@ -8,6 +8,8 @@ Modes:
   evaluate  checkpoint=<run dir> data.test_path=FILE: score a trained model on any file.
   predict   checkpoint=<run dir> data.test_path=RAW.txt: tag, classify or pair raw text (tasks/predictor.py).
   finetune  fine-tune the biLM on the task's text only (Table 7).
+  dry_run   what train would do (run directory, skip / resume / train) and whether its activation
+            cache fits the disk and cache.max_gb; reads the data, builds and writes nothing.
   embed_sample  embed CoNLL-2003 dev sentences with the configured biLM and report tokens/s, into
             embed_sample.out (outputs/embed_sample); ``make demo`` is a training run, not this.
 """
@@ -57,13 +59,18 @@ def embed_sample(cfg: DictConfig, out_dir: Path) -> None:
 
 
 def mode_dir(mode: str, runs_root: str, task: str, overrides: str, embed_sample_out: str) -> str:
-    """Hydra's output directory: a run directory per configuration for train and finetune (evaluate
-    and predict write beside their checkpoint; the directory Hydra makes for them is removed when
-    left unused), ``embed_sample.out`` for embed_sample."""
+    """Hydra's output directory: a run directory per configuration for train and finetune,
+    ``embed_sample.out`` for embed_sample. evaluate and predict write beside their checkpoint and
+    dry_run writes nothing: the directory Hydra makes for them is a scratch one in the system's
+    temporary directory (nothing is written into it), never a run directory another run may be using."""
+    import tempfile
+
     from tasks.run_records import run_dir_name
 
     if mode == "embed_sample":
         return embed_sample_out
+    if mode in ("evaluate", "predict", "dry_run"):
+        return str(Path(tempfile.gettempdir()) / "elmo_suite_scratch")
     return f"{runs_root}/{task}/{run_dir_name(overrides)}"
 
 
@@ -84,6 +91,7 @@ def main(cfg: DictConfig) -> None:
     from tasks.config_schema import validate
 
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
+    from tasks.dry_run import dry_run
     from tasks.predictor import predict_mode
 
     modes = {
@@ -92,17 +100,16 @@ def main(cfg: DictConfig) -> None:
         "finetune": runner.finetune,
         "embed_sample": embed_sample,
         "predict": predict_mode,
+        "dry_run": dry_run,
     }
     try:
-        if cfg.mode not in ("train", "finetune"):  # those validate in their RunPlan, the others here
+        if cfg.mode not in ("train", "finetune", "dry_run"):  # those validate in their RunPlan, the others here
             validate(cfg)
         set_threads(cfg)
         if cfg.mode == "embed_sample":  # train and finetune write theirs into the run directory they choose
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         modes[cfg.mode](cfg, out_dir)
-        if cfg.mode in ("evaluate", "predict"):  # their files are beside the checkpoint
-            remove_if_unused(out_dir, Path(cfg.runs_root))
     except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
         line = one_line(e, out_dir)
         if line is None:  # a programming error: the traceback is the report

@@ -57,7 +57,7 @@ def device(v):
 
 PROBABILITY = number(0, 1, high_open=True)
 RULES = {
-    "mode": one_of("train", "evaluate", "predict", "finetune", "embed_sample"),
+    "mode": one_of("train", "evaluate", "predict", "finetune", "embed_sample", "dry_run"),
     "seed": integer(0),
     "device": device,
     "threads": lambda v: (

@@ -161,7 +161,7 @@ def test_realigned_answers_are_warned_in_the_runs_output(bilm_files, tmp_path, c
         ("elmo.dropout=1.2", "error: elmo.dropout=1.2: must be less than 1"),
         ("task.model.dropout=-0.1", "error: task.model.dropout=-0.1: must be at least 0"),
         ("trainer.lr=0", "error: trainer.lr=0: must be greater than 0"),
-        ("mode=serve", "error: mode='serve': must be one of train, evaluate, predict, finetune, embed_sample"),
+        ("mode=serve", "error: mode='serve': must be one of train, evaluate, predict, finetune, embed_sample, dry_run"),
     ],
 )
 def test_impossible_values_fail_at_start_up_with_one_line(tmp_path, override, message):

@@ -1,0 +1,116 @@
+"""``mode=dry_run``: what ``mode=train`` would do with a configuration, and whether it fits this machine,
+without building a model or writing a file (the run machinery of Peters et al. 2018's experiments, §4).
+
+    .venv/bin/python run.py task=qa profile=paper source=local +ablation=elmo mode=dry_run
+
+It composes and validates the configuration as a run does, computes the run's identity, reads the
+data (so a malformed file is reported now, with its file and line), and says:
+
+* where the run would write and whether it would be skipped (a record of this identity exists under
+  the runs root), resumed (a training state of this identity is in its directory) or trained;
+* the training examples and batches per epoch;
+* with ELMo and the activation cache: the cache entries still missing, their size, and whether they
+  fit ``cache.max_gb`` and the free disk (the check a run makes before writing any);
+* the memory available now. Time is not estimated here: ``benchmarks.paper_scale`` measures it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from encoders.activation_cache import size_text
+
+from . import train_state
+from .run_plan import RunPlan
+from .run_records import finished_run, read_record, run_dir_name
+from .run_settings import uses_encoder
+
+
+def launch_dir(cfg: DictConfig) -> Path:
+    """The directory ``mode=train`` would be launched in: the runs root, the task, the overrides' name."""
+    from hydra.core.hydra_config import HydraConfig
+
+    overrides = HydraConfig.get().job.override_dirname if HydraConfig.initialized() else ""
+    return Path(cfg.runs_root) / str(cfg.task.name) / run_dir_name(overrides)
+
+
+def memory_available_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024 / 1e9
+    except OSError:
+        pass
+    return None
+
+
+def cache_plan(cfg: DictConfig, source, named: dict[str, list[list[str]]]) -> dict:
+    """The activation cache entries still missing for ``named`` (split -> sentences), their size, and
+    whether they fit ``cache.max_gb`` and the free disk under the cache root."""
+    cache = source.cache()
+    missing = {name: s for name, s in named.items() if not cache.has(s)}
+    need = sum(cache.planned_bytes(s) for s in missing.values())
+    existing = cache.root
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    free = shutil.disk_usage(existing).free
+    max_gb = source.cache_settings.max_gb
+    fits = need <= free and (max_gb is None or need <= max_gb * 1e9)
+    return {
+        "root": str(cache.root),
+        "missing": sorted(missing),
+        "bytes_needed": need,
+        "needed": size_text(need),
+        "free": size_text(free),
+        "max_gb": max_gb,
+        "fits": fits,
+    }
+
+
+def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
+    """What ``mode=train`` would do with ``cfg`` (printed, and returned as a dict)."""
+    from .runner import make_task, task_version, training_splits
+
+    plan = RunPlan.resolve(cfg, task_version(cfg.task.name))
+    where = launch_dir(cfg)
+    previous = finished_run(where, Path(cfg.runs_root), plan.digest, plan.record_name)
+    report = {"task": str(cfg.task.name), "digest": plan.digest, "run_dir": str(where), "kind": plan.kind}
+    state = where / "train_state.pt"
+    if previous is not None:
+        report["would"] = f"skip: this configuration already has its record ({previous['run_dir']})"
+    elif state.exists():
+        report["would"] = f"resume after epoch {train_state.read(state, plan.digest)['epoch']} ({state})"
+    else:
+        other = read_record(where / plan.record_name) if (where / plan.record_name).exists() else None
+        report["would"] = "train" + (
+            f" (recorded in {where.name}@{plan.digest}: {where.name} holds another identity)"
+            if other is not None
+            else ""
+        )
+    if plan.kind == "task":
+        task = make_task(cfg)
+        splits = training_splits(cfg, task)
+        report["data"] = task.data_stats
+        batches = task.batches(splits["train"], int(cfg.trainer.batch_size), shuffle=False)
+        report["train_examples"], report["batches_per_epoch"] = len(splits["train"]), len(batches)
+        report["max_epochs"] = int(cfg.trainer.max_epochs)
+        if uses_encoder(cfg) and plan.source.cache_settings.enabled:
+            named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
+            report["cache"] = cache_plan(cfg, plan.source, named)
+    memory = memory_available_gb()
+    report["memory_available"] = f"{memory:.1f} GB" if memory is not None else "unknown"
+    print(json.dumps(report, indent=2))
+    cache = report.get("cache")
+    if cache and not cache["fits"]:
+        print(
+            f"does NOT fit: the activation cache needs {cache['needed']} ({cache['free']} free, cache.max_gb="
+            f"{cache['max_gb']}); use cache.dtype=float16 or cache.enabled=false",
+            flush=True,
+        )
+    elif cache:
+        print(f"fits: the activation cache needs {cache['needed']} more ({cache['free']} free)", flush=True)
+    return report

@@ -1,0 +1,67 @@
+"""``mode=dry_run``: what a training run would do and whether its cache fits, with nothing written."""
+
+import subprocess
+import sys
+
+from conftest import FIXTURES, REPO
+from run_configs import tiny_ner_cfg
+
+from tasks import runner
+from tasks.dry_run import dry_run
+
+
+def files_under(path):
+    return sorted(p for p in path.rglob("*")) if path.exists() else []
+
+
+def test_dry_run_says_train_then_skip_and_writes_nothing(bilm_files, tmp_path, capsys):
+    runs = tmp_path / "runs"
+    cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={runs}")
+    report = dry_run(cfg)
+    assert report["would"] == "train" and report["train_examples"] > 0 and report["batches_per_epoch"] >= 1
+    assert report["cache"]["fits"] and report["cache"]["bytes_needed"] > 0
+    assert report["cache"]["missing"] == ["ner/dev", "ner/train"]
+    assert "fits: the activation cache needs" in capsys.readouterr().out
+    assert files_under(runs) == [] and files_under(tmp_path / "cache") == []  # nothing built, nothing written
+    out = runs / "ner" / "_"
+    out.mkdir(parents=True)
+    runner.train(cfg, out)
+    again = dry_run(cfg)
+    assert again["would"].startswith("skip") and again["digest"] == report["digest"]
+    assert again["cache"]["missing"] == [] and again["cache"]["bytes_needed"] == 0  # the cache was filled
+
+
+def test_dry_run_says_when_the_cache_does_not_fit(bilm_files, tmp_path, capsys):
+    cfg = tiny_ner_cfg(
+        bilm_files, tmp_path, "elmo.position=input", f"runs_root={tmp_path / 'runs'}", "cache.max_gb=0.000001"
+    )
+    assert not dry_run(cfg)["cache"]["fits"]
+    assert "does NOT fit" in capsys.readouterr().out
+
+
+def test_dry_run_from_the_command_line_leaves_no_directory(bilm_files, tmp_path):
+    o, w = bilm_files
+    runs = tmp_path / "runs"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "mode=dry_run",
+            "task=ner",
+            f"data.dir={FIXTURES}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            f"runs_root={runs}",
+            "threads=1",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '"would": "train"' in done.stdout and "fits:" in done.stdout
+    assert not runs.exists() and not (tmp_path / "cache").exists()
