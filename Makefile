@@ -75,8 +75,9 @@ clean-cache:
 	rm -rf .cache/activations .cache/finetuned
 
 # everything the suite and its tests make, back to a fresh checkout (the tests keep the temporary
-# directories of failed tests only: pyproject.toml's tmp_path_retention_policy)
+# directories of failed tests only: pyproject.toml's tmp_path_retention_policy), except what you trained
+# yourself and may want to keep: runs/ and checkpoints/ (the documented --out of biLM and BERT pretraining)
 clean: clean-cache
-	rm -rf $(VENV) .venv-latest .venv-lock outputs multirun .pytest_cache .cache *.egg-info
+	rm -rf $(VENV) .venv-latest .venv-lock outputs multirun .pytest_cache .ruff_cache .cache *.egg-info
 	find . -name __pycache__ -type d -prune -not -path "./.git/*" -exec rm -rf {} +
 	rm -rf "$${TMPDIR:-/tmp}/pytest-of-$$(id -un)"

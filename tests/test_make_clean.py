@@ -1,0 +1,63 @@
+"""``make clean`` on a used checkout leaves ``git status --ignored`` clean, apart from the trained models it
+documents keeping (``runs/``, ``checkpoints/``)."""
+
+import os
+import pwd
+import subprocess
+
+from conftest import REPO
+
+LEFTOVERS = [
+    ".venv/bin/python",
+    ".venv-latest/x",
+    "outputs/runs/ner/_/results.json",
+    "outputs/embed_sample/embeddings.hdf5",
+    "multirun/x",
+    ".cache/activations/k/layers.npy",
+    ".cache/finetuned/x",
+    ".pytest_cache/v",
+    ".ruff_cache/x",
+    "elmo_suite.egg-info/PKG-INFO",
+    "tasks/__pycache__/runner.cpython-311.pyc",
+    "runs/small/weights.hdf5",
+    "checkpoints/bert-small/model/config.json",
+]
+
+
+def test_make_clean_leaves_only_what_it_documents(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(clone)], check=True, timeout=300)
+    # the working tree's Makefile and .gitignore (a commit's are in the clone; these may be newer)
+    for name in ("Makefile", ".gitignore"):
+        (clone / name).write_text((REPO / name).read_text())
+    subprocess.run(
+        ["git", "commit", "--quiet", "-am", "as the working tree"],
+        cwd=clone,
+        timeout=60,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        },
+    )
+    for leftover in LEFTOVERS:
+        (clone / leftover).parent.mkdir(parents=True, exist_ok=True)
+        (clone / leftover).write_text("x")
+    temporary = tmp_path / "tmp"
+    (temporary / f"pytest-of-{pwd.getpwuid(os.getuid()).pw_name}" / "x").mkdir(parents=True)
+    done = subprocess.run(
+        ["make", "clean"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TMPDIR": str(temporary)},
+    )
+    assert done.returncode == 0, done.stderr
+    status = subprocess.run(
+        ["git", "status", "--ignored", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert sorted(status) == ["!! checkpoints/", "!! runs/"]
+    assert not any(temporary.iterdir())
