@@ -88,3 +88,117 @@ def evaluate_overrides() -> tuple[str, ...]:
     """What ``mode=evaluate`` takes from its command line over the checkpoint's own settings: the
     data (a test file and how to read it) and where the encoder's files and cache are."""
     return ("data.", *[k for k in keys_of(PATH_KEYS) + keys_of(NEUTRAL) if not k.startswith("data.")])
+
+
+# Every configuration key, declared in or out of a run's identity (tests/test_run_settings.py fails on a
+# key that is neither, so that a new key is a decision). Out: ``VOLATILE``, ``PATH_KEYS``, ``NEUTRAL``,
+# ``CONTENT_KEYS`` (their files' content counts instead of their paths) and the groups below. In: every key
+# that can change a result; ``run_records.comparable`` adds three conditions: the ``data.hf_*`` keys count
+# only when the hub copy is read, ``trainer.equal_updates`` only with ``data.fraction`` < 1, and the
+# ``encoder`` group only for a Transformer (a biLM counts by its weights' SHA-256) in a run that reads it.
+OUT_OF_IDENTITY_GROUPS = ("embed_sample",)  # mode=embed_sample's settings: no training run reads them
+IDENTITY_KEYS = (
+    "seed",
+    "source",
+    # the task: its head and how its data are cut (Peters et al. 2018, appendix A per task)
+    "task.name",
+    "task.elmo_position",
+    "task.batching",
+    "task.binary",
+    "task.max_answer_length",
+    "task.max_tokens_per_batch",
+    "task.max_training_sentences",
+    "task.phrases_min_tokens",
+    *(
+        f"task.model.{k}"
+        for k in (
+            "char_dim",
+            "char_filters",
+            "char_width",
+            "dropout",
+            "embedding_init",
+            "feature_size",
+            "feedforward",
+            "ffnn_depth",
+            "ffnn_size",
+            "freeze_vectors",
+            "hidden",
+            "layers",
+            "lexical_dropout",
+            "linear",
+            "max_antecedents",
+            "max_span_width",
+            "min_word_count",
+            "predicate_dim",
+            "span_ratio",
+            "word_dim",
+        )
+    ),  # fmt: skip
+    # the data: which files (their content is hashed too), how they are read and sampled
+    "data.format",
+    "data.fraction",
+    "data.split_seed",
+    "data.train_file",
+    "data.dev_file",
+    "data.test_file",
+    "data.words",
+    "data.hf_name",
+    "data.hf_revision",
+    "data.hf_data_dir",
+    "data.hf_split.train",
+    "data.hf_split.dev",
+    "data.hf_split.test",
+    # ELMo's mixes (§3.2-3.3)
+    "elmo.position",
+    "elmo.mix",
+    "elmo.l2",
+    "elmo.dropout",
+    "elmo.layer_norm",
+    # the encoder's reading of the text (a Transformer's; a biLM's state policy and fine-tuning are in its
+    # configuration too): how it pools, cuts and batches, and the weights' revision or preset name
+    "encoder.kind",
+    "encoder.state",
+    "encoder.warmup_batches",
+    "encoder.finetune",
+    "encoder.finetune_epochs",
+    "encoder.batch_size",
+    "encoder.pooling",
+    "encoder.max_length",
+    "encoder.revision",
+    "encoder.preset",
+    # the cache's number format changes the layers' last bits; whether a cache is used at all changes nothing
+    # measurable but is kept, as records have always had it
+    "cache.dtype",
+    "cache.enabled",
+    # the trainer (appendix A's optimizers and schedules)
+    *(
+        f"trainer.{k}"
+        for k in (
+            "optimizer",
+            "lr",
+            "adadelta_rho",
+            "batch_size",
+            "eval_batch_size",
+            "max_epochs",
+            "patience",
+            "grad_clip",
+            "weight_decay",
+            "ema",
+            "lr_halving",
+            "equal_updates",
+        )
+    ),  # fmt: skip
+)
+
+
+def out_of_identity(key: str) -> bool:
+    """Whether a dotted configuration key is declared out of a run's identity."""
+    group = key.split(".", 1)[0]
+    return (
+        key in VOLATILE
+        or group in VOLATILE
+        or group in OUT_OF_IDENTITY_GROUPS
+        or key in keys_of(PATH_KEYS)
+        or key in keys_of(NEUTRAL)
+        or key in CONTENT_KEYS
+    )

@@ -19,3 +19,34 @@ def test_effective_position_and_encoder_use_on_configs_and_records():
     assert uses_encoder({"elmo": {"position": "none"}, "task": {"name": "ner"}, "mode": "finetune"})
     assert uses_encoder({"elmo": {"position": "paper"}, "task": {"name": "probe_pos", "elmo_position": "probe"}})
     assert evaluate_overrides()[0] == "data." and "encoder.weights" in evaluate_overrides()
+
+
+def _leaf_keys(node, prefix=""):
+    for key, value in node.items():
+        if isinstance(value, dict) and value:
+            yield from _leaf_keys(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}"
+
+
+def test_every_configuration_key_is_declared_in_or_out_of_the_identity():
+    """A new key in conf/ is a decision: it joins ``IDENTITY_KEYS`` or one of the lists that leave it out."""
+    import itertools
+
+    from omegaconf import OmegaConf
+
+    from tasks.run_settings import IDENTITY_KEYS, out_of_identity
+
+    seen = set()
+    tasks = ("ner", "sst", "srl", "qa", "nli", "coref", "probe_pos", "probe_wsd")
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        for task, profile, source, encoder in itertools.product(
+            tasks, ("quick", "paper"), ("local", "hf"), ("bilm", "transformer")
+        ):
+            overrides = [f"task={task}", f"profile={profile}", f"source={source}", f"encoder={encoder}"]
+            seen |= set(_leaf_keys(OmegaConf.to_container(compose("config", overrides=overrides), resolve=False)))
+    undeclared = sorted(k for k in seen if k not in IDENTITY_KEYS and not out_of_identity(k))
+    assert undeclared == [], f"declare these in tasks/run_settings.py (IDENTITY_KEYS or a list left out): {undeclared}"
+    both = sorted(k for k in IDENTITY_KEYS if out_of_identity(k))
+    assert both == [] and len(set(IDENTITY_KEYS)) == len(IDENTITY_KEYS)
+    assert sorted(set(IDENTITY_KEYS) - seen) == []  # no declaration of a key that no configuration has
