@@ -6,7 +6,7 @@ Modes:
             record (same identity: configuration, biLM and data hashes) is skipped, so interrupted
             sweeps resume.
   evaluate  checkpoint=<run dir> data.test_path=FILE: score a trained model on any file.
-  predict   checkpoint=<run dir> data.test_path=RAW.txt: tag, classify or pair raw text (tasks/predictor.py).
+  predict   checkpoint=<run dir> data.test_path=RAW.txt: tag, classify or pair raw text (experiments/predictor.py).
   finetune  fine-tune the biLM on the task's text only (Table 7).
   dry_run   what train would do (run directory, skip / resume / train) and whether its activation
             cache fits the disk and cache.max_gb; reads the data, builds and writes nothing.
@@ -65,7 +65,7 @@ def mode_dir(mode: str, runs_root: str, task: str, overrides: str, embed_sample_
     temporary directory (nothing is written into it), never a run directory another run may be using."""
     import tempfile
 
-    from tasks.run_records import run_dir_name
+    from experiments.run_directories import run_dir_name
 
     if mode == "embed_sample":
         return embed_sample_out
@@ -75,7 +75,7 @@ def mode_dir(mode: str, runs_root: str, task: str, overrides: str, embed_sample_
 
 
 def _register_resolvers() -> None:
-    from tasks.run_records import run_dir_name
+    from experiments.run_directories import run_dir_name
 
     OmegaConf.register_new_resolver("run_dir_name", run_dir_name, replace=True)
     OmegaConf.register_new_resolver("mode_dir", mode_dir, replace=True)
@@ -86,13 +86,13 @@ _register_resolvers()
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
+    from experiments import runner
+    from experiments.config_schema import validate
     from suite_common.errors import SuiteError
-    from tasks import runner
-    from tasks.config_schema import validate
 
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    from tasks.dry_run import dry_run
-    from tasks.predictor import predict_mode
+    from experiments.dry_run import dry_run
+    from experiments.predictor import predict_mode
 
     modes = {
         "train": runner.train,
@@ -145,7 +145,7 @@ def set_threads(cfg: DictConfig) -> None:
     import torch
     from hydra.core.hydra_config import HydraConfig
 
-    from tasks.threads import choose_threads, parallel_jobs
+    from experiments.threads import choose_threads, parallel_jobs
 
     launcher = HydraConfig.get().launcher if HydraConfig.initialized() else {}
     threads = choose_threads(cfg.threads, parallel_jobs(launcher.get("n_jobs") if "n_jobs" in launcher else 1))
@@ -181,9 +181,9 @@ def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
 
 def check_command_line() -> None:
     """Unknown keys and group options stop here, in one line with exit status 2, before Hydra
-    creates anything (``tasks.override_check``); so does a runs root that cannot be written."""
+    creates anything (``experiments.override_check``); so does a runs root that cannot be written."""
+    from experiments.override_check import check_overrides
     from suite_common.errors import ConfigError
-    from tasks.override_check import check_overrides
 
     try:
         check_overrides(sys.argv[1:])

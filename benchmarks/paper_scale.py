@@ -49,10 +49,10 @@ from elmo_core import BiLM, save_bilm
 from elmo_core.options import parse_options
 from encoders import encoder_for
 from encoders.activation_cache import ActivationCache, size_text
-from tasks import runner
+from experiments import runner
+from experiments.settings import effective_position
+from experiments.trainer import TrainerConfig, make_optimizer, on_device, train_step
 from tasks.base import TaskSplit
-from tasks.run_settings import effective_position
-from tasks.trainer import TrainerConfig, make_optimizer, on_device, train_step
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 TASKS = ("ner", "sst", "srl", "qa", "nli", "coref")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.config_layout import current_layout
+from experiments.config_layout import current_layout
 
 
 def records(root: Path) -> list[dict]:

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from tasks.config_layout import current_layout
+from experiments.config_layout import current_layout
+from experiments.identity import comparable, content_sha256
+from experiments.record import Record
+from experiments.settings import ADDED_AT_DEFAULT, effective_position
 from tasks.data_files import data_files
-from tasks.run_record import Record
-from tasks.run_records import comparable, content_sha256
-from tasks.run_settings import ADDED_AT_DEFAULT, effective_position
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 VARYING = (

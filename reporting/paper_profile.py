@@ -17,7 +17,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from tasks.run_settings import effective_position
+from experiments.settings import effective_position
 
 ROOT = Path(__file__).resolve().parents[1]
 

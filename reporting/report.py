@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tasks.run_record import Record
+from experiments.record import Record
 
 from . import paper_numbers as paper
 from .cell_rules import describe
@@ -151,7 +151,7 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, tar
 def collect(src: Path, root: Path, dest_root: Path) -> Path:
     """Copy one record to the same place below ``dest_root``; a record of another identity already
     there is kept, and this one goes to ``<dir>@<digest>`` beside it (as ``run.py`` does)."""
-    from tasks.run_records import record_dir
+    from experiments.run_directories import record_dir
 
     dest = dest_root / src.relative_to(root)
     if src.resolve() == dest.resolve():

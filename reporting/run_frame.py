@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tasks.run_record import Record
+from experiments.record import Record
 
 from . import paper_numbers as paper
 from .cell_rules import cell_settings, differences

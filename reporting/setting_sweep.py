@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.run_record import Record
+from experiments.record import Record
 
 from .cell_rules import differences, flat
 

@@ -207,7 +207,7 @@ class Task:
         """Write predictions in the format of the task's official scorer; returns the file."""
         raise NotImplementedError
 
-    # raw input (mode=predict, tasks.predictor) -----------------------------------------------
+    # raw input (mode=predict, experiments.predictor) -----------------------------------------------
     def read_raw(self, lines: list[str], where: str) -> datasets.Dataset:
         """Examples without labels from raw text lines (blank lines already dropped; ``line`` column:
         the 1-based line number). Tasks that cannot take raw text say so."""

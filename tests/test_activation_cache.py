@@ -15,7 +15,7 @@ from run_configs import compose_cfg
 
 from encoders import BiLMEncoder
 from encoders.activation_cache import ActivationCache
-from tasks import runner
+from experiments import runner
 
 
 def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):

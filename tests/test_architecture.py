@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("elmo_core", "bert_core", "encoders", "tasks", "benchmarks", "reporting", "suite_common")
+PACKAGES = ("elmo_core", "bert_core", "encoders", "tasks", "experiments", "benchmarks", "reporting", "suite_common")
 
 
 def module_files(root: Path, packages=PACKAGES) -> dict[str, Path]:
@@ -118,7 +118,9 @@ def test_each_cross_cutting_decision_is_defined_once():
     ):
         assert len(definitions(pattern)) == 1, (pattern, definitions(pattern))
     # nobody else spells out what position=paper means
-    assert [hit.split(":")[0] for hit in definitions(r"""position\W*\s*==\s*["']paper""")] == ["tasks/run_settings.py"]
+    assert [hit.split(":")[0] for hit in definitions(r"""position\W*\s*==\s*["']paper""")] == [
+        "experiments/settings.py"
+    ]
 
 
 def test_elmo_core_needs_only_torch_numpy_h5py_and_the_shared_module():
@@ -151,3 +153,12 @@ def test_every_path_in_the_layout_table_exists():
     for cell in cells:
         first = cell.split(",")[0].strip().replace("<name>", "ner")
         assert (REPO / first).exists(), f"docs/layout.md names {first}, which is not in the repository"
+
+
+def test_tasks_know_nothing_of_the_run_machinery():
+    """``tasks/`` (the contract and the task folders) imports nothing of ``experiments/`` (how runs go)."""
+    for path in sorted((REPO / "tasks").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
+        assert not any(name.split(".")[0] == "experiments" for name in names), path

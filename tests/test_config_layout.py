@@ -9,10 +9,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from experiments.config_layout import RENAMED, current_layout, earlier_layout
+from experiments.identity import run_digest
+from experiments.override_check import check_overrides
 from suite_common.errors import ConfigError
-from tasks.config_layout import RENAMED, current_layout, earlier_layout
-from tasks.override_check import check_overrides
-from tasks.run_records import run_digest
 from tests.run_configs import CONF
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -243,7 +243,7 @@ def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, t
     from hydra import compose, initialize_config_dir
     from test_models import TASKS
 
-    from tasks import runner
+    from experiments import runner
 
     o, w = bilm_files
     results = []

@@ -6,8 +6,8 @@ import sys
 from conftest import FIXTURES, REPO
 from run_configs import tiny_ner_cfg
 
-from tasks import runner
-from tasks.dry_run import dry_run
+from experiments import runner
+from experiments.dry_run import dry_run
 
 
 def files_under(path):

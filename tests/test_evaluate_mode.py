@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES, REPO
 from run_configs import compose_cfg, tiny_ner_cfg
 
-from tasks import runner
+from experiments import runner
 
 
 def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):

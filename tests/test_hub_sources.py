@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
-from tasks import runner
+from experiments import runner
 from tasks.coref.reader import read_conll2012_coref
 from tasks.ner.reader import read_conll2003_file
 from tasks.nli.reader import read_sick_tsv

@@ -5,7 +5,7 @@ import platform
 import subprocess
 import sys
 
-from tasks.run_records import RUNNING, mark_finished, mark_running, remove_dead_runs
+from experiments.run_directories import RUNNING, mark_finished, mark_running, remove_dead_runs
 
 
 def _started(root, name, pid, extra=()):

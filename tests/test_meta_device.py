@@ -213,7 +213,7 @@ def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeyp
     then runs there (on ``meta``: forward, loss and backward without data)."""
     from dataclasses import replace
 
-    from tasks import trainer
+    from experiments import trainer
 
     cfg, task, source, data = _setup("sst", bilm_files, tmp_path)
     cfg.device = "meta"
@@ -239,7 +239,7 @@ def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeyp
 
 
 def test_on_device_moves_nested_tensors_only():
-    from tasks.trainer import on_device
+    from experiments.trainer import on_device
 
     batch = {
         "a": torch.ones(2),

@@ -11,10 +11,10 @@ from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
 from encoders import BiLMEncoder
+from experiments import runner
+from experiments.trainer import TrainerConfig, make_optimizer, predict, set_seed
 from suite_common.errors import ConfigError
-from tasks import runner
 from tasks.layers import TaskModel
-from tasks.trainer import TrainerConfig, make_optimizer, predict, set_seed
 
 TASKS = {
     "ner": ("ner_tiny.conll", []),

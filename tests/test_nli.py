@@ -135,7 +135,7 @@ def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(b
     it does the same (entailment 0 % recall at 0.5, every class learned at 0.0, 2026-11-23)."""
     from run_configs import compose_cfg as _cfg
 
-    from tasks import runner
+    from experiments import runner
 
     _toy_sick(tmp_path / "toy.tsv")
     o, w = bilm_files

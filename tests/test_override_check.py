@@ -1,4 +1,4 @@
-"""Every key and group option on the command line exists (tasks.override_check): a typo stops the
+"""Every key and group option on the command line exists (experiments.override_check): a typo stops the
 command in one line with exit status 2, naming the nearest valid key, and writes nothing."""
 
 import subprocess
@@ -7,8 +7,8 @@ import sys
 import pytest
 from conftest import REPO
 
+from experiments.override_check import check_overrides
 from suite_common.errors import ConfigError
-from tasks.override_check import check_overrides
 
 
 @pytest.mark.parametrize(

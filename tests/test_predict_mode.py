@@ -10,9 +10,9 @@ import pytest
 from conftest import FIXTURES, REPO
 from run_configs import compose_cfg
 
+from experiments import runner
+from experiments.predictor import Predictor
 from suite_common.errors import ConfigError, DataError
-from tasks import runner
-from tasks.predictor import Predictor
 
 TINY = {
     "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", "task.model.hidden=[8]"],

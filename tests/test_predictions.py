@@ -6,7 +6,7 @@ import pytest
 from conftest import FIXTURES
 from run_configs import compose_cfg as _cfg
 
-from tasks import runner
+from experiments import runner
 from tasks.ner.metric import conlleval_file
 from tasks.ner.tags import bio_to_iob1, iob1_to_bio
 from tasks.srl.metric import bio_to_brackets

@@ -7,8 +7,8 @@ import torch
 from conftest import FIXTURES
 from run_configs import compose_cfg as _cfg
 
+from experiments import runner
 from suite_common.errors import DataError as DataFormatError
-from tasks import runner
 from tasks.probe_pos.reader import read_tagged
 from tasks.probes.wsd import DataFormatError as WsdFormatError
 from tasks.probes.wsd import nearest_sense_accuracy, read_senseval, split_80_20

@@ -18,7 +18,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from test_word_layers import tiny_bert
 
-from tasks.config_schema import validate
+from experiments.config_schema import validate
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "results" / "README.md"]
 NOT_RUN = {  # (start of the command) -> why the test does not run it
@@ -377,7 +377,8 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
             "--out",
             str(tmp_path / "paper_scale.md"),
         ],
-        "tasks.record_migration": [],
+        "experiments.record_migration": [],
+        "reporting.paper_profile": [],
         "reporting.cache_dtype_check": [],
         "reporting.setting_sweep": [],
         "elmo_core.embed": [],

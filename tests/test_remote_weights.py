@@ -15,9 +15,9 @@ from conftest import FIXTURES
 from run_configs import compose_cfg
 
 from elmo_core.embed import main as embed_main
+from experiments import runner
 from suite_common.errors import WeightsError
 from suite_common.remote_files import PRESETS, local_path
-from tasks import runner
 
 
 @pytest.fixture

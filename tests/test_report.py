@@ -475,8 +475,8 @@ def test_a_baselines_elmo_settings_never_make_it_an_extra():
     default was 0.5) still fill their cells, the committed ELMo runs at 0.5 do not."""
     from conftest import REPO
 
+    from experiments.record import Record
     from reporting.cell_rules import differences
-    from tasks.run_record import Record
 
     runs = [Record.read(p) for p in sorted((REPO / "results" / "small" / "runs" / "nli").glob("*/results.json"))]
     baseline = next(r for r in runs if r.ablation == "baseline" and r.fraction == 1.0)

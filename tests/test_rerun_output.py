@@ -4,7 +4,7 @@ that scores a file with its model (issue #27: `make demo` twice)."""
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
-from tasks import runner
+from experiments import runner
 
 
 def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path, capsys):

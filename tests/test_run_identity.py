@@ -14,9 +14,10 @@ from conftest import FIXTURES, REPO, random_bilm
 from run_configs import compose_cfg as _cfg
 
 from elmo_core import save_bilm
+from experiments import identity as run_identity
+from experiments import record_migration, run_directories, runner
+from experiments.config_layout import current_layout
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
-from tasks import run_records, runner
-from tasks.config_layout import current_layout
 
 
 def _second_bilm(tmp_path):
@@ -94,7 +95,7 @@ def test_runs_without_elmo_do_not_depend_on_the_biLM(bilm_files, tmp_path, monke
 
 def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch):
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")
-    from tasks.run_plan import RunPlan
+    from experiments.plan import RunPlan
 
     before = RunPlan.resolve(cfg, runner.task_version("ner"))
     from tasks.registry import task_class
@@ -114,21 +115,21 @@ def test_legacy_records_are_migrated_to_the_same_identity(bilm_files, tmp_path, 
     with monkeypatch.context() as m:  # read as it is, a legacy record is still recognised
         _no_training(m)
         assert runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)["dev"] == done["dev"]
-    assert run_records.migrate([tmp_path / "runs"]) == (1, 0)
+    assert record_migration.migrate([tmp_path / "runs"]) == (1, 0)
     migrated = json.loads((launch / "results.json").read_text())
     assert migrated["identity"] == done["identity"] and migrated["config_hash"] == done["config_hash"]
     assert migrated["config_hash_before_identity"] == "0123456789abcdef"
-    assert run_records.migrate([tmp_path / "runs"]) == (0, 1)
+    assert record_migration.migrate([tmp_path / "runs"]) == (0, 1)
 
 
 def test_committed_records_carry_their_identity():
     roots = [REPO / "results" / "runs", REPO / "results" / "small" / "runs"]
-    records = sorted(p for root in roots for name in run_records.RECORD_NAMES for p in root.glob(f"**/{name}"))
+    records = sorted(p for root in roots for name in run_directories.RECORD_NAMES for p in root.glob(f"**/{name}"))
     assert records
     for path in records:
         r = json.loads(path.read_text())
-        assert "identity" in r, f"{path}: not migrated (python -m tasks.record_migration results/runs)"
-        assert r["config_hash"] == run_records.run_digest(r["config"], r["identity"]), path
+        assert "identity" in r, f"{path}: not migrated (python -m experiments.record_migration results/runs)"
+        assert r["config_hash"] == run_identity.run_digest(r["config"], r["identity"]), path
         if r.get("elmo_position", "input") == "none":
             assert r["identity"]["bilm_sha256"] is None and "encoder_sha256" not in r["identity"], path
         elif r["identity"].get("encoder_sha256"):  # a Transformer's layers: its files, no biLM
@@ -163,7 +164,7 @@ def test_dead_processes_leftovers_are_removed(tmp_path):
 
 def test_migrate_command_reports_counts(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "tasks.record_migration", str(tmp_path)], capture_output=True, text=True, cwd=REPO
+        [sys.executable, "-m", "experiments.record_migration", str(tmp_path)], capture_output=True, text=True, cwd=REPO
     )
     assert done.returncode == 0 and "0 records migrated" in done.stdout
 
@@ -173,12 +174,12 @@ def test_a_key_added_later_counts_only_away_from_the_value_earlier_runs_had():
     before the key existed; ``xavier_uniform`` is another run."""
     identity = {"bilm_sha256": None, "data_sha256": {}, "task_version": 1}
     config = {"task": {"name": "ner", "model": {"word_dim": 50}}, "elmo": {"position": "none"}}
-    before = run_records.run_digest(config, identity)
+    before = run_identity.run_digest(config, identity)
     at_default = {**config, "task": {"name": "ner", "model": {"word_dim": 50, "embedding_init": "normal"}}}
-    assert run_records.run_digest(at_default, identity) == before
+    assert run_identity.run_digest(at_default, identity) == before
     assert at_default["task"]["model"]["embedding_init"] == "normal"  # the caller's configuration is untouched
     other = {**config, "task": {"name": "ner", "model": {"word_dim": 50, "embedding_init": "xavier_uniform"}}}
-    assert run_records.run_digest(other, identity) != before
+    assert run_identity.run_digest(other, identity) != before
 
 
 def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path):
@@ -189,7 +190,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     config = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": str(vectors)}}, "elmo": {"position": "none"}}
 
     def digest():
-        return run_records.run_digest(config, run_records.make_identity(config, None, 1))
+        return run_identity.run_digest(config, run_identity.make_identity(config, None, 1))
 
     first = digest()
     moved = tmp_path / "elsewhere.txt"
@@ -197,17 +198,17 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     config["task"]["model"]["vectors"] = str(moved)
     assert digest() == first  # the same content under another path: the same run
     moved.write_text("the 0.3 0.2\n")
-    run_records._file_sha256.cache_clear()
+    run_identity._file_sha256.cache_clear()
     assert digest() != first  # edited: another run
     plain = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": None}}, "elmo": {"position": "none"}}
-    assert "files_sha256" not in run_records.make_identity(plain, None, 1)  # unset: identities as before
+    assert "files_sha256" not in run_identity.make_identity(plain, None, 1)  # unset: identities as before
     assert "task.model.vectors" in runner_excludes()
-    name = run_records.run_dir_name("task.model.vectors:../../../../x/vec.txt+seed:0")
+    name = run_directories.run_dir_name("task.model.vectors:../../../../x/vec.txt+seed:0")
     assert "/" not in name and (tmp_path / name).resolve().parent == tmp_path.resolve()
-    assert run_records.run_dir_name("..") != ".."
+    assert run_directories.run_dir_name("..") != ".."
 
 
 def runner_excludes():
-    from tasks.run_settings import run_dir_excludes
+    from experiments.settings import run_dir_excludes
 
     return run_dir_excludes()

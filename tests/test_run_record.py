@@ -8,11 +8,11 @@ import pytest
 from conftest import FIXTURES, REPO
 from test_run_identity import _ner
 
+from experiments import runner
+from experiments.identity import run_digest
+from experiments.plan import RunPlan
+from experiments.record import Record
 from suite_common.errors import DataError
-from tasks import runner
-from tasks.run_plan import RunPlan
-from tasks.run_record import Record
-from tasks.run_records import run_digest
 
 COMMITTED = sorted(p for name in ("results.json", "finetune.json") for p in (REPO / "results").glob(f"**/{name}"))
 

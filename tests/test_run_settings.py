@@ -1,9 +1,9 @@
-"""Each setting that several parts of the suite read is decided once (tasks.run_settings)."""
+"""Each setting that several parts of the suite read is decided once (experiments.settings)."""
 
 from conftest import REPO
 from hydra import compose, initialize_config_dir
 
-from tasks.run_settings import effective_position, evaluate_overrides, run_dir_excludes, uses_encoder
+from experiments.settings import effective_position, evaluate_overrides, run_dir_excludes, uses_encoder
 
 
 def test_run_directory_names_leave_out_exactly_the_keys_that_do_not_change_a_result():
@@ -35,7 +35,7 @@ def test_every_configuration_key_is_declared_in_or_out_of_the_identity():
 
     from omegaconf import OmegaConf
 
-    from tasks.run_settings import IDENTITY_KEYS, out_of_identity
+    from experiments.settings import IDENTITY_KEYS, out_of_identity
 
     seen = set()
     tasks = ("ner", "sst", "srl", "qa", "nli", "coref", "probe_pos", "probe_wsd")
@@ -46,7 +46,9 @@ def test_every_configuration_key_is_declared_in_or_out_of_the_identity():
             overrides = [f"task={task}", f"profile={profile}", f"source={source}", f"encoder={encoder}"]
             seen |= set(_leaf_keys(OmegaConf.to_container(compose("config", overrides=overrides), resolve=False)))
     undeclared = sorted(k for k in seen if k not in IDENTITY_KEYS and not out_of_identity(k))
-    assert undeclared == [], f"declare these in tasks/run_settings.py (IDENTITY_KEYS or a list left out): {undeclared}"
+    assert undeclared == [], (
+        f"declare these in experiments/settings.py (IDENTITY_KEYS or a list left out): {undeclared}"
+    )
     both = sorted(k for k in IDENTITY_KEYS if out_of_identity(k))
     assert both == [] and len(set(IDENTITY_KEYS)) == len(IDENTITY_KEYS)
     assert sorted(set(IDENTITY_KEYS) - seen) == []  # no declaration of a key that no configuration has

@@ -14,8 +14,8 @@ from run_configs import tiny_qa_cfg as _qa_cfg
 
 from elmo_core import load_bilm, save_bilm
 from elmo_core.options import BiLMFormatError
+from experiments import runner
 from suite_common.errors import DataError
-from tasks import runner
 from tasks.qa.reader import read_squad_file
 
 

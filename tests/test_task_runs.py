@@ -7,8 +7,8 @@ import pytest
 from conftest import FIXTURES
 from run_configs import compose_cfg, tiny_qa_cfg
 
+from experiments import runner
 from suite_common.errors import ConfigError
-from tasks import runner
 
 
 def test_sst_end_to_end_and_binary(bilm_files, tmp_path):

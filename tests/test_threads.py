@@ -2,7 +2,7 @@
 
 import pytest
 
-from tasks import threads
+from experiments import threads
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from conftest import FIXTURES
 from hydra import compose, initialize_config_dir
 from run_configs import CONF, compose_cfg, tiny_ner_cfg
 
-from tasks import runner
+from experiments import runner
 from tasks.layers import ElmoFeatures
 
 
@@ -84,7 +84,7 @@ def test_regularizer_is_added_per_mix():
 
 
 def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path):
-    from tasks.trainer import TrainerConfig, make_optimizer
+    from experiments.trainer import TrainerConfig, make_optimizer
 
     cfg = tiny_ner_cfg(
         bilm_files,
@@ -153,8 +153,8 @@ def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
 def test_equal_updates_for_small_fractions_and_record_identity():
     """Figure 1's rule: with trainer.equal_updates a fraction f trains round(1/f) passes per epoch;
     the key changes a run's identity only where it changes the training (f < 1)."""
-    from tasks.run_records import run_digest
-    from tasks.trainer import passes_per_epoch
+    from experiments.identity import run_digest
+    from experiments.trainer import passes_per_epoch
 
     assert passes_per_epoch(compose_cfg(["data.fraction=0.01", "trainer.equal_updates=true"])) == 100
     assert passes_per_epoch(compose_cfg(["data.fraction=0.1", "trainer.equal_updates=true"])) == 10
@@ -195,7 +195,7 @@ def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(option
     continues from there and ends with exactly the numbers of a run that never stopped (same seed,
     same threads), and says that it resumed. With the paper profiles' options too (Adadelta, a
     weight average, learning-rate halving, weight decay)."""
-    from tasks import trainer
+    from experiments import trainer
 
     overrides = (
         "elmo.position=input",
@@ -244,8 +244,8 @@ def test_a_training_state_that_is_not_one_is_a_clear_error(bilm_files, tmp_path)
 def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp_path, monkeypatch):
     """Two configurations launched into one directory (another ELMo position here, as when the data
     files change under the same overrides): the second never continues the first one's state."""
+    from experiments import trainer
     from suite_common.errors import WeightsError
-    from tasks import trainer
 
     out = tmp_path / "runs_root" / "ner" / "run"
     out.mkdir(parents=True)

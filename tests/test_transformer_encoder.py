@@ -13,10 +13,10 @@ from test_word_layers import tiny_bert
 
 from encoders import TransformerEncoder
 from encoders.activation_cache import ActivationCache
+from experiments import runner
+from experiments.config_layout import earlier_layout
+from experiments.identity import run_digest
 from suite_common.errors import EncoderError
-from tasks import runner
-from tasks.config_layout import earlier_layout
-from tasks.run_records import run_digest
 
 
 def _cfg(overrides):

@@ -45,7 +45,7 @@ def test_the_payload_runs_code_when_unpickled(tmp_path):
 
 
 def test_evaluate_refuses_a_planted_best_pt(tmp_path):
-    from tasks import runner
+    from experiments import runner
 
     marker = tmp_path / "marker"
     plant(tmp_path / "run" / "best.pt", marker)
@@ -58,7 +58,7 @@ def test_evaluate_refuses_a_planted_best_pt(tmp_path):
 
 
 def test_a_planted_training_state_is_refused(tmp_path):
-    from tasks import train_state
+    from experiments import train_state
 
     marker = tmp_path / "marker"
     path = plant(tmp_path / "train_state.pt", marker)

@@ -28,9 +28,9 @@ from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
 from suite_common.errors import ConfigError
+from tasks.base import TaskSplit
 
 from . import train_state
-from .base import TaskSplit
 
 
 def set_seed(seed: int) -> None:

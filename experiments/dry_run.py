@@ -25,9 +25,9 @@ from omegaconf import DictConfig
 from encoders.activation_cache import size_text
 
 from . import train_state
-from .run_plan import RunPlan
-from .run_records import finished_run, read_record, run_dir_name
-from .run_settings import uses_encoder
+from .plan import RunPlan
+from .run_directories import finished_run, read_record, run_dir_name
+from .settings import uses_encoder
 
 
 def launch_dir(cfg: DictConfig) -> Path:

@@ -3,7 +3,7 @@ where ELMo goes and which frozen encoder feeds it; §5.3 for the probes).
 
 ``RunPlan.resolve`` reads a composed configuration and decides, in one place: the kind of run (a task
 model, a layer probe, a biLM fine-tuning), the effective ELMo position, whether the run reads an
-encoder, the data files it reads, its identity and digest (``run_records``), and the record it
+encoder, the data files it reads, its identity and digest (``identity``), and the record it
 writes. ``RunPlan.prepare`` then chooses its output directory: a finished run of the same identity
 anywhere below the runs root is reused, a launch directory holding another identity's record is
 never written over. The recipes in ``runner`` follow the plan; they do not decide these again.
@@ -18,23 +18,15 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from encoders import Encoder, encoder_for
+from tasks.data_files import data_files
+from tasks.registry import is_probe_function
 
 from . import train_state
 from .config_schema import validate
-from .data_files import data_files
-from .registry import is_probe_function
-from .run_record import Record
-from .run_records import (
-    finished_run,
-    hydra_choice,
-    make_identity,
-    mark_running,
-    record_dir,
-    remove_dead_runs,
-    run_digest,
-    run_metadata,
-)
-from .run_settings import effective_position, uses_encoder
+from .identity import make_identity, run_digest
+from .record import Record
+from .run_directories import finished_run, hydra_choice, mark_running, record_dir, remove_dead_runs, run_metadata
+from .settings import effective_position, uses_encoder
 
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 

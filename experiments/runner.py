@@ -24,15 +24,16 @@ from encoders import BiLMEncoder, encoder_for
 from encoders.bilm import finetune_key
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, DataError, WeightsError
+from tasks.base import TaskSplit
+from tasks.layers import ElmoFeatures
+from tasks.registry import is_probe_function, probe_function, task_class
 
-from .base import TaskSplit
 from .config_layout import current_layout
-from .layers import ElmoFeatures
-from .registry import is_probe_function, probe_function, task_class
-from .run_plan import PROBE_VERSION, RunPlan
-from .run_record import Record
-from .run_records import content_sha256, mark_finished, write_json_atomic
-from .run_settings import effective_position, evaluate_overrides, uses_encoder
+from .identity import content_sha256
+from .plan import PROBE_VERSION, RunPlan
+from .record import Record
+from .run_directories import mark_finished, write_json_atomic
+from .settings import effective_position, evaluate_overrides, uses_encoder
 from .trainer import TrainerConfig, fit, predict, set_seed
 
 

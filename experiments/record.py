@@ -7,7 +7,7 @@ its ablation setting and variant, its Transformer's label. Each of these is deci
 what the runner stored, so the tables never re-derive a setting from a raw configuration. Records
 of every earlier version still read (keys added since are optional, keys this version does not know
 are kept when a record is rewritten). The JSON keys are those records have always had; the
-identity (``config_hash``) is computed from ``config`` and ``identity`` only (``run_records``).
+identity (``config_hash``) is computed from ``config`` and ``identity`` only (``identity``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ TASK_RUN_NULLABLE = ("test", "bilm_finetune")
 
 @dataclass
 class Record:
-    # what every record holds (``run_records.run_metadata``), in the order records have it
+    # what every record holds (``run_directories.run_metadata``), in the order records have it
     bilm: dict | None = None  # the biLM's files and hash (a Transformer run's record before #28 had its model here)
     transformer: dict | None = None  # a Transformer run's model, files and hash
     identity: dict | None = None  # None: written before identities existed (``record_migration``)
@@ -109,7 +109,7 @@ class Record:
             raise DataError(f"{self.path or 'record'}: a run record needs its configuration and task")
 
     def write(self, path: Path) -> None:
-        from .run_records import write_json_atomic
+        from .run_directories import write_json_atomic
 
         write_json_atomic(Path(path), self.to_dict())
 
@@ -216,7 +216,7 @@ class Record:
     def digest(self) -> str | None:
         """The run's identity digest, recomputed (for records written before identities existed,
         from the files their configuration names, as they are now)."""
-        from .run_records import legacy_identity, run_digest
+        from .identity import legacy_identity, run_digest
 
         identity = self.identity or legacy_identity(self.to_dict())
         return run_digest(self.config, identity) if identity is not None else None

@@ -11,7 +11,7 @@ settings, lived under ``elmo.*`` next to the mix. They moved (``RENAMED``); noth
 * a run's identity is unchanged: it is computed on the earlier layout (``earlier_layout``), so a run of
   today and the same run recorded before have one digest, and a finished run is found and reused;
 * the earlier names on the command line stop the command with one line naming the new key
-  (``tasks.override_check``);
+  (``experiments.override_check``);
 * a Transformer run's record names no biLM either: its encoder is under ``transformer`` (was
   ``bilm``) and its identity has no ``bilm_sha256`` (``earlier_identity`` puts it back for hashing).
 

@@ -5,7 +5,7 @@ its ELMo mixes, as trained): NER tags and entities, SST-5 sentiment, entailment 
 
 or from Python::
 
-    from tasks.predictor import Predictor
+    from experiments.predictor import Predictor
     predictor = Predictor.from_run("outputs/runs/ner/<run>")
     predictor.predict_lines(["EU rejects German call to boycott British lamb ."])   # one dict per line
 
@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 
 from suite_common.errors import DataError
+from tasks.text_files import text_lines
 
-from .run_records import write_text_atomic
-from .text_files import text_lines
+from .run_directories import write_text_atomic
 
 
 class Predictor:
@@ -63,9 +63,9 @@ class Predictor:
 
 def predict_mode(cfg, out_dir: Path | None = None) -> Path:
     """``mode=predict``: ``data.test_path`` (raw text) through the model of ``checkpoint``."""
-    from .run_records import content_sha256
-    from .run_settings import evaluate_overrides
+    from .identity import content_sha256
     from .runner import checkpoint_file, command_line_overrides, test_file
+    from .settings import evaluate_overrides
 
     path = checkpoint_file(cfg.checkpoint)
     raw = test_file(cfg, "predict")

@@ -8,10 +8,10 @@
 * the keys that do not change a run's result: ``VOLATILE`` (how and where it runs), ``PATH_KEYS``
   (where its files are: their content is in the identity instead; ``CONTENT_KEYS`` likewise for the optional
   files a task model reads) and ``NEUTRAL`` (a run either goes
-  ahead or stops). They are left out of a run's identity (``run_records``) and, with ``task``, out
+  ahead or stops). They are left out of a run's identity (``identity``) and, with ``task``, out
   of its directory name (``run_dir_excludes``, Hydra's ``override_dirname.exclude_keys``), and they
   are what ``mode=evaluate`` takes from the command line over a checkpoint's settings. They are named
-  in today's layout (``tasks.config_layout``).
+  in today's layout (``experiments.config_layout``).
 
 Configurations may be ``DictConfig`` or plain dicts (a record's stored ``config``).
 """
@@ -93,7 +93,7 @@ def evaluate_overrides() -> tuple[str, ...]:
 # Every configuration key, declared in or out of a run's identity (tests/test_run_settings.py fails on a
 # key that is neither, so that a new key is a decision). Out: ``VOLATILE``, ``PATH_KEYS``, ``NEUTRAL``,
 # ``CONTENT_KEYS`` (their files' content counts instead of their paths) and the groups below. In: every key
-# that can change a result; ``run_records.comparable`` adds three conditions: the ``data.hf_*`` keys count
+# that can change a result; ``identity.comparable`` adds three conditions: the ``data.hf_*`` keys count
 # only when the hub copy is read, ``trainer.equal_updates`` only with ``data.fraction`` < 1, and the
 # ``encoder`` group only for a Transformer (a biLM counts by its weights' SHA-256) in a run that reads it.
 OUT_OF_IDENTITY_GROUPS = ("embed_sample",)  # mode=embed_sample's settings: no training run reads them

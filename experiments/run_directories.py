@@ -1,0 +1,157 @@
+"""Where runs live (the run machinery behind Peters et al. 2018's tables): a run directory per
+configuration below the runs root, finding a finished run so that sweeps resume, ``<dir>@<digest>``
+when a directory already holds another identity's record, the running marker of a run in progress,
+and records written complete or not at all.
+
+* ``finished_run``: a record with the same digest in the run directory or anywhere below the runs
+  root (the same configuration launched under another name is reused, not retrained).
+* ``record_dir``: two identities never share a directory.
+* ``run_metadata``: what every record holds besides its measurements.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+from suite_common.atomic_files import process_alive, remove_dead_leftovers, temporary_path
+
+from .identity import record_digest, run_digest
+
+RECORD_NAMES = ("results.json", "finetune.json")
+
+
+def read_record(path: Path) -> dict | None:
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def finished_run(out_dir: Path, runs_root: Path, digest: str, name: str = "results.json") -> dict | None:
+    """A record of this identity: in this run directory, its ``@digest`` sibling, or anywhere under
+    runs_root (the same configuration launched under another name); its ``run_dir`` is where it is now."""
+    own = [out_dir / name, out_dir.with_name(f"{out_dir.name}@{digest}") / name]
+    candidates = own + (sorted(runs_root.glob(f"**/{name}")) if runs_root.exists() else [])
+    for path in candidates:
+        record = read_record(path) if path.exists() else None
+        if record is not None and (record.get("config_hash") == digest or record_digest(record) == digest):
+            return {**record, "run_dir": str(path.parent)}  # where it is now (a runs root may have moved)
+    return None
+
+
+def record_dir(out_dir: Path, digest: str, name: str = "results.json") -> Path:
+    """Where this run's record goes: the launch directory, unless it holds another identity's record
+    (another biLM, other data files, another code version): then ``<dir>@<digest>`` beside it."""
+    existing = read_record(out_dir / name) if (out_dir / name).exists() else None
+    if existing is None or record_digest(existing) == digest:
+        return out_dir
+    alternative = out_dir.with_name(f"{out_dir.name}@{digest}")
+    print(
+        f"note: {out_dir / name} is another configuration's record (another biLM, data or code version); "
+        f"it is kept, and this run is recorded in {alternative}",
+        file=sys.stderr,
+        flush=True,
+    )
+    return alternative
+
+
+def run_dir_name(overrides: str, limit: int = 120) -> str:
+    """A run directory's name: its overrides (``key:value+key:value``), or when they are longer than
+    ``limit`` characters their start and a hash of the whole (file names have a length limit). A ``/``
+    in a value becomes ``%2F`` and a name of dots only is prefixed, so a name never leaves the runs root."""
+    overrides = overrides.replace("/", "%2F").replace("\\", "%5C")
+    if overrides.strip(".") == "":
+        overrides = f"_{overrides}"
+    if len(overrides.encode("utf-8")) <= limit:
+        return overrides
+    head = overrides.encode("utf-8")[: limit - 12].decode("utf-8", "ignore").rstrip("+")
+    return f"{head}+{hashlib.sha256(overrides.encode('utf-8')).hexdigest()[:10]}"
+
+
+RUNNING = "running.pid"  # in a run directory while its run is going: "<host> <pid>"
+STARTED_ONLY = {"resolved_config.yaml", RUNNING, "run.log"}
+
+
+def mark_running(out_dir: Path) -> None:
+    (out_dir / RUNNING).write_text(f"{platform.node()} {os.getpid()}\n")
+
+
+def mark_finished(out_dir: Path) -> None:
+    (out_dir / RUNNING).unlink(missing_ok=True)
+
+
+def remove_dead_runs(runs_root: Path) -> list[Path]:
+    """Run directories below ``runs_root`` left by a run killed before it wrote anything (only its
+    configuration and its ``running.pid``, whose process on this host is gone) are removed, with a
+    task directory left empty; a run still going, or one on another host, is left alone."""
+    removed = []
+    for marker in sorted(Path(runs_root).glob(f"*/*/{RUNNING}")) if Path(runs_root).is_dir() else []:
+        d = marker.parent
+        try:
+            host, pid = marker.read_text().split()
+            if host != platform.node() or process_alive(int(pid)) or int(pid) == os.getpid():
+                continue
+            if {p.name for p in d.iterdir()} - STARTED_ONLY:
+                continue  # it wrote something: kept for the user to look at
+            for p in d.iterdir():
+                p.unlink()
+            d.rmdir()
+            removed.append(d)
+            if not any(d.parent.iterdir()):
+                d.parent.rmdir()
+        except (OSError, ValueError):
+            continue
+    return removed
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """``path`` with ``text``, complete or absent."""
+    remove_dead_leftovers(path.parent)
+    tmp = temporary_path(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def hydra_choice(group: str) -> str | None:
+    from hydra.core.hydra_config import HydraConfig
+
+    return HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
+
+
+def run_metadata(cfg, out_dir: Path, encoder_identity: dict, resolved: dict, identity: dict) -> dict:
+    """What every record holds besides its metrics: the encoder (under ``bilm``, or ``transformer``
+    for a Transformer), run identity, hardware, date, command."""
+    import torch
+
+    kind = "transformer" if encoder_identity.get("kind") == "transformer" else "bilm"
+    return {
+        kind: encoder_identity,
+        "identity": identity,
+        "hardware": {
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "device": cfg.device,
+        },
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python", "run.py", *sys.argv[1:]]),
+        "ablation": hydra_choice("ablation"),
+        "profile": hydra_choice("profile"),
+        "run_dir": str(out_dir),
+        "config_hash": run_digest(resolved, identity),
+        "config": resolved,
+    }
