@@ -90,7 +90,7 @@ def evaluate_overrides() -> tuple[str, ...]:
     return ("data.", *[k for k in keys_of(PATH_KEYS) + keys_of(NEUTRAL) if not k.startswith("data.")])
 
 
-# Every configuration key, declared in or out of a run's identity (tests/test_run_settings.py fails on a
+# Every configuration key, declared in or out of a run's identity (tests/experiments/test_run_settings.py fails on a
 # key that is neither, so that a new key is a decision). Out: ``VOLATILE``, ``PATH_KEYS``, ``NEUTRAL``,
 # ``CONTENT_KEYS`` (their files' content counts instead of their paths) and the groups below. In: every key
 # that can change a result; ``identity.comparable`` adds three conditions: the ``data.hf_*`` keys count

@@ -188,7 +188,8 @@ def render() -> tuple[str, int]:
         "do not edit by hand. Sources, in this order: the paper's appendix (A.3-A.8) and tables; where the paper",
         "is silent, the authors' original code (document-qa, e2e-coref, bilm-tf), then allennlp-models'",
         "`training_config/` (see ../shared/reference/elmo_paper_facts.md). Every `elmo.*` value and the",
-        "embedding initialization of each task has a row (`tests/test_paper_profile.py`): none is a suite default.",
+        "embedding initialization of each task has a row (`tests/reporting/test_paper_profile.py`): none is a suite "
+        "default.",
         "",
         "| task | setting | paper | config key | ours | source | |",
         "|---|---|---|---|---|---|---|",

@@ -23,7 +23,7 @@ POSITIONS = ("none", "input", "output", "both", "probe")  # probe: one mix, read
 # The steps of a forward pass whose shapes depend on the values of the data: they read tensors on
 # the host (a device sync on a GPU), so a device without data (PyTorch's ``meta``) cannot run them.
 # Each is a function of its own, tested on the CPU, and replaced by a shape-alike stand-in where
-# tests/test_meta_device.py runs every model on ``meta`` to catch tensors made on the wrong device.
+# tests/tasks/test_meta_device.py runs every model on ``meta`` to catch tensors made on the wrong device.
 # Decoding (``TaskModel.decode``: Viterbi, argmax lists, span pruning) is data-dependent as a whole.
 DATA_DEPENDENT = ("run_rnn", "host_lengths", "distinct_rows")  # run_rnn: packing reads the lengths
 

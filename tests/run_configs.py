@@ -51,3 +51,25 @@ def tiny_qa_cfg(bilm_files, tmp_path, *overrides):
             *overrides,
         ]
     )
+
+
+def tiny_ner_run_cfg(bilm, tmp_path, data_dir=FIXTURES, *overrides):
+    o, w = bilm
+    return compose_cfg(
+        [
+            "task=ner",
+            f"data.dir={data_dir}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            f"encoder.options={o}",
+            f"encoder.weights={w}",
+            f"cache.dir={tmp_path / 'cache'}",
+            f"runs_root={tmp_path / 'runs'}",
+            "trainer.max_epochs=1",
+            "task.model.hidden=[8]",
+            "task.model.char_filters=4",
+            "task.model.word_dim=8",
+            "trainer.batch_size=8",
+            *overrides,
+        ]
+    )

@@ -16,7 +16,7 @@ import pytest
 from conftest import FIXTURES, REPO, shared_path
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from test_word_layers import tiny_bert
+from tiny_models import tiny_bert
 
 from experiments.config_schema import validate
 
@@ -26,10 +26,10 @@ NOT_RUN = {  # (start of the command) -> why the test does not run it
     "pip install torch": "installs from PyTorch's own index over the network "
     "(the machines here have the wheel locally)",
     "torchrun": "a template ('...'): several processes of the pretrain command, which is run below",
-    "python -m elmo_core.embed --preset": "downloads a published biLM (no network here); tests/test_remote_weights.py "
-    "serves the bilm-tf fixture by URL from 127.0.0.1 instead",
+    "python -m elmo_core.embed --preset": "downloads a published biLM (no network here); "
+    "tests/encoders/test_remote_weights.py serves the bilm-tf fixture by URL from 127.0.0.1 instead",
     "perl srl-eval.pl": "the official CoNLL-2005 scorer, not shipped here; "
-    "tests/test_srl_scorer_cases.py holds its counts",
+    "tests/tasks/test_srl_scorer_cases.py holds its counts",
 }
 TINY = {  # task -> data files and sizes substituted for the shared data and the profile's model sizes
     "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll"],

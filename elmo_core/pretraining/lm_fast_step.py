@@ -20,7 +20,7 @@
   so both paths see the same masks from the same seed (and the threads never race for the
   random generator).
 
-The plain path stays the reference: ``tests/test_lm_fast_step.py`` compares losses over 20
+The plain path stays the reference: ``tests/elmo_core/test_lm_fast_step.py`` compares losses over 20
 updates and gradients of single updates.
 """
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
-from test_models import TASKS
-from test_word_layers import tiny_bert
+from task_setups import TASKS
+from tiny_models import tiny_bert
 
 from encoders import TransformerEncoder
 from encoders.activation_cache import ActivationCache

@@ -15,7 +15,7 @@ from experiments.override_check import check_overrides
 from suite_common.errors import ConfigError
 from tests.run_configs import CONF
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 COMMITTED = sorted(ROOT.glob("results/**/results.json"))
 
 # committed records of the earlier layout, and the command-line overrides that spell them today

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from conftest import FIXTURES, REPO
-from test_run_identity import _ner
+from run_configs import tiny_ner_run_cfg as _ner
 
 from experiments import runner
 from experiments.identity import run_digest

@@ -16,7 +16,9 @@ import pytest
 import torch
 import torch.fx.experimental._config as fx_config
 from conftest import random_bilm
-from test_models import TASKS, _new_model, _setup
+from task_setups import TASKS
+from task_setups import new_model as _new_model
+from task_setups import task_setup as _setup
 
 import elmo_core.bilm as bilm_module
 import tasks.coref.model as coref_model
@@ -141,7 +143,7 @@ def test_bilm_layer_source_on_meta(stateful, shapes_only):
 
 
 def test_transformer_layer_source_on_meta(tmp_path, shapes_only):
-    from test_word_layers import tiny_bert
+    from tiny_models import tiny_bert
 
     from bert_core.word_layers import TransformerWordEncoder
 

@@ -241,7 +241,7 @@ def test_padding_never_changes_a_score(bilm_files, tmp_path):
 def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, tmp_path):
     from conftest import FIXTURES, REPO
     from hydra import compose, initialize_config_dir
-    from test_models import TASKS
+    from task_setups import TASKS
 
     from experiments import runner
 

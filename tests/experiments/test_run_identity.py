@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, REPO, random_bilm
-from run_configs import compose_cfg as _cfg
+from run_configs import tiny_ner_run_cfg as _ner
 
 from elmo_core import save_bilm
 from experiments import identity as run_identity
@@ -23,28 +23,6 @@ from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 def _second_bilm(tmp_path):
     save_bilm(random_bilm(seed=1), tmp_path / "o2.json", tmp_path / "w2.hdf5")
     return tmp_path / "o2.json", tmp_path / "w2.hdf5"
-
-
-def _ner(bilm, tmp_path, data_dir=FIXTURES, *overrides):
-    o, w = bilm
-    return _cfg(
-        [
-            "task=ner",
-            f"data.dir={data_dir}",
-            "data.train_file=ner_tiny.conll",
-            "data.dev_file=ner_tiny.conll",
-            f"encoder.options={o}",
-            f"encoder.weights={w}",
-            f"cache.dir={tmp_path / 'cache'}",
-            f"runs_root={tmp_path / 'runs'}",
-            "trainer.max_epochs=1",
-            "task.model.hidden=[8]",
-            "task.model.char_filters=4",
-            "task.model.word_dim=8",
-            "trainer.batch_size=8",
-            *overrides,
-        ]
-    )
 
 
 def _no_training(monkeypatch):

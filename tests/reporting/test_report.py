@@ -462,7 +462,7 @@ def test_a_file_that_is_not_a_run_record_stops_the_report_with_one_line_naming_i
         [sys.executable, "-m", "reporting.report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).parents[1],
+        cwd=Path(__file__).parents[2],
     )
     assert out.returncode == 1 and out.stderr.strip().splitlines() == [
         f"error: {bad}: unreadable run record (JSONDecodeError: Expecting value: line 1 column 24 (char 23))"

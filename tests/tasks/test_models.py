@@ -7,64 +7,14 @@ import random
 
 import pytest
 import torch
-from conftest import FIXTURES, REPO
-from hydra import compose, initialize_config_dir
+from task_setups import TASKS
+from task_setups import new_model as _new_model
+from task_setups import task_setup as _setup
 
-from encoders import BiLMEncoder
 from experiments import runner
-from experiments.trainer import TrainerConfig, make_optimizer, predict, set_seed
+from experiments.trainer import TrainerConfig, make_optimizer, predict
 from suite_common.errors import ConfigError
 from tasks.layers import TaskModel
-
-TASKS = {
-    "ner": ("ner_tiny.conll", []),
-    "sst": ("sst_tiny.txt", []),
-    "srl": ("srl_tiny.conllu", []),
-    "nli": ("sick_tiny.tsv", ["data.format=sick"]),
-    "qa": ("squad_tiny.json", ["task.max_tokens_per_batch=100000"]),
-    "coref": (
-        "coref_tiny.conll",
-        [
-            "task.model.hidden=8",
-            "task.model.ffnn_size=8",
-            "task.model.char_filters=4",
-            "task.model.feature_size=4",
-            "task.max_training_sentences=2",
-        ],
-    ),
-}
-
-
-def _setup(task_name, bilm_files, tmp_path):
-    fixture, extra = TASKS[task_name]
-    o, w = bilm_files
-    overrides = [
-        f"task={task_name}",
-        f"data.dir={FIXTURES}",
-        f"data.train_file={fixture}",
-        f"data.dev_file={fixture}",
-        f"encoder.options={o}",
-        f"encoder.weights={w}",
-        f"cache.dir={tmp_path / 'cache'}",
-        "elmo.position=both",
-        "elmo.dropout=0.0",
-        "task.model.word_dim=8",
-        "task.model.dropout=0.0",
-        *extra,
-    ]
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=overrides)
-    task = runner.make_task(cfg)
-    splits = runner.training_splits(cfg, task)
-    task.build_vocab(splits["train"])
-    source = BiLMEncoder.from_config(cfg)
-    data = runner.with_layers(cfg, task, splits, source)
-    return cfg, task, source, data
-
-
-def _new_model(cfg, task, source):
-    set_seed(0)
-    return task.build_model(runner.build_features(cfg, source))
 
 
 @pytest.mark.parametrize("task_name", sorted(TASKS))
