@@ -86,7 +86,7 @@ _register_resolvers()
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
-    from experiments import runner
+    from experiments import runner, trained_runs
     from experiments.config_schema import validate
     from suite_common.errors import SuiteError
 
@@ -96,7 +96,7 @@ def main(cfg: DictConfig) -> None:
 
     modes = {
         "train": runner.train,
-        "evaluate": runner.evaluate,
+        "evaluate": trained_runs.evaluate,
         "finetune": runner.finetune,
         "embed_sample": embed_sample,
         "predict": predict_mode,

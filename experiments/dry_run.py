@@ -73,7 +73,7 @@ def cache_plan(cfg: DictConfig, source, named: dict[str, list[list[str]]]) -> di
 
 def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
     """What ``mode=train`` would do with ``cfg`` (printed, and returned as a dict)."""
-    from .runner import make_task, task_version, training_splits
+    from .pipeline import make_task, task_version, training_splits
 
     plan = RunPlan.resolve(cfg, task_version(cfg.task.name))
     where = launch_dir(cfg)

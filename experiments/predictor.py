@@ -35,13 +35,13 @@ class Predictor:
     @classmethod
     def from_run(cls, checkpoint, device: str = "cpu", overrides: dict | None = None) -> Predictor:
         """A run directory (or its ``best.pt``); ``overrides``: where the encoder's files and cache are now."""
-        from .runner import checkpoint_file, load_trained
+        from .trained_runs import checkpoint_file, load_trained
 
         return cls(*load_trained(checkpoint_file(checkpoint), device, overrides))
 
     def predict_lines(self, lines: list[str], where: str = "<lines>", numbers: list[int] | None = None) -> list[dict]:
         """One JSON-ready dict per non-blank line."""
-        from .runner import with_layers
+        from .pipeline import with_layers
         from .trainer import predict
 
         kept = [(n, text.rstrip("\n")) for n, text in zip(numbers or range(1, len(lines) + 1), lines) if text.strip()]
@@ -64,8 +64,8 @@ class Predictor:
 def predict_mode(cfg, out_dir: Path | None = None) -> Path:
     """``mode=predict``: ``data.test_path`` (raw text) through the model of ``checkpoint``."""
     from .identity import content_sha256
-    from .runner import checkpoint_file, command_line_overrides, test_file
     from .settings import evaluate_overrides
+    from .trained_runs import checkpoint_file, command_line_overrides, test_file
 
     path = checkpoint_file(cfg.checkpoint)
     raw = test_file(cfg, "predict")

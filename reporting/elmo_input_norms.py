@@ -22,8 +22,8 @@ import torch
 from omegaconf import OmegaConf
 
 from encoders import encoder_for
+from experiments.pipeline import build_features, make_task, training_splits, with_layers
 from experiments.record import Record
-from experiments.runner import build_features, make_task, training_splits, with_layers
 
 
 def input_norms(run_dir: Path) -> dict:

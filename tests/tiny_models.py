@@ -1,5 +1,9 @@
-"""A tiny random BERT built from a config in a directory (nothing is downloaded): what users pass as
-``encoder.model=DIR``, for the tests of every package."""
+"""Tiny models for the tests of every package (nothing is downloaded): a random BERT saved in a directory, what
+users pass as ``encoder.model=DIR`` (``tiny_bert``), and a tiny BERT pretraining run (``corpus_files``,
+``tiny_args``)."""
+
+import random
+from pathlib import Path
 
 import torch
 
@@ -45,3 +49,59 @@ def tiny_bert(directory, max_position=64, layers=2, seed=0):
     BertModel(config).eval().save_pretrained(str(directory))
     tokenizer.save_pretrained(str(directory))
     return directory
+
+
+WORDS = "the a cat dog sat ran on under mat house red blue big small one two three".split()
+
+
+def corpus_files(root: Path, n_files: int = 3, n_sentences: int = 120, seed: int = 0) -> list[Path]:
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for f in range(n_files):
+        lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) + " ." for _ in range(n_sentences)]
+        paths.append(root / f"source{f}.txt")
+        paths[-1].write_text("\n".join(lines) + "\n")
+    return paths
+
+
+def tiny_args(tmp_path: Path, out: str, **extra) -> list[str]:
+    files = corpus_files(tmp_path / "corpus")
+    heldout = tmp_path / "heldout.txt"
+    heldout.write_text("\n".join(Path(f).read_text().splitlines()[-20] for f in files) * 10 + "\n")
+    argv = [
+        "--train",
+        str(tmp_path / "corpus" / "*.txt"),
+        "--heldout",
+        str(heldout),
+        "--out",
+        str(tmp_path / out),
+        "--vocab-size",
+        "120",
+        "--hidden",
+        "16",
+        "--layers",
+        "2",
+        "--heads",
+        "2",
+        "--intermediate",
+        "32",
+        "--max-length",
+        "24",
+        "--batch-size",
+        "4",
+        "--warmup-steps",
+        "2",
+        "--max-steps",
+        "6",
+        "--checkpoint-every",
+        "100",
+        "--threads",
+        "1",
+        "--no-progress",
+        "--device",
+        "cpu",
+    ]
+    for key, value in extra.items():
+        argv += [f"--{key.replace('_', '-')}", str(value)]
+    return argv

@@ -3,26 +3,13 @@ exact resume, held-out accuracy per source, and the saved model loading with the
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 import torch
+from tiny_models import tiny_args
 
 from bert_core.bert_pretrain import SeededMasking, build_parser, train
 from bert_core.pretraining_data import ListDocument, PairStream, encode_pair
-
-WORDS = "the a cat dog sat ran on under mat house red blue big small one two three".split()
-
-
-def corpus_files(root: Path, n_files: int = 3, n_sentences: int = 120, seed: int = 0) -> list[Path]:
-    rng = random.Random(seed)
-    root.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for f in range(n_files):
-        lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) + " ." for _ in range(n_sentences)]
-        paths.append(root / f"source{f}.txt")
-        paths[-1].write_text("\n".join(lines) + "\n")
-    return paths
 
 
 def numbered_documents(n_docs=3, n_sentences=60):
@@ -100,48 +87,6 @@ def test_masking_is_15_percent_then_80_10_10():
     assert abs(as_mask.sum().item() / n - 0.8) < 0.02
     assert abs(unchanged.sum().item() / n - 0.1 - 0.1 / 500) < 0.02  # random picks the same piece 1/500
     assert abs((n - as_mask.sum().item() - unchanged.sum().item()) / n - 0.1) < 0.02
-
-
-def tiny_args(tmp_path: Path, out: str, **extra) -> list[str]:
-    files = corpus_files(tmp_path / "corpus")
-    heldout = tmp_path / "heldout.txt"
-    heldout.write_text("\n".join(Path(f).read_text().splitlines()[-20] for f in files) * 10 + "\n")
-    argv = [
-        "--train",
-        str(tmp_path / "corpus" / "*.txt"),
-        "--heldout",
-        str(heldout),
-        "--out",
-        str(tmp_path / out),
-        "--vocab-size",
-        "120",
-        "--hidden",
-        "16",
-        "--layers",
-        "2",
-        "--heads",
-        "2",
-        "--intermediate",
-        "32",
-        "--max-length",
-        "24",
-        "--batch-size",
-        "4",
-        "--warmup-steps",
-        "2",
-        "--max-steps",
-        "6",
-        "--checkpoint-every",
-        "100",
-        "--threads",
-        "1",
-        "--no-progress",
-        "--device",
-        "cpu",
-    ]
-    for key, value in extra.items():
-        argv += [f"--{key.replace('_', '-')}", str(value)]
-    return argv
 
 
 def test_interrupted_training_resumes_exactly(tmp_path):

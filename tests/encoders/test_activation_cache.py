@@ -15,7 +15,7 @@ from run_configs import compose_cfg
 
 from encoders import BiLMEncoder
 from encoders.activation_cache import ActivationCache
-from experiments import runner
+from experiments import runner, trained_runs
 
 
 def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
@@ -134,9 +134,9 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
             f"cache.dir={tmp_path / 'cache' / 'activations'}",
         ]
     )
-    report = runner.evaluate(ev)
+    report = trained_runs.evaluate(ev)
     assert report["metrics"]["f1"] == pytest.approx(results[1]["dev"]["f1"])
-    assert report["bilm"]["sha256"] == results[1]["bilm"]["sha256"]
+    assert report["encoder"]["sha256"] == results[1]["bilm"]["sha256"]
 
 
 SENTENCES = [["a", "b", "c"], ["d"], ["the", "cat", "sat", "down", "."], ["x", "y"]]

@@ -13,7 +13,7 @@ from tiny_models import tiny_bert
 
 from encoders import TransformerEncoder
 from encoders.activation_cache import ActivationCache
-from experiments import runner
+from experiments import runner, trained_runs
 from experiments.config_layout import earlier_layout
 from experiments.identity import run_digest
 from suite_common.errors import EncoderError
@@ -124,14 +124,17 @@ def test_evaluate_a_model_trained_on_a_transformer(tmp_path):
     out.mkdir()
     cfg = _cfg(_task_overrides("ner", tmp_path, model_dir))
     trained = runner.train(cfg, out)
-    report = runner.evaluate(
+    report = trained_runs.evaluate(
         _cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
     )
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
+    assert report["encoder_kind"] == "transformer" and report["encoder"]["sha256"] == trained["transformer"]["sha256"]
     other = tiny_bert(tmp_path / "other", seed=5)
     (model_dir / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())  # the files changed
     with pytest.raises(Exception, match="not the model this model was trained with"):
-        runner.evaluate(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]))
+        trained_runs.evaluate(
+            _cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+        )
 
 
 def test_unknown_model_is_one_clear_error(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES, REPO
 from run_configs import compose_cfg, tiny_ner_cfg
 
-from experiments import runner
+from experiments import runner, trained_runs
 
 
 def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
@@ -19,9 +19,10 @@ def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     ev = compose_cfg(
         ["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]
     )
-    report = runner.evaluate(ev, out)
+    report = trained_runs.evaluate(ev, out)
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
     assert report["data_format"] == next(iter(runner.make_task(cfg).readers))  # the reader used, never null
+    assert report["encoder_kind"] == "bilm" and report["encoder"]["sha256"] == trained["bilm"]["sha256"]
 
 
 def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bilm_files, tmp_path):

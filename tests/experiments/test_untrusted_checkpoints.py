@@ -13,6 +13,7 @@ import torch
 from conftest import FIXTURES, REPO
 from run_configs import compose_cfg
 
+from experiments import trained_runs
 from suite_common.errors import SuiteError
 
 
@@ -45,7 +46,6 @@ def test_the_payload_runs_code_when_unpickled(tmp_path):
 
 
 def test_evaluate_refuses_a_planted_best_pt(tmp_path):
-    from experiments import runner
 
     marker = tmp_path / "marker"
     plant(tmp_path / "run" / "best.pt", marker)
@@ -53,7 +53,7 @@ def test_evaluate_refuses_a_planted_best_pt(tmp_path):
         ["mode=evaluate", f"checkpoint={tmp_path / 'run'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]
     )
     with pytest.raises(SuiteError, match="best.pt"):
-        runner.evaluate(cfg, tmp_path / "run")
+        trained_runs.evaluate(cfg, tmp_path / "run")
     assert not marker.exists()
 
 
@@ -88,7 +88,7 @@ def test_a_planted_bilm_pretraining_checkpoint_is_refused(tmp_path):
 
 
 def test_a_planted_bert_checkpoint_is_refused_before_anything_runs(tmp_path):
-    from test_bert_pretrain import tiny_args
+    from tiny_models import tiny_args
 
     from bert_core.bert_pretrain import build_parser, train
 

@@ -217,7 +217,8 @@ def test_pruning_keeps_the_best_non_crossing_spans_in_document_order():
 def test_padding_never_changes_a_score(bilm_files, tmp_path):
     """The same document with its sentences padded further: identical spans, antecedents and scores."""
     import torch
-    from test_models import _new_model, _setup
+    from task_setups import new_model as _new_model
+    from task_setups import task_setup as _setup
 
     cfg, task, source, data = _setup("coref", bilm_files, tmp_path)
     model = _new_model(cfg, task, source).eval()

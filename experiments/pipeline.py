@@ -1,0 +1,72 @@
+"""A run's pieces before training (Peters et al. 2018 §3.3): its task, its data splits (train cut to
+``data.fraction`` for Figure 1), the layers of each split from the encoder (cached or live), and the
+ELMo mixes the task model owns. The recipes (``runner``, ``trained_runs``) put them together."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from omegaconf import DictConfig
+
+from suite_common.errors import ConfigError
+from tasks.base import TaskSplit
+from tasks.layers import ElmoFeatures
+from tasks.registry import is_probe_function, task_class
+
+from .plan import PROBE_VERSION
+from .settings import effective_position, uses_encoder
+
+
+def make_task(cfg: DictConfig):
+    return task_class(cfg.task.name)(cfg.task)
+
+
+def task_version(name: str) -> int:
+    return PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
+
+
+def build_features(cfg: DictConfig, source) -> ElmoFeatures:
+    num_layers, dim = source.layer_shape()
+    return ElmoFeatures(
+        effective_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm, cfg.elmo.l2
+    )
+
+
+def subsample(ds, fraction: float):
+    """The first ⌈fraction·n⌉ examples of a fixed permutation: smaller fractions are subsets of larger."""
+    if not 0 < fraction <= 1:
+        raise ConfigError(f"data.fraction must be in (0, 1], got {fraction}")
+    if fraction == 1:
+        return ds
+    order = np.random.default_rng(12345).permutation(len(ds))
+    return ds.select(sorted(order[: max(1, math.ceil(fraction * len(ds)))].tolist()))
+
+
+def training_splits(cfg: DictConfig, task) -> dict:
+    """The task's splits (train and dev required), train cut to ``data.fraction``."""
+    splits = task.load_splits(cfg.data)
+    for required in ("train", "dev"):
+        if required not in splits:
+            raise ConfigError(f"no {required} split (set data.dir or data.{required}_path)")
+    if cfg.data.get("fraction", 1.0) != 1.0:  # prepare again: per-split row bookkeeping must match the subset
+        splits["train"] = task.prepare(subsample(splits["train"], cfg.data.fraction), "train")
+    return splits
+
+
+def with_layers(cfg: DictConfig, task, splits: dict, source) -> dict[str, TaskSplit]:
+    """Each split with the layer source of its sentences (none when ELMo is not used). With the
+    cache on, the entries still missing are sized first: a run whose cache would not fit
+    (``cache.max_gb``, the free disk) stops before it writes any (``check_budget``)."""
+    if not uses_encoder(cfg):
+        return {name: TaskSplit(name, ds) for name, ds in splits.items()}
+    sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
+    source.check_budget(sentences)
+    return {
+        name: TaskSplit(name, ds, source.layer_source(sentences[f"{task.name}/{name}"], f"{task.name}/{name}"))
+        for name, ds in splits.items()
+    }
+
+
+def task_text(task, ds) -> str:
+    return "\n".join(" ".join(s) for s in task.sentences(ds)) + "\n"

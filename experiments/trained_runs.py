@@ -1,0 +1,171 @@
+"""What is done with a trained run (Peters et al. 2018 §4: the task models scored on held-out data):
+load its ``best.pt`` with the encoder it was trained with (a fine-tuned biLM included) and score any
+file with it (``mode=evaluate``), writing an ``Evaluation`` record beside the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import sys
+from pathlib import Path
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from encoders import encoder_for
+from suite_common.errors import ConfigError, DataError, WeightsError
+
+from .config_layout import current_layout
+from .identity import content_sha256
+from .pipeline import build_features, make_task, task_text, training_splits, with_layers
+from .run_directories import write_json_atomic
+from .settings import effective_position, evaluate_overrides
+from .trainer import predict
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """``eval_results.json``: a trained model scored on one file (``mode=evaluate``). ``encoder`` is the
+    encoder's identity whatever its kind (``encoder_kind``: ``bilm`` or ``transformer``)."""
+
+    checkpoint: str
+    test_path: str
+    test_sha256: str
+    task: str
+    metric: str
+    metrics: dict
+    data_stats: dict
+    data_warnings: list
+    prediction_file: str
+    data_format: str | None  # the reader used: the training run's format
+    overrides: dict
+    encoder_kind: str
+    encoder: dict
+    date: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def command_line_overrides(cfg: DictConfig, prefixes: tuple[str, ...]) -> dict:
+    """The keys under ``prefixes`` that this command line set, with their composed values."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return {}
+    keys = [o.lstrip("+~").split("=", 1)[0] for o in HydraConfig.get().overrides.task]
+    return {k: OmegaConf.select(cfg, k) for k in keys if k.startswith(prefixes)}
+
+
+def checkpoint_file(checkpoint) -> Path:
+    """``checkpoint=``: a run directory or its ``best.pt``."""
+    if not checkpoint:
+        raise ConfigError("mode=evaluate needs checkpoint=RUN_DIR (or RUN_DIR/best.pt)")
+    path = Path(checkpoint)
+    path = path / "best.pt" if path.is_dir() else path
+    if not path.is_file():
+        raise ConfigError(f"checkpoint={checkpoint}: no such run directory or best.pt")
+    return path
+
+
+def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: unused, results go beside the run
+    """Score a trained model on ``data.test_path``, read the way its training data was read
+    (``data.format`` and reader options from the checkpoint; ``data.*``/``elmo.*`` given on the
+    command line override them). Results go to ``<run dir>/evaluations/<file>@<content hash>/``:
+    one directory per (checkpoint, test file)."""
+    path = checkpoint_file(cfg.checkpoint)
+    test_path = test_file(cfg, "evaluate")
+    overrides = command_line_overrides(cfg, evaluate_overrides())
+    saved, task, model, source = load_trained(path, cfg.device, overrides)
+    examples, stats = task.read_file(test_path, saved.data, "test")  # the format the model was trained on
+    splits, task.data_stats = {"test": task.prepare(examples, "test")}, {"test": stats}
+    for warning in task.data_warnings():
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
+    test = with_layers(saved, task, splits, source)["test"]
+    predictions = predict(task, model, test, saved.trainer.eval_batch_size)
+    metrics = task.score(splits["test"], predictions)
+    out = path.parent / "evaluations" / f"{Path(test_path).name}@{content_sha256(test_path)[:12]}"
+    out.mkdir(parents=True, exist_ok=True)
+    written = task.write_predictions(splits["test"], predictions, out / "predictions")
+    report = Evaluation(
+        checkpoint=str(path),
+        test_path=str(test_path),
+        test_sha256=content_sha256(test_path),
+        task=task.name,
+        metric=task.metric,
+        metrics=metrics,
+        data_stats=task.data_stats,
+        data_warnings=task.data_warnings(),
+        prediction_file=str(written),
+        data_format=saved.data.get("format") or next(iter(task.readers), None),
+        overrides={k: str(v) for k, v in overrides.items()},
+        encoder_kind=source.kind,
+        encoder=source.identity(),
+        date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    ).to_dict()
+    write_json_atomic(out / "eval_results.json", report)
+    print(json.dumps(report, indent=2))
+    print(f"-> {out / 'eval_results.json'}", flush=True)
+    return report
+
+
+def test_file(cfg: DictConfig, mode: str) -> Path:
+    test_path = cfg.data.get("test_path")
+    if not test_path:
+        raise ConfigError(f"mode={mode} needs data.test_path=FILE")
+    if not Path(test_path).is_file():
+        raise DataError(f"{test_path}: no such file (data.test_path)")
+    return Path(test_path)
+
+
+def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None):
+    """``(configuration, task, model, encoder)`` of a trained run's ``best.pt`` (tensors only), with
+    ``overrides`` (key -> value: where the data and the encoder's files are) over its own settings; the
+    encoder must be the one it was trained with (SHA-256), a fine-tuned biLM included."""
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise WeightsError(f"{path}: unreadable checkpoint ({type(e).__name__}: {e})") from None
+    saved = OmegaConf.create(current_layout(ckpt["config"]))  # a checkpoint of either layout
+    saved.device = device
+    for key, value in (overrides or {}).items():
+        OmegaConf.update(saved, key, value, force_add=True)
+    source = encoder_for(saved)
+    if saved.encoder.get("finetune", False) and effective_position(saved) != "none":
+        source = finetuned_source(saved, source)  # the model read the fine-tuned biLM's layers, not the base's
+    if source.sha256 != ckpt["bilm_sha256"]:
+        raise WeightsError(
+            f"{source.files} is not the {'biLM' if source.kind == 'bilm' else 'model'} this model "
+            f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}"
+        )
+    task = make_task(saved)
+    task.load_state(ckpt["task_state"])
+    model = task.build_model(build_features(saved, source))
+    model.load_state_dict(ckpt["model"])
+    model.to(device).eval()
+    return saved, task, model, source
+
+
+def finetuned_source(cfg: DictConfig, source):
+    """The biLM a run with ``encoder.finetune=true`` trained on: the base fine-tuned on the run's own
+    training text (the shared copy under the cache's ``finetuned/``, made again if it is not there)."""
+    task = make_task(cfg)
+    splits = training_splits(cfg, task)
+    return source.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+
+
+def shipped_hint(sha256: str) -> str:
+    """Which shipped biLM has these weights, as the overrides that select it."""
+    from elmo_core import file_sha256
+    from elmo_core.pretrained import ROOT
+
+    for d in sorted(ROOT.iterdir()):
+        if (d / "weights.hdf5").exists() and file_sha256(d / "weights.hdf5") == sha256:
+            rel = d.relative_to(ROOT.parents[1])
+            return (
+                f"; it is the shipped {d.name}: add encoder.options={rel}/options.json "
+                f"encoder.weights={rel}/weights.hdf5"
+            )
+    return ""
