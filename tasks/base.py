@@ -11,7 +11,7 @@ the biLM reads, batches that carry their contextual layers, a model, predictions
   declared in ``STATE`` and set by ``build_vocab`` or ``load_state`` alone; ``_index`` derives
   lookups from it.
 * Layers: a ``TaskSplit`` pairs a split's examples with the ``LayerSource`` of its sentences;
-  ``make_batch`` puts each side's biLM layers into the batch (``bilm_layers``, ``bilm_mask``),
+  ``make_batch`` puts each side's encoder layers (biLM or Transformer) into the batch (``layers``, ``layer_mask``),
   where the model's own ``ElmoFeatures`` mix them inside ``forward``.
 """
 
@@ -179,7 +179,7 @@ class Task:
         raise NotImplementedError
 
     def make_batch(self, split: TaskSplit, indices: list[int]) -> dict:
-        """``batch`` plus, per input side, the biLM layers of its tokens (``bilm_layers``, ``bilm_mask``)."""
+        """``batch`` plus, per input side, the encoder's layers of its tokens (``layers``, ``layer_mask``)."""
         batch = self.batch(split.examples, indices)
         if split.layers is None:
             return batch
@@ -190,7 +190,7 @@ class Task:
                 raise DataError(
                     f"{self.name}/{split.name}: biLM layers do not line up with the task's tokens (a stale cache?)"
                 )
-            target["bilm_layers"], target["bilm_mask"] = layers, mask
+            target["layers"], target["layer_mask"] = layers, mask
         return batch
 
     # model and evaluation --------------------------------------------------------------------

@@ -155,8 +155,8 @@ class ElmoFeatures(nn.Module):
         x = self.features.add_input(self.embedder(...), elmo)
         h = self.features.add_output(encoder(x), elmo)
 
-    ``side`` is a batch (or one side of a two-text batch) carrying ``bilm_layers`` and
-    ``bilm_mask`` (``Task.make_batch``)."""
+    ``side`` is a batch (or one side of a two-text batch) carrying ``layers`` and
+    ``layer_mask`` (``Task.make_batch``)."""
 
     def __init__(
         self,
@@ -204,9 +204,9 @@ class ElmoFeatures(nn.Module):
         """The mixes ({"input": (B, T, D), "output": ...}) of one side's biLM layers."""
         if self.elmo is None:
             return {}
-        if "bilm_layers" not in side:
+        if "layers" not in side:
             raise ConfigError(f"elmo.position={self.position} but the batch carries no biLM layers")
-        return self.mix(side["bilm_layers"], side["bilm_mask"])
+        return self.mix(side["layers"], side["layer_mask"])
 
     def mix(self, layers: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
         """The mixes of given layers (L+1, B, T, D) and mask (B, T)."""

@@ -29,7 +29,7 @@ class LayerProbe(TaskModel):
 
     def scores(self, batch: dict) -> torch.Tensor:
         """Each head's tag scores, (heads, batch, words, tags): one per layer, the mix's last."""
-        layers = batch["bilm_layers"]  # (layers, batch, words, dim)
+        layers = batch["layers"]  # (layers, batch, words, dim)
         inputs = [*layers, self.features(batch)["probe"]]
         return torch.stack([head(x) for head, x in zip(self.heads, inputs, strict=True)])
 

@@ -228,9 +228,9 @@ def test_padding_never_changes_a_score(bilm_files, tmp_path):
     for key in ("word_ids", "char_ids", "mask"):
         pad = torch.zeros(*batch[key].shape[:1], extra, *batch[key].shape[2:], dtype=batch[key].dtype)
         padded[key] = torch.cat([batch[key], pad], dim=1)
-    layers = batch["bilm_layers"]
-    padded["bilm_layers"] = torch.cat([layers, layers.new_zeros(*layers.shape[:2], extra, layers.shape[3])], dim=2)
-    padded["bilm_mask"] = padded["mask"]
+    layers = batch["layers"]
+    padded["layers"] = torch.cat([layers, layers.new_zeros(*layers.shape[:2], extra, layers.shape[3])], dim=2)
+    padded["layer_mask"] = padded["mask"]
     with torch.no_grad():
         a, b = model(batch).scores, model(padded).scores
     for key in ("starts", "ends", "antecedents"):

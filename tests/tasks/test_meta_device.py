@@ -120,8 +120,8 @@ def test_pos_probe_model_on_meta(shapes_only):
     model = LayerProbe(["A", "B", "C"], ElmoFeatures("probe", 3, 8, dropout=0.1)).to("meta").train()
     batch = on_meta(
         {
-            "bilm_layers": torch.randn(3, 2, 5, 8),
-            "bilm_mask": torch.ones(2, 5, dtype=torch.bool),
+            "layers": torch.randn(3, 2, 5, 8),
+            "layer_mask": torch.ones(2, 5, dtype=torch.bool),
             "mask": torch.ones(2, 5, dtype=torch.bool),
             "tags": torch.randint(0, 3, (2, 5)),
         }

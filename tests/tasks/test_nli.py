@@ -88,8 +88,8 @@ def test_esim_padding_never_changes_the_prediction():
     def logits(indices):
         batch = task.batch(ds, indices)
         for side in ("premise", "hypothesis"):  # what Task.make_batch adds from a layer source
-            batch[side]["bilm_layers"] = layers[side][:, indices, : batch[side]["mask"].shape[1]]
-            batch[side]["bilm_mask"] = batch[side]["mask"]
+            batch[side]["layers"] = layers[side][:, indices, : batch[side]["mask"].shape[1]]
+            batch[side]["layer_mask"] = batch[side]["mask"]
         return model(batch).scores
 
     with torch.no_grad():

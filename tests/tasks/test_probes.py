@@ -100,8 +100,8 @@ def test_the_pos_probe_heads_train_as_if_alone():
     features = ElmoFeatures("probe", 3, 8, dropout=0.0)
     model = LayerProbe(["A", "B", "C"], features)
     batch = {
-        "bilm_layers": torch.randn(3, 2, 5, 8),
-        "bilm_mask": torch.ones(2, 5, dtype=torch.bool),
+        "layers": torch.randn(3, 2, 5, 8),
+        "layer_mask": torch.ones(2, 5, dtype=torch.bool),
         "mask": torch.ones(2, 5, dtype=torch.bool),
         "tags": torch.randint(0, 3, (2, 5)),
     }
