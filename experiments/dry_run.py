@@ -48,17 +48,17 @@ def memory_available_gb() -> float | None:
     return None
 
 
-def cache_plan(cfg: DictConfig, source, named: dict[str, list[list[str]]]) -> dict:
+def cache_plan(cfg: DictConfig, encoder, named: dict[str, list[list[str]]]) -> dict:
     """The activation cache entries still missing for ``named`` (split -> sentences), their size, and
     whether they fit ``cache.max_gb`` and the free disk under the cache root."""
-    cache = source.cache()
+    cache = encoder.cache()
     missing = {name: s for name, s in named.items() if not cache.has(s)}
     need = sum(cache.planned_bytes(s) for s in missing.values())
     existing = cache.root
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     free = shutil.disk_usage(existing).free
-    max_gb = source.cache_settings.max_gb
+    max_gb = encoder.cache_settings.max_gb
     fits = need <= free and (max_gb is None or need <= max_gb * 1e9)
     return {
         "root": str(cache.root),
@@ -98,9 +98,9 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
         batches = task.batches(splits["train"], int(cfg.trainer.batch_size), shuffle=False)
         report["train_examples"], report["batches_per_epoch"] = len(splits["train"]), len(batches)
         report["max_epochs"] = int(cfg.trainer.max_epochs)
-        if uses_encoder(cfg) and plan.source.cache_settings.enabled:
+        if uses_encoder(cfg) and plan.encoder.cache_settings.enabled:
             named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
-            report["cache"] = cache_plan(cfg, plan.source, named)
+            report["cache"] = cache_plan(cfg, plan.encoder, named)
     memory = memory_available_gb()
     report["memory_available"] = f"{memory:.1f} GB" if memory is not None else "unknown"
     print(json.dumps(report, indent=2))

@@ -26,8 +26,8 @@ def task_version(name: str) -> int:
     return PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
 
 
-def build_features(cfg: DictConfig, source) -> ElmoFeatures:
-    num_layers, dim = source.layer_shape()
+def build_features(cfg: DictConfig, encoder) -> ElmoFeatures:
+    num_layers, dim = encoder.layer_shape()
     return ElmoFeatures(
         effective_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm, cfg.elmo.l2
     )
@@ -54,16 +54,16 @@ def training_splits(cfg: DictConfig, task) -> dict:
     return splits
 
 
-def with_layers(cfg: DictConfig, task, splits: dict, source) -> dict[str, TaskSplit]:
+def with_layers(cfg: DictConfig, task, splits: dict, encoder) -> dict[str, TaskSplit]:
     """Each split with the layer source of its sentences (none when ELMo is not used). With the
     cache on, the entries still missing are sized first: a run whose cache would not fit
     (``cache.max_gb``, the free disk) stops before it writes any (``check_budget``)."""
     if not uses_encoder(cfg):
         return {name: TaskSplit(name, ds) for name, ds in splits.items()}
     sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
-    source.check_budget(sentences)
+    encoder.check_budget(sentences)
     return {
-        name: TaskSplit(name, ds, source.layer_source(sentences[f"{task.name}/{name}"], f"{task.name}/{name}"))
+        name: TaskSplit(name, ds, encoder.layer_source(sentences[f"{task.name}/{name}"], f"{task.name}/{name}"))
         for name, ds in splits.items()
     }
 

@@ -43,27 +43,27 @@ class RunPlan:
     digest: str
     record_name: str  # results.json | finetune.json
 
-    source: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
+    encoder: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
 
     @classmethod
     def resolve(cls, cfg: DictConfig, task_version: int | None = None, finetune: bool = False) -> RunPlan:
         """The plan of ``cfg``, whose task code is at ``task_version`` (probes have their own);
         ``finetune``: the biLM fine-tuning of ``mode=finetune`` (Table 7), recorded in ``finetune.json``."""
         validate(cfg)
-        source = encoder_for(cfg)
+        encoder = encoder_for(cfg)
         resolved = OmegaConf.to_container(cfg, resolve=True)
         name = str(cfg.task.name)
         kind = "finetune" if finetune else "probe" if is_probe_function(name) else "task"
         uses = uses_encoder(cfg)
         version = PROBE_VERSION if kind == "probe" else task_version
-        encoder_sha = source.sha256 if uses else None
-        if source.kind != "bilm":  # records name a Transformer's digest apart from a biLM's
+        encoder_sha = encoder.sha256 if uses else None
+        if encoder.kind != "bilm":  # records name a Transformer's digest apart from a biLM's
             identity = make_identity(resolved, None, version, encoder_sha)
         else:
             identity = make_identity(resolved, encoder_sha, version)
         return cls(
             cfg=cfg,
-            source=source,
+            encoder=encoder,
             resolved=resolved,
             kind=kind,
             position=effective_position(cfg),
@@ -108,6 +108,6 @@ class RunPlan:
         mark_running(out_dir)
         return out_dir, None
 
-    def metadata(self, out_dir: Path, source) -> dict:
+    def metadata(self, out_dir: Path, encoder) -> dict:
         """What every record of this run holds besides its measurements (``Record``'s first fields)."""
-        return run_metadata(self.cfg, out_dir, source.identity(), self.resolved, self.identity)
+        return run_metadata(self.cfg, out_dir, encoder.identity(), self.resolved, self.identity)

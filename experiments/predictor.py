@@ -29,8 +29,8 @@ from .run_directories import write_text_atomic
 
 
 class Predictor:
-    def __init__(self, cfg, task, model, source):
-        self.cfg, self.task, self.model, self.source = cfg, task, model, source
+    def __init__(self, cfg, task, model, encoder):
+        self.cfg, self.task, self.model, self.encoder = cfg, task, model, encoder
 
     @classmethod
     def from_run(cls, checkpoint, device: str = "cpu", overrides: dict | None = None) -> Predictor:
@@ -49,7 +49,7 @@ class Predictor:
             raise DataError(f"{where}: no text to predict (every line is blank)")
         raw = self.task.read_raw({"line": [n for n, _ in kept], "text": [t for _, t in kept]}, where)
         examples = self.task.prepare(raw, "test")
-        split = with_layers(self.cfg, self.task, {"test": examples}, self.source)["test"]
+        split = with_layers(self.cfg, self.task, {"test": examples}, self.encoder)["test"]
         predictions = predict(self.task, self.model, split, self.cfg.trainer.eval_batch_size)
         return [self.task.raw_output(row, p) for row, p in zip(examples, predictions, strict=True)]
 

@@ -57,10 +57,10 @@ def finetuned_base_sha256(record: dict) -> str | None:
     return None
 
 
-def run_probe(plan: RunPlan, out_dir: Path, source) -> dict:
+def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
     """§5.3 layer probes: per-layer accuracy from the encoder's cached activations."""
     cfg, started = plan.cfg, time.time()
-    results = probe_function(cfg.task.name)(cfg, source.cache(), plan.metadata(out_dir, source))
+    results = probe_function(cfg.task.name)(cfg, encoder.cache(), plan.metadata(out_dir, encoder))
     results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.position)
     Record.from_dict(results).write(out_dir / "results.json")
     mark_finished(out_dir)
@@ -70,14 +70,14 @@ def run_probe(plan: RunPlan, out_dir: Path, source) -> dict:
 
 def train(cfg: DictConfig, out_dir: Path) -> dict:
     plan = RunPlan.resolve(cfg, task_version(cfg.task.name))
-    source = plan.source
+    encoder = plan.encoder
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
         announce(previous, out_dir / "results.json")
         return previous
     results_path = out_dir / "results.json"
     if plan.kind == "probe":
-        return run_probe(plan, out_dir, source)
+        return run_probe(plan, out_dir, encoder)
     task = make_task(cfg)
     splits = training_splits(cfg, task)
     print("data: " + json.dumps(task.data_stats), flush=True)
@@ -85,10 +85,10 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     task.build_vocab(splits["train"])
     if cfg.encoder.get("finetune", False) and plan.position != "none":
-        source = source.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
-    data = with_layers(cfg, task, splits, source)
+        encoder = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+    data = with_layers(cfg, task, splits, encoder)
     set_seed(cfg.seed)
-    features = build_features(cfg, source)
+    features = build_features(cfg, encoder)
     model = task.build_model(features)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
     result = fit(task, model, data, TrainerConfig.from_config(cfg), state_path=state_path, run=plan.digest)
@@ -97,7 +97,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         for split, preds in result["predictions"].items()
     }
     record = Record(
-        **plan.metadata(out_dir, source),
+        **plan.metadata(out_dir, encoder),
         task=task.name,
         metric=task.metric,
         dev=result["dev"],
@@ -111,7 +111,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         data_stats=task.data_stats,
         data_warnings=task.data_warnings(),
         prediction_files=prediction_files,
-        bilm_finetune=source.finetune_report,
+        bilm_finetune=encoder.finetune_report,
         resumed_from_epoch=result.get("resumed_from_epoch"),
     )
     torch_save_atomic(
@@ -119,7 +119,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
             "config": plan.resolved,
             "task_state": task.state(),
             "model": model.state_dict(),
-            "bilm_sha256": source.sha256,
+            "bilm_sha256": encoder.sha256,
         },  # the encoder's digest (biLM weights or Transformer files)
         out_dir / "best.pt",
     )  # complete or absent, like the record written after it
@@ -164,16 +164,16 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     the dev perplexity before and after; the result is the same cached biLM that ``encoder.finetune=true``
     runs use."""
     plan = RunPlan.resolve(cfg, task_version(cfg.task.name), finetune=True)
-    source = plan.source
-    if source.kind != "bilm":
-        raise ConfigError(f"mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder={source.kind}")
+    encoder = plan.encoder
+    if encoder.kind != "bilm":
+        raise ConfigError(f"mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder={encoder.kind}")
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
         return previous
     task = make_task(cfg)
     splits = training_splits(cfg, task)
-    meta = plan.metadata(out_dir, source)  # the base biLM's identity
-    tuned = source.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+    meta = plan.metadata(out_dir, encoder)  # the base biLM's identity
+    tuned = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     record = Record(**meta, task=task.name, train_examples=len(splits["train"]), bilm_finetune=tuned.finetune_report)
     record.write(out_dir / "finetune.json")
     report = record.to_dict()

@@ -78,12 +78,12 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     path = checkpoint_file(cfg.checkpoint)
     test_path = test_file(cfg, "evaluate")
     overrides = command_line_overrides(cfg, evaluate_overrides())
-    saved, task, model, source = load_trained(path, cfg.device, overrides)
+    saved, task, model, encoder = load_trained(path, cfg.device, overrides)
     examples, stats = task.read_file(test_path, saved.data, "test")  # the format the model was trained on
     splits, task.data_stats = {"test": task.prepare(examples, "test")}, {"test": stats}
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    test = with_layers(saved, task, splits, source)["test"]
+    test = with_layers(saved, task, splits, encoder)["test"]
     predictions = predict(task, model, test, saved.trainer.eval_batch_size)
     metrics = task.score(splits["test"], predictions)
     out = path.parent / "evaluations" / f"{Path(test_path).name}@{content_sha256(test_path)[:12]}"
@@ -101,8 +101,8 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
         prediction_file=str(written),
         data_format=saved.data.get("format") or next(iter(task.readers), None),
         overrides={k: str(v) for k, v in overrides.items()},
-        encoder_kind=source.kind,
-        encoder=source.identity(),
+        encoder_kind=encoder.kind,
+        encoder=encoder.identity(),
         date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     ).to_dict()
     write_json_atomic(out / "eval_results.json", report)
@@ -132,28 +132,28 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
     saved.device = device
     for key, value in (overrides or {}).items():
         OmegaConf.update(saved, key, value, force_add=True)
-    source = encoder_for(saved)
+    encoder = encoder_for(saved)
     if saved.encoder.get("finetune", False) and effective_position(saved) != "none":
-        source = finetuned_source(saved, source)  # the model read the fine-tuned biLM's layers, not the base's
-    if source.sha256 != ckpt["bilm_sha256"]:
+        encoder = finetuned_encoder(saved, encoder)  # the model read the fine-tuned biLM's layers, not the base's
+    if encoder.sha256 != ckpt["bilm_sha256"]:
         raise WeightsError(
-            f"{source.files} is not the {'biLM' if source.kind == 'bilm' else 'model'} this model "
+            f"{encoder.files} is not the {'biLM' if encoder.kind == 'bilm' else 'model'} this model "
             f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}"
         )
     task = make_task(saved)
     task.load_state(ckpt["task_state"])
-    model = task.build_model(build_features(saved, source))
+    model = task.build_model(build_features(saved, encoder))
     model.load_state_dict(ckpt["model"])
     model.to(device).eval()
-    return saved, task, model, source
+    return saved, task, model, encoder
 
 
-def finetuned_source(cfg: DictConfig, source):
+def finetuned_encoder(cfg: DictConfig, encoder):
     """The biLM a run with ``encoder.finetune=true`` trained on: the base fine-tuned on the run's own
     training text (the shared copy under the cache's ``finetuned/``, made again if it is not there)."""
     task = make_task(cfg)
     splits = training_splits(cfg, task)
-    return source.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+    return encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
 
 
 def shipped_hint(sha256: str) -> str:
