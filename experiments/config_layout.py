@@ -8,14 +8,11 @@ settings, lived under ``elmo.*`` next to the mix. They moved (``RENAMED``); noth
 * records, checkpoints and ``resolved_config.yaml`` files written before keep working:
   ``current_layout`` reads any configuration in today's layout (a Transformer's configuration loses the
   biLM keys it used to carry and never read);
-* a run's identity is unchanged: it is computed on the earlier layout (``earlier_layout``), so a run of
-  today and the same run recorded before have one digest, and a finished run is found and reused;
+* a run's identity is computed on today's layout (``identity.comparable``); the committed records were
+  migrated to it once (``python -m experiments.record_migration``, 2026-11-24), and a record of the
+  earlier layout gets the same digest as the same run configured today;
 * the earlier names on the command line stop the command with one line naming the new key
-  (``experiments.override_check``);
-* a Transformer run's record names no biLM either: its encoder is under ``transformer`` (was
-  ``bilm``) and its identity has no ``bilm_sha256`` (``earlier_identity`` puts it back for hashing).
-
-Both functions accept either layout and return a new nested dict (the input is not changed).
+  (``experiments.override_check``).
 """
 
 from __future__ import annotations
@@ -42,23 +39,6 @@ RENAMED = {
     **{f"elmo.{k}": f"encoder.{k}" for k in BILM_KEYS},
     **{f"elmo.{k}": f"cache.{v}" for k, v in CACHE_KEYS.items()},
 }
-# What a Transformer run's configuration held under these keys before they moved: conf/elmo/default.yaml's
-# values, never read by a Transformer run but part of its identity (paths and neutral keys are not).
-EARLIER_TRANSFORMER_BILM_VALUES = {
-    "state": "stateless",
-    "warmup_batches": 5,
-    "batch_size": 64,
-    "finetune": False,
-    "finetune_epochs": 1,
-}
-
-
-def earlier_identity(identity: dict | None):
-    """A run identity as it was hashed before Transformer records stopped naming a biLM: a
-    Transformer run's identity (``encoder_sha256``) gets ``bilm_sha256: None`` back."""
-    if isinstance(identity, dict) and "encoder_sha256" in identity and "bilm_sha256" not in identity:
-        return {"bilm_sha256": None, **identity}
-    return identity
 
 
 def _group(config: dict, name: str) -> dict:
@@ -83,25 +63,4 @@ def current_layout(config: dict) -> dict:
         out["cache"] = {**_group(out, "cache"), **cache}
     if encoder_kind(out) == "bilm" and moved:
         out["encoder"] = {**_group(out, "encoder"), **moved}
-    return out
-
-
-def earlier_layout(config: dict) -> dict:
-    """``config`` in the layout before #28 (the one run identities are computed on): the biLM's and the
-    cache's settings under ``elmo.*``; a Transformer's configuration gets the biLM values it held then."""
-    out = copy.deepcopy(config)
-    cache, encoder = out.pop("cache", None), _group(out, "encoder")
-    if not isinstance(out.get("elmo"), dict):
-        return out
-    elmo = out["elmo"]
-    for old, new in CACHE_KEYS.items():
-        if isinstance(cache, dict) and new in cache:
-            elmo[old] = cache[new]
-    if encoder_kind(out) == "bilm":
-        for k in BILM_KEYS:
-            if k in encoder:
-                elmo[k] = encoder.pop(k)
-    else:
-        for k, v in EARLIER_TRANSFORMER_BILM_VALUES.items():
-            elmo.setdefault(k, v)
     return out

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tasks.data_files import data_files
 
-from .config_layout import current_layout, earlier_identity, earlier_layout
+from .config_layout import BILM_KEYS, current_layout
 from .settings import (
     CONTENT_KEYS,
     NEUTRAL,
@@ -33,14 +33,15 @@ from .settings import (
 
 
 def comparable(resolved: dict, identity: dict) -> dict:
-    """What decides a run's result: the configuration without paths (and without the hub copy's
-    name when local files are read), plus ``identity`` (what the paths point at), in the layout
-    before #28 (``config_layout.earlier_layout``: identities did not change when keys moved).
-    ``elmo.position=paper`` is the task's own position spelled out;
-    ``trainer.equal_updates`` counts only where it changes the training (``data.fraction`` < 1);
-    keys added later count only away from their earlier value (``run_settings.ADDED_AT_DEFAULT``);
-    ``encoder`` only when it is not the biLM (records made before the key existed keep their identity)
-    and the run reads contextual layers (a baseline is the same run whichever encoder is named)."""
+    """What decides a run's result, in today's configuration layout (``config_layout.current_layout``
+    reads a record of the earlier one): the configuration without the keys ``settings`` declares out
+    of the identity (how and where it runs, paths, neutral keys) and without the hub copy's name when
+    local files are read, plus ``identity`` (what the paths point at). Three conditions: ``encoder``
+    counts only in a run that reads contextual layers (a baseline is the same run whichever encoder
+    is named), and for a biLM only its reading settings (``BILM_KEYS``; its weights count by their
+    SHA-256); ``trainer.equal_updates`` only where it changes the training (``data.fraction`` < 1);
+    keys added later only away from their earlier value (``settings.ADDED_AT_DEFAULT``).
+    ``elmo.position=paper`` is the task's own position spelled out."""
     out = copy.deepcopy(
         without_added_defaults(current_layout({k: v for k, v in resolved.items() if k not in VOLATILE}))
     )
@@ -57,15 +58,17 @@ def comparable(resolved: dict, identity: dict) -> dict:
             node = node.get(p) if isinstance(node, dict) else None
         if isinstance(node, dict) and node.get(name) is not None:
             node[name] = "sha256:" + (identity.get("files_sha256") or {}).get(key, "unknown")
-    out = earlier_layout(out)
-    if (out.get("encoder") or {}).get("kind", "bilm") == "bilm" or not uses_encoder(out):
-        out.pop("encoder", None)  # the biLM (as before the key existed), or no contextual layers at all
+    encoder = out.pop("encoder", None) or {}
+    if uses_encoder(out) and encoder.get("kind", "bilm") == "bilm":
+        out["encoder"] = {"kind": "bilm", **{k: encoder[k] for k in BILM_KEYS if k in encoder}}
+    elif uses_encoder(out):
+        out["encoder"] = {k: v for k, v in encoder.items() if k not in BILM_KEYS or k == "batch_size"}
     if isinstance(out.get("elmo"), dict) and effective_position(out):  # position=paper spelled out
         out["elmo"] = {**out["elmo"], "position": effective_position(out)}
     trainer, data = out.get("trainer") or {}, out.get("data") or {}
     if "equal_updates" in trainer and (not trainer["equal_updates"] or float(data.get("fraction", 1.0)) >= 1):
         out["trainer"] = {k: v for k, v in trainer.items() if k != "equal_updates"}
-    return {**out, "identity": earlier_identity(identity)}
+    return {**out, "identity": identity}
 
 
 def run_digest(resolved: dict, identity: dict) -> str:
@@ -94,7 +97,7 @@ def make_identity(
 ) -> dict:
     """What the paths of a configuration point at, and the task code's version. A Transformer
     encoder's files go under ``encoder_sha256`` (absent for biLM runs, as in older records), and a
-    Transformer run's identity names no biLM (``config_layout.earlier_identity`` hashes it as before)."""
+    Transformer run's identity names no biLM."""
     identity = {
         "bilm_sha256": bilm_sha256,
         "data_sha256": {k: content_sha256(p) for k, p in data_files(resolved.get("data") or {}).items()},

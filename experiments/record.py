@@ -216,7 +216,6 @@ class Record:
     def digest(self) -> str | None:
         """The run's identity digest, recomputed (for records written before identities existed,
         from the files their configuration names, as they are now)."""
-        from .identity import legacy_identity, run_digest
+        from .identity import record_digest
 
-        identity = self.identity or legacy_identity(self.to_dict())
-        return run_digest(self.config, identity) if identity is not None else None
+        return record_digest(self.to_dict())

@@ -68,7 +68,7 @@ def main(argv=None) -> None:
         done, current = migrate(args.roots, finetuned_base_sha256)
     except SuiteError as e:
         raise SystemExit(f"error: {e}") from None
-    print(f"{done} records migrated, {current} already had their identity")
+    print(f"{done} records given their identity or today's digest, {current} already current")
 
 
 if __name__ == "__main__":

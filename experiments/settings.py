@@ -22,7 +22,7 @@ from __future__ import annotations
 VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "embed_sample", "demo")
 PATH_KEYS = {
     "data": ("dir", "train_path", "dev_path", "test_path"),
-    "encoder": ("options", "weights", "model"),
+    "encoder": ("options", "weights", "model", "preset"),  # preset: a name for published weights (options, weights)
     "cache": ("dir",),
 }
 NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
@@ -155,7 +155,7 @@ IDENTITY_KEYS = (
     "elmo.dropout",
     "elmo.layer_norm",
     # the encoder's reading of the text (a Transformer's; a biLM's state policy and fine-tuning are in its
-    # configuration too): how it pools, cuts and batches, and the weights' revision or preset name
+    # configuration too): how it pools, cuts and batches, and the weights' revision
     "encoder.kind",
     "encoder.state",
     "encoder.warmup_batches",
@@ -165,7 +165,6 @@ IDENTITY_KEYS = (
     "encoder.pooling",
     "encoder.max_length",
     "encoder.revision",
-    "encoder.preset",
     # the cache's number format changes the layers' last bits; whether a cache is used at all changes nothing
     # measurable but is kept, as records have always had it
     "cache.dtype",

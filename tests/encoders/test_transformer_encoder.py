@@ -14,7 +14,7 @@ from tiny_models import tiny_bert
 from encoders import TransformerEncoder
 from encoders.activation_cache import ActivationCache
 from experiments import runner, trained_runs
-from experiments.config_layout import earlier_layout
+from experiments.config_layout import BILM_KEYS
 from experiments.identity import run_digest
 from suite_common.errors import EncoderError
 
@@ -106,8 +106,9 @@ def test_live_layers_equal_cached_layers(tmp_path):
 def test_identities_keep_encoders_apart_and_bilm_records_unchanged(tmp_path):
     bilm = _cfg(["task=ner"])
     resolved = runner.OmegaConf.to_container(bilm, resolve=True)
-    earlier = earlier_layout(resolved)  # the biLM's settings under elmo.*, as before #28
-    without_key = {k: v for k, v in earlier.items() if k != "encoder"}  # a record made before encoder existed
+    # a record made before #28: the biLM's settings under elmo.*, no encoder group
+    without_key = {k: v for k, v in resolved.items() if k != "encoder"}
+    without_key["elmo"] = {**resolved["elmo"], **{k: resolved["encoder"][k] for k in BILM_KEYS}}
     identity = {"bilm_sha256": "x", "data_sha256": {}, "task_version": 1}
     assert run_digest(resolved, identity) == run_digest(without_key, identity)
     bert = runner.OmegaConf.to_container(_cfg(["task=ner", "encoder=transformer"]), resolve=True)

@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from experiments.config_layout import RENAMED, current_layout, earlier_layout
+from experiments.config_layout import RENAMED, current_layout
 from experiments.identity import run_digest
 from experiments.override_check import check_overrides
 from suite_common.errors import ConfigError
@@ -75,7 +75,7 @@ def test_every_committed_record_has_one_identity_in_either_layout():
             continue
         now = current_layout(config)
         assert run_digest(now, identity) == run_digest(config, identity) == record["config_hash"], path
-        assert current_layout(earlier_layout(now)) == now, path
+        assert current_layout(now) == now, path
         assert not any(k in (now.get("elmo") or {}) for k in ("state", "cache", "cache_dir", "options")), path
 
 
@@ -120,8 +120,7 @@ def test_an_earlier_key_on_the_command_line_names_the_new_one(old):
     assert "\n" not in message and f"{key} is now {RENAMED[key]}" in message and "nothing was run" in message
 
 
-def test_a_transformer_identity_without_a_bilm_hashes_as_it_did_with_none():
+def test_a_transformer_identity_counts_its_model_files():
     config = composed(["task=ner", "encoder=transformer"])
     now = {"data_sha256": {"train": "t"}, "task_version": 1, "encoder_sha256": "e"}
-    assert run_digest(config, now) == run_digest(config, {"bilm_sha256": None, **now})
     assert run_digest(config, now) != run_digest(config, {**now, "encoder_sha256": "f"})
