@@ -21,6 +21,7 @@ from typing import Any
 from suite_common.errors import DataError
 
 from .config_layout import current_layout
+from .settings import uses_encoder
 
 RECORD_NAMES = ("results.json", "finetune.json")
 TASK_RUN_NULLABLE = ("test", "bilm_finetune")
@@ -124,8 +125,11 @@ class Record:
 
     @property
     def uses_encoder(self) -> bool:
-        """Whether the run read contextual layers (ELMo somewhere, a probe, a biLM fine-tuning)."""
-        return self.elmo_position != "none"
+        """Whether the run read contextual layers (ELMo somewhere, a probe, a biLM fine-tuning): the one
+        rule, ``settings.uses_encoder``, on the record's configuration."""
+        return (
+            uses_encoder(self.config) if isinstance(self.config, dict) and self.config else self.elmo_position != "none"
+        )
 
     @property
     def seed(self) -> Any:
