@@ -57,7 +57,9 @@ def test_what_a_run_was_is_read_off_its_record():
     assert r.bilm_sha256 == "b" * 64  # the identity's biLM (a fine-tuned run's base), not the stored weights' hash
     assert r.choices == ("task=ner", "source=local", "profile=quick") and r.encoder is None
     assert _record(ablation="all_lambda1").setting == "all_lambda1"
-    baseline = _record(elmo_position="none", identity=None)
+    baseline = _record(
+        elmo_position="none", identity=None, config={**r.config, "elmo": {**r.config["elmo"], "position": "none"}}
+    )
     assert (baseline.setting, baseline.uses_encoder, baseline.bilm_sha256) == ("baseline", False, None)
     tuned = _record(config={**r.config, "elmo": {**r.config["elmo"], "state": "stateful", "finetune": True}})
     assert tuned.setting == "elmo+state=stateful,finetuned biLM"
