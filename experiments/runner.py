@@ -119,7 +119,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
             "config": plan.resolved,
             "task_state": task.state(),
             "model": model.state_dict(),
-            "bilm_sha256": encoder.sha256,
+            "encoder_sha256": encoder.sha256,  # the biLM's weights or a Transformer's files ("bilm_sha256" before)
         },  # the encoder's digest (biLM weights or Transformer files)
         out_dir / "best.pt",
     )  # complete or absent, like the record written after it

@@ -135,10 +135,11 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
     encoder = encoder_for(saved)
     if saved.encoder.get("finetune", False) and effective_position(saved) != "none":
         encoder = finetuned_encoder(saved, encoder)  # the model read the fine-tuned biLM's layers, not the base's
-    if encoder.sha256 != ckpt["bilm_sha256"]:
+    trained_with = ckpt["encoder_sha256"] if "encoder_sha256" in ckpt else ckpt["bilm_sha256"]  # the earlier key
+    if encoder.sha256 != trained_with:
         raise WeightsError(
             f"{encoder.files} is not the {'biLM' if encoder.kind == 'bilm' else 'model'} this model "
-            f"was trained with (SHA-256 {ckpt['bilm_sha256'][:12]}...){shipped_hint(ckpt['bilm_sha256'])}"
+            f"was trained with (SHA-256 {trained_with[:12]}...){shipped_hint(trained_with)}"
         )
     task = make_task(saved)
     task.load_state(ckpt["task_state"])
