@@ -42,6 +42,8 @@ class RunPlan:
     identity: dict  # what the paths point at, and the code's version
     digest: str
     record_name: str  # results.json | finetune.json
+    seed: int  # the run's seed (``seed``), set once before its model is built
+    finetuned_encoder: bool  # ELMo read from the biLM fine-tuned on the task's text (§3.4, encoder.finetune)
 
     encoder: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
 
@@ -72,6 +74,8 @@ class RunPlan:
             identity=identity,
             digest=run_digest(resolved, identity),
             record_name="finetune.json" if kind == "finetune" else "results.json",
+            seed=int(cfg.seed),
+            finetuned_encoder=bool(cfg.encoder.get("finetune", False)) and effective_position(cfg) != "none",
         )
 
     def prepare(self, launch_dir: Path) -> tuple[Path, dict | None]:

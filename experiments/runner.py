@@ -84,10 +84,10 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     task.build_vocab(splits["train"])
-    if cfg.encoder.get("finetune", False) and plan.position != "none":
+    if plan.finetuned_encoder:
         encoder = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     data = with_layers(cfg, task, splits, encoder)
-    set_seed(cfg.seed)
+    set_seed(plan.seed)
     features = build_features(cfg, encoder)
     model = task.build_model(features)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
@@ -120,7 +120,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
             "task_state": task.state(),
             "model": model.state_dict(),
             "encoder_sha256": encoder.sha256,  # the biLM's weights or a Transformer's files ("bilm_sha256" before)
-        },  # the encoder's digest (biLM weights or Transformer files)
+        },
         out_dir / "best.pt",
     )  # complete or absent, like the record written after it
     record.write(results_path)
