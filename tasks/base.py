@@ -212,7 +212,7 @@ class Task:
         """Examples without labels from raw text lines (blank lines already dropped; ``line`` column:
         the 1-based line number). Tasks that cannot take raw text say so."""
         raise ConfigError(
-            f"task {self.name} has no mode=predict on raw text yet (ner, sst and nli have); "
+            f"task {self.name} has no mode=predict on raw text (ner, sst, nli, srl and qa have); "
             "use mode=evaluate with a file in its data format"
         )
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import datasets
 import torch
 
 from suite_common.errors import ConfigError, DataError
 
 from ..base import Task, set_column
 from ..hub import load_hub_split
+from ..tokenizer import tokenize, tokenize_with_offsets
 from .metric import squad_scores
 from .model import BidafQA
 from .reader import from_hf_squad, read_squad_file
@@ -90,6 +92,35 @@ class QaTask(Task):
 
     def predict(self, model, batch) -> list:
         return model(batch).predictions
+
+    def read_raw(self, lines, where):
+        """One question per line as a JSON object, ``{"context": "...", "question": "..."}``; contexts and
+        questions tokenized as the SQuAD reader does."""
+        import json
+
+        rows = []
+        for n, (line, text) in enumerate(zip(lines["line"], lines["text"])):
+            try:
+                item = json.loads(text)
+                context, question = item["context"], item["question"]
+            except (ValueError, KeyError, TypeError):
+                raise DataError(
+                    f'{where}:{line}: expected a JSON object {{"context": ..., "question": ...}} per line'
+                ) from None
+            if not isinstance(context, str) or not isinstance(question, str) or not context.strip():
+                raise DataError(f"{where}:{line}: context and question must be non-empty strings")
+            toks = tokenize_with_offsets(context)
+            rows.append({"line": line, "id": str(line), "context_id": n, "context": context, "question": question,
+                         "context_tokens": [t for t, _, _ in toks], "offsets": [[s, e] for _, s, e in toks],
+                         "question_tokens": tokenize(question), "answers": [""], "spans": [[0, 0]]})  # fmt: skip
+        return datasets.Dataset.from_list(rows)
+
+    def raw_output(self, row, prediction):
+        """The question and its predicted answer: the span's text and character offsets in the context."""
+        first, last = prediction
+        start, end = row["offsets"][first][0], row["offsets"][last][1]
+        return {"line": row["line"], "question": row["question"], "answer": row["context"][start:end],
+                "start_char": start, "end_char": end}  # fmt: skip
 
     def answer_texts(self, ds, predictions) -> dict[str, str]:
         return {

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import datasets
 import torch
+
+from suite_common.errors import DataError
 
 from ..base import Task, set_column
 from ..hub import load_hub_split
+from ..tokenizer import tokenize
 from .metric import srl_scores, write_props
 from .model import SrlTagger
 from .reader import from_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
@@ -74,6 +78,46 @@ class SrlTask(Task):
 
     def score(self, ds, predictions) -> dict:
         return srl_scores(ds["tags"], predictions)
+
+    def read_raw(self, lines, where):
+        """One sentence per line with its predicate in square brackets (``The cat [sat] on the mat .``),
+        tokenized by the project tokenizer; a line with several bracketed words is one example per
+        predicate."""
+        rows = {"line": [], "text": [], "tokens": [], "predicate": [], "tags": [], "sentence": []}
+        for k, (line, text) in enumerate(zip(lines["line"], lines["text"])):
+            tokens, marked = [], []
+            for token in text.split():
+                if len(token) > 2 and token.startswith("[") and token.endswith("]"):
+                    marked.append(len(tokens))
+                    token = token[1:-1]
+                tokens.extend(tokenize(token))
+            if not marked:
+                raise DataError(
+                    f"{where}:{line}: no predicate marked: put it in square brackets, as in 'The cat [sat] .'"
+                )
+            for predicate in marked:
+                for key, value in (("line", line), ("text", text), ("tokens", tokens), ("predicate", predicate),
+                                   ("tags", ["O"] * len(tokens)), ("sentence", k)):  # fmt: skip
+                    rows[key].append(value)
+        return datasets.Dataset.from_dict(rows)
+
+    def raw_output(self, row, prediction):
+        """The tokens, the predicate, the BIO tags and the arguments as token spans (``end`` exclusive)."""
+        arguments, start = [], None
+        for i, tag in enumerate([*prediction, "O"]):
+            if start is not None and not tag.startswith("I-"):
+                role = prediction[start][2:]
+                arguments.append({"role": role, "start": start, "end": i, "text": " ".join(row["tokens"][start:i])})
+                start = None
+            if tag.startswith("B-") or (tag.startswith("I-") and start is None):
+                start = i
+        return {
+            "line": row["line"],
+            "tokens": row["tokens"],
+            "predicate": {"index": row["predicate"], "text": row["tokens"][row["predicate"]]},
+            "tags": prediction,
+            "arguments": arguments,
+        }
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """CoNLL-2005 ``props`` files, ``<prefix>.gold.props`` and ``<prefix>.props`` (predicted),

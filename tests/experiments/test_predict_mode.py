@@ -18,6 +18,19 @@ TINY = {
     "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", "task.model.hidden=[8]"],
     "sst": ["data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt", "task.model.hidden=8"],
     "nli": ["data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", "data.format=sick", "task.model.hidden=8"],
+    "srl": [
+        "data.train_file=srl_tiny.conllu",
+        "data.dev_file=srl_tiny.conllu",
+        "data.format=conllu",
+        "task.model.hidden=8",
+    ],
+    "qa": [
+        "data.train_file=squad_tiny.json",
+        "data.dev_file=squad_tiny.json",
+        "task.model.hidden=6",
+        "task.model.linear=8",
+        "task.max_tokens_per_batch=100000",
+    ],
 }
 
 
@@ -91,9 +104,33 @@ def test_sentences_and_pairs_get_labels(task, lines, key, bilm_files, tmp_path):
             Predictor.from_run(tmp_path / "run_nli").predict_lines(["no tab here"])
 
 
+def test_srl_labels_the_arguments_of_each_bracketed_predicate(bilm_files, tmp_path):
+    predictor = Predictor.from_run(trained("srl", bilm_files, tmp_path))
+    rows = predictor.predict_lines(["The cat [sat] on the mat .", "He [said] she [left] ."])
+    assert [(r["line"], r["predicate"]["text"]) for r in rows] == [(1, "sat"), (2, "said"), (2, "left")]
+    assert rows[0]["tokens"] == ["The", "cat", "sat", "on", "the", "mat", "."] and len(rows[0]["tags"]) == 7
+    for r in rows:
+        for a in r["arguments"]:
+            assert a["text"] == " ".join(r["tokens"][a["start"] : a["end"]])
+    with pytest.raises(DataError, match=r"<lines>:1: no predicate marked"):
+        predictor.predict_lines(["nothing marked here"])
+
+
+def test_squad_answers_questions_on_their_contexts(bilm_files, tmp_path):
+    predictor = Predictor.from_run(trained("qa", bilm_files, tmp_path))
+    context = "The Amazon rainforest covers much of the Amazon basin of South America."
+    lines = [json.dumps({"context": context, "question": q}) for q in ("What covers the basin?", "Where is it?")]
+    rows = predictor.predict_lines(lines)
+    assert [r["line"] for r in rows] == [1, 2]
+    for r in rows:
+        assert r["answer"] == context[r["start_char"] : r["end_char"]] and r["answer"]
+    with pytest.raises(DataError, match=r"<lines>:1: expected a JSON object"):
+        predictor.predict_lines(['{"question": "no context"}'])
+
+
 def test_a_task_without_raw_input_says_so(bilm_files, tmp_path):
     from tasks.registry import task_class
 
-    task = task_class("srl")(compose_cfg(["task=srl"]).task)
-    with pytest.raises(ConfigError, match="task srl has no mode=predict on raw text yet"):
+    task = task_class("coref")(compose_cfg(["task=coref"]).task)
+    with pytest.raises(ConfigError, match="task coref has no mode=predict on raw text"):
         task.read_raw({"line": [1], "text": ["x"]}, "f")
