@@ -2,7 +2,7 @@
 suite's configuration of Peters et al. 2018 §3: the mix is ``elmo.*``, the frozen encoder that feeds
 it is ``encoder.*``, its activation cache is ``cache.*``).
 
-Until #28 the biLM's files, state policy, batch size and fine-tuning, and every encoder's cache
+Until November 2026 the biLM's files, state policy, batch size and fine-tuning, and every encoder's cache
 settings, lived under ``elmo.*`` next to the mix. They moved (``RENAMED``); nothing else changed:
 
 * records, checkpoints and ``resolved_config.yaml`` files written before keep working:

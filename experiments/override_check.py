@@ -8,7 +8,7 @@ command with one ``ConfigError`` line that names the key (or option) and the nea
 * a config group's option (``task=nre``, ``+ablation=inptu``) must be a file ``conf/<group>/<option>.yaml``;
 * every other key (with or without ``+``, ``++`` or ``~``) must be a key of the configuration those
   groups compose (for a sweep over tasks, of each task's configuration);
-* a key of the layout before #28 (``elmo.state``, ``elmo.cache_dtype``, ...) names its new key.
+* a key of the earlier layout (``elmo.state``, ``elmo.cache_dtype``, ...) names its new key.
 
 ``hydra.*`` and ``hydra/...`` overrides are Hydra's own and are left to it.
 """

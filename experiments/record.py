@@ -30,7 +30,9 @@ TASK_RUN_NULLABLE = ("test", "bilm_finetune")
 @dataclass
 class Record:
     # what every record holds (``run_directories.run_metadata``), in the order records have it
-    bilm: dict | None = None  # the biLM's files and hash (a Transformer run's record before #28 had its model here)
+    bilm: dict | None = (
+        None  # the biLM's files and hash (a Transformer run's record of the earlier layout had its model here)
+    )
     transformer: dict | None = None  # a Transformer run's model, files and hash
     identity: dict | None = None  # None: written before identities existed (``record_migration``)
     hardware: dict = field(default_factory=dict)

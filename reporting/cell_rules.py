@@ -69,7 +69,7 @@ def prescribed_data(choices: tuple[str, ...]) -> dict[str, str]:
 
 def settings(config: dict) -> dict:
     """A configuration's comparable settings, flattened and named as ``conf/`` names them today
-    (records of the layout before #28 are read through ``config_layout``); a key added later that a
+    (records of the earlier layout are read through ``config_layout``); a key added later that a
     configuration does not hold has the value every run had before it existed."""
     out = flat(current_layout(comparable(config, {})))
     for path, default in ADDED_AT_DEFAULT.items():

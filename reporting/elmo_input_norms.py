@@ -2,7 +2,7 @@
 §3.3: ELMo_k = γ Σ_j s_j h_kj is concatenated with x_k; "a moderate amount of dropout" on it), per
 trained run, from its checkpoint: the mean Euclidean norm per dev token of the token embedding x_k
 and of the input ELMo vector, their ratio, the learned γ and s_j, the ELMo dropout, and the dev
-metric with the lowest per-class accuracy (SICK). Issue #29 asks why ELMo at ESIM's input collapses
+metric with the lowest per-class accuracy (SICK): what shows why ELMo at ESIM's input collapses
 SICK onto two classes at ELMo dropout 0.5.
 
     python -m reporting.elmo_input_norms RUN_DIR... [--out FILE.md]
