@@ -23,6 +23,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from encoders.activation_cache import size_text
+from suite_common.errors import WeightsError
 
 from . import train_state
 from .plan import RunPlan
@@ -48,11 +49,16 @@ def memory_available_gb() -> float | None:
     return None
 
 
-def cache_plan(cfg: DictConfig, encoder, named: dict[str, list[list[str]]]) -> dict:
-    """The activation cache entries still missing for ``named`` (split -> sentences), their size, and
-    whether they fit ``cache.max_gb`` and the free disk under the cache root."""
+def cache_plan(encoder, named: dict[str, list[list[str]]]) -> dict:
+    """The activation cache entries still missing for ``named`` (split -> sentences; splits with the
+    same text share one entry), their size, and whether they fit ``cache.max_gb`` and the free disk
+    under the cache root: the check a run makes before writing any (``ActivationCache.check_budget``)."""
     cache = encoder.cache()
-    missing = {name: s for name, s in named.items() if not cache.has(s)}
+    missing, keys = {}, set()
+    for name, sentences in named.items():
+        if not cache.has(sentences) and cache.key(sentences) not in keys:
+            missing[name] = sentences
+            keys.add(cache.key(sentences))
     need = sum(cache.planned_bytes(s) for s in missing.values())
     existing = cache.root
     while not existing.exists() and existing != existing.parent:
@@ -83,7 +89,10 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
     if previous is not None:
         report["would"] = f"skip: this configuration already has its record ({previous['run_dir']})"
     elif state.exists():
-        report["would"] = f"resume after epoch {train_state.read(state, plan.digest)['epoch']} ({state})"
+        try:
+            report["would"] = f"resume after epoch {train_state.read(state, plan.digest)['epoch']} ({state})"
+        except WeightsError as e:  # another run's state, or not a state: a launch would stop here
+            report["would"] = f"stop: {e}"
     else:
         other = read_record(where / plan.record_name) if (where / plan.record_name).exists() else None
         report["would"] = "train" + (
@@ -100,7 +109,7 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
         report["max_epochs"] = int(cfg.trainer.max_epochs)
         if uses_encoder(cfg) and plan.encoder.cache_settings.enabled:
             named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
-            report["cache"] = cache_plan(cfg, plan.encoder, named)
+            report["cache"] = cache_plan(plan.encoder, named)
     memory = memory_available_gb()
     report["memory_available"] = f"{memory:.1f} GB" if memory is not None else "unknown"
     print(json.dumps(report, indent=2))
