@@ -51,6 +51,8 @@ def comparable(resolved: dict, identity: dict) -> dict:
     for group, keys in [*PATH_KEYS.items(), *NEUTRAL.items()]:
         if isinstance(out.get(group), dict):
             out[group] = {k: v for k, v in out[group].items() if k not in keys}
+            if not out[group]:  # nothing that counts is left: as a configuration without the group
+                del out[group]
     for key in CONTENT_KEYS:  # a set path counts by its file's content (None stays None, as before the key counted)
         *parents, name = key.split(".")
         node = out
