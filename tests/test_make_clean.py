@@ -25,23 +25,20 @@ LEFTOVERS = [
 
 
 def test_make_clean_leaves_only_what_it_documents(tmp_path):
+    """A git repository holding the Makefile and .gitignore of this working tree (all that ``make clean`` and
+    ``git status --ignored`` read), used as a checkout is used, then cleaned."""
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(clone)], check=True, timeout=300)
-    # the working tree's Makefile and .gitignore (a commit's are in the clone; these may be newer)
+    clone.mkdir()
     for name in ("Makefile", ".gitignore"):
         (clone / name).write_text((REPO / name).read_text())
-    subprocess.run(
-        ["git", "commit", "--quiet", "-am", "as the working tree"],
-        cwd=clone,
-        timeout=60,
-        env={
-            **os.environ,
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@t",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@t",
-        },
-    )
+    author = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    for command in (["git", "init", "--quiet"], ["git", "add", "-A"], ["git", "commit", "--quiet", "-m", "checkout"]):
+        subprocess.run(command, cwd=clone, check=True, timeout=60, env={**os.environ, **author})
     for leftover in LEFTOVERS:
         (clone / leftover).parent.mkdir(parents=True, exist_ok=True)
         (clone / leftover).write_text("x")
