@@ -15,7 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 from encoders.bilm import STATE_POLICIES
 from suite_common.errors import ConfigError
 from suite_common.remote_files import PRESETS
-from tasks.layers import EMBEDDING_INITS
+from tasks.common.layers import EMBEDDING_INITS
 
 
 def one_of(*choices):

@@ -18,7 +18,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from tasks.data_files import data_files
+from tasks.common.data_files import data_files
 
 from .config_layout import BILM_KEYS, current_layout
 from .settings import (

@@ -11,7 +11,7 @@ from omegaconf import DictConfig
 
 from suite_common.errors import ConfigError
 from tasks.base import TaskSplit
-from tasks.layers import ElmoFeatures
+from tasks.common.layers import ElmoFeatures
 from tasks.registry import is_probe_function, task_class
 
 from .plan import PROBE_VERSION

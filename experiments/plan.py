@@ -18,7 +18,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from encoders import Encoder, encoder_for
-from tasks.data_files import data_files
+from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function
 
 from . import train_state

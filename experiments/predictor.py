@@ -11,7 +11,7 @@ or from Python::
 
 Input: UTF-8 text, one sentence (NER, SST) or one ``premise<TAB>hypothesis`` pair (entailment) per
 line; blank lines are skipped and every output names its line number. Text is tokenized by the
-project's tokenizer (``tasks/tokenizer.py``: Penn Treebank conventions, as the biLM's training text),
+project's tokenizer (``tasks/common/tokenizer.py``: Penn Treebank conventions, as the biLM's training text),
 so pre-tokenized text (tokens separated by spaces) comes out as it went in. Output: JSON lines, one
 object per input line, written to ``<run dir>/predictions/<file>@<content hash>/predictions.jsonl``.
 """
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from suite_common.errors import DataError
-from tasks.text_files import text_lines
+from tasks.common.text_files import text_lines
 
 from .run_directories import write_text_atomic
 

@@ -22,7 +22,7 @@ from experiments.config_layout import current_layout
 from experiments.identity import comparable, content_sha256
 from experiments.record import Record
 from experiments.settings import ADDED_AT_DEFAULT, effective_position
-from tasks.data_files import data_files
+from tasks.common.data_files import data_files
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 VARYING = (

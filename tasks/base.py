@@ -30,7 +30,7 @@ from elmo_core.characters import batch_to_ids
 from encoders.activation_cache import LayerSource
 from suite_common.errors import ConfigError, DataError
 
-from .data_files import data_files
+from .common.data_files import data_files
 
 PAD, UNK = "<pad>", "<unk>"
 

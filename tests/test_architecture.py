@@ -163,3 +163,10 @@ def test_tasks_know_nothing_of_the_run_machinery():
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
         assert not any(name.split(".")[0] == "experiments" for name in names), path
+
+
+def test_tasks_top_level_holds_only_the_contract_and_the_registry():
+    """Everything else in ``tasks/`` is a task folder or what the folders share (``tasks/common/``)."""
+    assert sorted(p.name for p in (REPO / "tasks").glob("*.py")) == ["__init__.py", "base.py", "registry.py"]
+    for folder in sorted(p for p in (REPO / "tasks").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        assert (folder / "__init__.py").is_file(), f"tasks/{folder.name} is not a package"

@@ -20,9 +20,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..layers import TaskModel, TokenEmbedder, run_rnn
+from ..common.layers import TaskModel, TokenEmbedder, run_rnn
 
-# steps whose output depends on the values of the data (read on the host): see tasks.layers.DATA_DEPENDENT
+# steps whose output depends on the values of the data (read on the host): see tasks.common.layers.DATA_DEPENDENT
 DATA_DEPENDENT = ("prune_spans", "CorefModel.gold_cluster_of_spans")
 DISTANCE_BUCKETS = (1, 2, 3, 4, 5, 8, 16, 32, 64)  # lower bounds: 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+
 

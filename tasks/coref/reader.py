@@ -26,7 +26,7 @@ import datasets
 
 from suite_common.errors import DataError
 
-from ..text_files import text_lines
+from ..common.text_files import text_lines
 
 _BEGIN = re.compile(r"#begin document \((.*)\);?\s*(?:part\s+(\S+))?\s*$")
 _MARKS = (("single", re.compile(r"\((\d+)\)")), ("open", re.compile(r"\((\d+)")), ("close", re.compile(r"(\d+)\)")))

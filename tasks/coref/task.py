@@ -13,7 +13,7 @@ import torch
 from suite_common.errors import DataError
 
 from ..base import Task, set_column
-from ..hub import load_hub_split
+from ..common.hub import load_hub_split
 from .metric import coref_scores
 from .model import CorefModel
 from .reader import read_conll2012_coref, write_conll2012_coref

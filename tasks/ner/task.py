@@ -8,8 +8,8 @@ import datasets
 import torch
 
 from ..base import Task
-from ..hub import load_hub_split
-from ..tokenizer import tokenize
+from ..common.hub import load_hub_split
+from ..common.tokenizer import tokenize
 from .metric import span_f1
 from .model import NerTagger
 from .reader import from_hf_conll2003, read_conll2003_file
@@ -59,7 +59,7 @@ class NerTask(Task):
         return path
 
     def read_raw(self, lines, where):
-        """One sentence per line, tokenized by the project tokenizer (``tasks/tokenizer.py``)."""
+        """One sentence per line, tokenized by the project tokenizer (``tasks/common/tokenizer.py``)."""
         tokens = [tokenize(text) for text in lines["text"]]
         return datasets.Dataset.from_dict(
             {

@@ -1,5 +1,5 @@
 """Entailment readers. Every example: ``pair_id``, ``premise``/``hypothesis`` tokens (the project
-tokenizer, ``tasks/tokenizer.py``) and a ``label`` in (entailment, neutral, contradiction).
+tokenizer, ``tasks/common/tokenizer.py``) and a ``label`` in (entailment, neutral, contradiction).
 
 * SNLI / MultiNLI jsonl (``sentence1``, ``sentence2``, ``gold_label``, ``pairID``): pairs whose gold
   label is ``-`` (no annotator majority) are dropped and counted. Default source: Hugging Face ``snli``.
@@ -15,8 +15,8 @@ import datasets
 
 from suite_common.errors import DataError as DataFormatError
 
-from ..text_files import text_lines
-from ..tokenizer import tokenize
+from ..common.text_files import text_lines
+from ..common.tokenizer import tokenize
 
 LABELS = ["entailment", "neutral", "contradiction"]
 

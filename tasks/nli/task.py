@@ -11,8 +11,8 @@ import torch
 from suite_common.errors import DataError
 
 from ..base import Task, set_column
-from ..hub import load_hub_split
-from ..tokenizer import tokenize
+from ..common.hub import load_hub_split
+from ..common.tokenizer import tokenize
 from .model import Esim
 from .reader import LABELS, from_hf_snli, read_sick_tsv, read_snli_jsonl
 

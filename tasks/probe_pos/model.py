@@ -10,7 +10,7 @@ from torch import nn
 
 from suite_common.errors import ConfigError
 
-from ..layers import TaskModel
+from ..common.layers import TaskModel
 
 
 class LayerProbe(TaskModel):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from suite_common.errors import DataError
 
-from ..text_files import text_lines
+from ..common.text_files import text_lines
 
 
 def read_tagged(path: str | Path) -> tuple[list[list[str]], list[list[str]]]:

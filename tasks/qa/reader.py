@@ -16,8 +16,8 @@ import datasets
 
 from suite_common.errors import DataError as DataFormatError
 
-from ..text_files import read_text
-from ..tokenizer import tokenize, tokenize_with_offsets
+from ..common.text_files import read_text
+from ..common.tokenizer import tokenize, tokenize_with_offsets
 
 
 def char_span_to_tokens(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:

@@ -12,8 +12,8 @@ import torch
 from suite_common.errors import ConfigError, DataError
 
 from ..base import Task, set_column
-from ..hub import load_hub_split
-from ..tokenizer import tokenize, tokenize_with_offsets
+from ..common.hub import load_hub_split
+from ..common.tokenizer import tokenize, tokenize_with_offsets
 from .metric import squad_scores
 from .model import BidafQA
 from .reader import from_hf_squad, read_squad_file

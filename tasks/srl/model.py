@@ -12,8 +12,8 @@ from torch import nn
 
 from elmo_core.bilm import reverse_padded
 
-from .. import layers as task_layers
-from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
+from ..common import layers as task_layers
+from ..common.layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 from .decode import bio_constraints, viterbi
 
 

@@ -19,7 +19,7 @@ import datasets
 
 from suite_common.errors import DataError as DataFormatError
 
-from ..text_files import text_lines
+from ..common.text_files import text_lines
 
 
 def _dataset(rows: list[dict]) -> datasets.Dataset:

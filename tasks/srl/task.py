@@ -11,8 +11,8 @@ import torch
 from suite_common.errors import DataError
 
 from ..base import Task, set_column
-from ..hub import load_hub_split
-from ..tokenizer import tokenize
+from ..common.hub import load_hub_split
+from ..common.tokenizer import tokenize
 from .metric import srl_scores, write_props
 from .model import SrlTagger
 from .reader import from_hf_conll2012, read_conll2012_file, read_conllu_propbank_file

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
+from ..common.layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 
 
 class SentimentClassifier(TaskModel):

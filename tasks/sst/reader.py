@@ -14,7 +14,7 @@ import datasets
 
 from suite_common.errors import DataError as DataFormatError
 
-from ..text_files import text_lines
+from ..common.text_files import text_lines
 
 
 def parse_tree(text: str, where: str):

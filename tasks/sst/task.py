@@ -8,8 +8,8 @@ import datasets
 import torch
 
 from ..base import Task
-from ..hub import load_hub_split
-from ..tokenizer import tokenize
+from ..common.hub import load_hub_split
+from ..common.tokenizer import tokenize
 from .model import SentimentClassifier
 from .reader import from_hf_sst, read_sst_file
 
@@ -53,7 +53,7 @@ class SstTask(Task):
     FINE = ("very negative", "negative", "neutral", "positive", "very positive")
 
     def read_raw(self, lines, where):
-        """One sentence per line, tokenized by the project tokenizer (``tasks/tokenizer.py``)."""
+        """One sentence per line, tokenized by the project tokenizer (``tasks/common/tokenizer.py``)."""
         tokens = [tokenize(text) for text in lines["text"]]
         return datasets.Dataset.from_dict({**lines, "tokens": tokens, "label": [0] * len(tokens)})
 

@@ -8,7 +8,7 @@ from hydra import initialize_config_dir
 from run_configs import CONF, compose_cfg
 
 from experiments.settings import effective_position
-from tasks.layers import ElmoFeatures
+from tasks.common.layers import ElmoFeatures
 
 
 @pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref"])

@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 from run_configs import CONF, compose_cfg, tiny_ner_cfg
 
 from experiments import runner
-from tasks.layers import ElmoFeatures
+from tasks.common.layers import ElmoFeatures
 
 
 def test_train_writes_results_and_skips_when_done(bilm_files, tmp_path, monkeypatch):
@@ -102,7 +102,7 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
     r = runner.train(cfg, out)
     assert len(r["epochs"]) >= 1 and 0 <= r["dev"]["f1"] <= 100
     # ℓ2 goes to weight matrices only: not to ELMo's mixing weights, biases or embeddings
-    from tasks.layers import ElmoFeatures
+    from tasks.common.layers import ElmoFeatures
 
     task = runner.make_task(cfg)
     splits = task.load_splits(cfg.data)

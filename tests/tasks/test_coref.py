@@ -161,8 +161,8 @@ def test_candidate_spans_stay_inside_sentences_and_width():
     import torch
     from omegaconf import OmegaConf
 
+    from tasks.common.layers import ElmoFeatures
     from tasks.coref.model import CorefModel
-    from tasks.layers import ElmoFeatures
 
     cfg = OmegaConf.create(
         {

@@ -3,7 +3,7 @@ heads their loss and backward) on PyTorch's ``meta`` device: tensors with shapes
 tensor that a forward pass creates on the CPU instead of its inputs' device meets a ``meta`` tensor
 and fails loudly here, as it would fail (or crawl) on a GPU, which no test machine has.
 
-The steps whose output depends on the data's values (``tasks.layers.DATA_DEPENDENT``,
+The steps whose output depends on the data's values (``tasks.common.layers.DATA_DEPENDENT``,
 ``tasks.coref.model.DATA_DEPENDENT``) cannot run without data; each is replaced here by a stand-in
 of the same shapes, and each is tested on the CPU below against what it stands for. Decoding is
 data-dependent as a whole (Viterbi, argmax lists) and is not run here; the WSD probe has no model on
@@ -21,8 +21,8 @@ from task_setups import new_model as _new_model
 from task_setups import task_setup as _setup
 
 import elmo_core.bilm as bilm_module
+import tasks.common.layers as task_layers
 import tasks.coref.model as coref_model
-import tasks.layers as task_layers
 
 
 def on_meta(x):
@@ -114,7 +114,7 @@ def test_task_head_forward_loss_and_backward_on_meta(task_name, bilm_files, tmp_
 
 
 def test_pos_probe_model_on_meta(shapes_only):
-    from tasks.layers import ElmoFeatures
+    from tasks.common.layers import ElmoFeatures
     from tasks.probe_pos.model import LayerProbe
 
     model = LayerProbe(["A", "B", "C"], ElmoFeatures("probe", 3, 8, dropout=0.1)).to("meta").train()

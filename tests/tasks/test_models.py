@@ -14,7 +14,7 @@ from task_setups import task_setup as _setup
 from experiments import runner
 from experiments.trainer import TrainerConfig, make_optimizer, predict
 from suite_common.errors import ConfigError
-from tasks.layers import TaskModel
+from tasks.common.layers import TaskModel
 
 
 @pytest.mark.parametrize("task_name", sorted(TASKS))
@@ -74,7 +74,7 @@ def test_prediction_does_not_depend_on_batch_or_padding(task_name, bilm_files, t
 def test_every_model_returns_one_output_type(task_name, bilm_files, tmp_path):
     """The model contract: forward gives a TaskOutput, with the loss when the batch carries gold
     labels, and the decoded predictions (one per example) only in eval mode."""
-    from tasks.layers import TaskOutput
+    from tasks.common.layers import TaskOutput
 
     cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
     model = _new_model(cfg, task, source)
@@ -96,7 +96,7 @@ def test_xavier_uniform_embeddings_start_small_with_a_zero_padding_row():
     word and the character table, padding rows zero; ``normal`` keeps PyTorch's N(0, 1)."""
     import math
 
-    from tasks.layers import TokenEmbedder
+    from tasks.common.layers import TokenEmbedder
 
     words = ["@@PADDING@@"] + [f"w{i}" for i in range(999)]
     torch.manual_seed(0)

@@ -59,7 +59,7 @@ def test_sick_reader(tmp_path):
 def test_esim_padding_never_changes_the_prediction():
     from omegaconf import OmegaConf
 
-    from tasks.layers import ElmoFeatures
+    from tasks.common.layers import ElmoFeatures
     from tasks.nli.task import NliTask
 
     cfg = OmegaConf.create(

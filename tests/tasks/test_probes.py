@@ -93,7 +93,7 @@ def test_pos_probe_end_to_end(tmp_path, bilm_files):
 
 def test_the_pos_probe_heads_train_as_if_alone():
     """The summed loss of independent heads gives each head the gradient it would get alone."""
-    from tasks.layers import ElmoFeatures
+    from tasks.common.layers import ElmoFeatures
     from tasks.probe_pos.model import LayerProbe
 
     torch.manual_seed(0)

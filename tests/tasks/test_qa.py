@@ -7,10 +7,10 @@ import pytest
 import torch
 from conftest import FIXTURES
 
+from tasks.common.tokenizer import tokenize, tokenize_with_offsets
 from tasks.qa.metric import exact_match, f1, normalize_answer, squad_scores
 from tasks.qa.model import best_spans
 from tasks.qa.reader import DataFormatError, char_span_to_tokens, read_squad_file
-from tasks.tokenizer import tokenize, tokenize_with_offsets
 
 
 @pytest.mark.parametrize(

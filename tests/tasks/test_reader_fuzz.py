@@ -163,7 +163,7 @@ def _whole_file_message(message: str) -> bool:
 
 
 def test_undecodable_bytes_name_file_line_and_column(tmp_path):
-    from tasks.text_files import read_text, text_lines
+    from tasks.common.text_files import read_text, text_lines
 
     path = tmp_path / "x.txt"
     path.write_bytes(b"good line\nsecond \xff line\n")

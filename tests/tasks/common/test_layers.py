@@ -3,7 +3,7 @@
 import torch
 
 from elmo_core.characters import batch_to_ids
-from tasks.layers import TokenEmbedder
+from tasks.common.layers import TokenEmbedder
 
 
 def test_char_cnn_over_distinct_tokens_equals_per_position():
