@@ -50,7 +50,7 @@ from elmo_core.options import parse_options
 from encoders import encoder_for
 from encoders.activation_cache import ActivationCache, size_text
 from experiments import runner
-from experiments.settings import effective_position
+from experiments.settings import ElmoSettings, effective_position
 from experiments.trainer import TrainerConfig, make_optimizer, on_device, train_step
 from tasks.base import TaskSplit
 
@@ -158,7 +158,7 @@ def examples_per_update(task, full, batch_size: int) -> float:
 def seconds_per_update(task, cfg, source, train, updates: int) -> float:
     """Mean wall time of ``updates`` training updates (after one warm-up update), as the trainer does them."""
     runner.set_seed(cfg.seed)
-    features = runner.build_features(cfg, source)
+    features = runner.build_features(ElmoSettings.of(cfg), source)
     config = TrainerConfig.from_config(cfg)
     model = task.build_model(features).to(config.device)
     optimizer = make_optimizer(model, config)

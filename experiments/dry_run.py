@@ -17,6 +17,7 @@ data (so a malformed file is reported now, with its file and line), and says:
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from suite_common.errors import WeightsError
 from . import train_state
 from .plan import RunPlan
 from .run_directories import finished_run, read_record, run_dir_name
-from .settings import uses_encoder
+from .trainer import passes_per_epoch
 
 
 def launch_dir(cfg: DictConfig) -> Path:
@@ -104,10 +105,13 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
         task = make_task(cfg)
         splits = training_splits(cfg, task)
         report["data"] = task.data_stats
-        batches = task.batches(splits["train"], int(cfg.trainer.batch_size), shuffle=False)
-        report["train_examples"], report["batches_per_epoch"] = len(splits["train"]), len(batches)
+        # as the trainer makes them: shuffled (a task may batch training apart from evaluation, as SQuAD's
+        # clustered batches do), and repeated passes_per_epoch times (trainer.equal_updates, data.fraction)
+        batches = task.batches(splits["train"], int(cfg.trainer.batch_size), shuffle=True, rng=random.Random(0))
+        report["train_examples"] = len(splits["train"])
+        report["batches_per_epoch"] = len(batches) * passes_per_epoch(cfg)
         report["max_epochs"] = int(cfg.trainer.max_epochs)
-        if uses_encoder(cfg) and plan.encoder.cache_settings.enabled:
+        if plan.elmo.reads_encoder and plan.encoder.cache_settings.enabled:
             named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
             report["cache"] = cache_plan(plan.encoder, named)
     memory = memory_available_gb()

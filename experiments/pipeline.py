@@ -15,7 +15,7 @@ from tasks.common.layers import ElmoFeatures
 from tasks.registry import is_probe_function, task_class
 
 from .plan import PROBE_VERSION
-from .settings import effective_position, uses_encoder
+from .settings import ElmoSettings
 
 
 def make_task(cfg: DictConfig):
@@ -26,11 +26,10 @@ def task_version(name: str) -> int:
     return PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
 
 
-def build_features(cfg: DictConfig, encoder) -> ElmoFeatures:
+def build_features(elmo: ElmoSettings, encoder) -> ElmoFeatures:
+    """The ELMo mixes a task model owns, sized to the encoder's layers."""
     num_layers, dim = encoder.layer_shape()
-    return ElmoFeatures(
-        effective_position(cfg), num_layers, dim, cfg.elmo.mix, cfg.elmo.dropout, cfg.elmo.layer_norm, cfg.elmo.l2
-    )
+    return ElmoFeatures(elmo.position, num_layers, dim, elmo.mix, elmo.dropout, elmo.layer_norm, elmo.l2)
 
 
 def subsample(ds, fraction: float):
@@ -54,11 +53,11 @@ def training_splits(cfg: DictConfig, task) -> dict:
     return splits
 
 
-def with_layers(cfg: DictConfig, task, splits: dict, encoder) -> dict[str, TaskSplit]:
+def with_layers(elmo: ElmoSettings, task, splits: dict, encoder) -> dict[str, TaskSplit]:
     """Each split with the layer source of its sentences (none when ELMo is not used). With the
     cache on, the entries still missing are sized first: a run whose cache would not fit
     (``cache.max_gb``, the free disk) stops before it writes any (``check_budget``)."""
-    if not uses_encoder(cfg):
+    if not elmo.reads_encoder:
         return {name: TaskSplit(name, ds) for name, ds in splits.items()}
     sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
     encoder.check_budget(sentences)

@@ -2,11 +2,12 @@
 where ELMo goes and which frozen encoder feeds it; §5.3 for the probes).
 
 ``RunPlan.resolve`` reads a composed configuration and decides, in one place: the kind of run (a task
-model, a layer probe, a biLM fine-tuning), the effective ELMo position, whether the run reads an
-encoder, the data files it reads, its identity and digest (``identity``), and the record it
-writes. ``RunPlan.prepare`` then chooses its output directory: a finished run of the same identity
-anywhere below the runs root is reused, a launch directory holding another identity's record is
-never written over. The recipes in ``runner`` follow the plan; they do not decide these again.
+model, a layer probe, a biLM fine-tuning), its ELMo settings (``settings.ElmoSettings``: the effective
+position, whether the run reads an encoder, how the mixes are made), the data files it reads, its
+seed, its identity and digest (``identity``), and the record it writes. ``RunPlan.prepare`` then
+chooses its output directory: a finished run of the same identity anywhere below the runs root is
+reused, a launch directory holding another identity's record is never written over. The recipes in
+``runner`` follow the plan; they do not decide these again.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .config_schema import validate
 from .identity import make_identity, run_digest
 from .record import Record
 from .run_directories import finished_run, hydra_choice, mark_running, record_dir, remove_dead_runs, run_metadata
-from .settings import effective_position, uses_encoder
+from .settings import ElmoSettings
 
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
@@ -36,8 +37,7 @@ class RunPlan:
     cfg: DictConfig
     resolved: dict  # the configuration with every interpolation resolved, as records store it
     kind: str  # "task" | "probe" | "finetune"
-    position: str | None  # none | input | output | both | probe
-    uses_encoder: bool  # a run that does not is the same run whatever biLM or encoder is named
+    elmo: ElmoSettings  # where ELMo goes, whether the run reads an encoder, how its mixes are made
     data_files: dict[str, Path]
     identity: dict  # what the paths point at, and the code's version
     digest: str
@@ -56,7 +56,8 @@ class RunPlan:
         resolved = OmegaConf.to_container(cfg, resolve=True)
         name = str(cfg.task.name)
         kind = "finetune" if finetune else "probe" if is_probe_function(name) else "task"
-        uses = uses_encoder(cfg)
+        elmo = ElmoSettings.of(cfg)
+        uses = elmo.reads_encoder
         version = PROBE_VERSION if kind == "probe" else task_version
         encoder_sha = encoder.sha256 if uses else None
         if encoder.kind != "bilm":  # records name a Transformer's digest apart from a biLM's
@@ -68,15 +69,24 @@ class RunPlan:
             encoder=encoder,
             resolved=resolved,
             kind=kind,
-            position=effective_position(cfg),
-            uses_encoder=uses,
+            elmo=elmo,
             data_files=data_files(resolved.get("data") or {}),
             identity=identity,
             digest=run_digest(resolved, identity),
             record_name="finetune.json" if kind == "finetune" else "results.json",
             seed=int(cfg.seed),
-            finetuned_encoder=bool(cfg.encoder.get("finetune", False)) and effective_position(cfg) != "none",
+            finetuned_encoder=bool(cfg.encoder.get("finetune", False)) and elmo.position != "none",
         )
+
+    @property
+    def position(self) -> str | None:
+        """Where ELMo goes: ``none | input | output | both | probe``."""
+        return self.elmo.position
+
+    @property
+    def uses_encoder(self) -> bool:
+        """A run that does not is the same run whatever biLM or encoder is named."""
+        return self.elmo.reads_encoder
 
     def prepare(self, launch_dir: Path) -> tuple[Path, dict | None]:
         """``(run directory, finished record or None)``: a record of this identity anywhere below the

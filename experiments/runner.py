@@ -86,12 +86,13 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     task.build_vocab(splits["train"])
     if plan.finetuned_encoder:
         encoder = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
-    data = with_layers(cfg, task, splits, encoder)
-    set_seed(plan.seed)
-    features = build_features(cfg, encoder)
+    data = with_layers(plan.elmo, task, splits, encoder)
+    set_seed(plan.seed)  # the model's initialization; fit seeds the training stream again from the same seed
+    features = build_features(plan.elmo, encoder)
     model = task.build_model(features)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
-    result = fit(task, model, data, TrainerConfig.from_config(cfg), state_path=state_path, run=plan.digest)
+    trainer_config = TrainerConfig.from_config(cfg, seed=plan.seed)
+    result = fit(task, model, data, trainer_config, state_path=state_path, run=plan.digest)
     prediction_files = {
         split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
         for split, preds in result["predictions"].items()

@@ -5,6 +5,7 @@
   (``task.elmo_position``: NER/SRL/coref ``input``, SST/SQuAD/NLI ``both``; ``probe`` for probes);
 * ``uses_encoder``: whether a run reads contextual layers at all (ELMo somewhere, a probe, or
   ``mode=finetune``); a run that does not is the same run whatever biLM or encoder is named;
+* ``ElmoSettings``: both of those and how the mixes are made, typed, as a run's plan holds them;
 * the keys that do not change a run's result: ``VOLATILE`` (how and where it runs), ``PATH_KEYS``
   (where its files are: their content is in the identity instead; ``CONTENT_KEYS`` likewise for the optional
   files a task model reads) and ``NEUTRAL`` (a run either goes
@@ -17,6 +18,8 @@ Configurations may be ``DictConfig`` or plain dicts (a record's stored ``config`
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 # "demo": embed_sample's earlier name, in the configurations of earlier records
 VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "embed_sample", "demo")
@@ -66,6 +69,33 @@ def uses_encoder(config) -> bool:
     """Whether the run reads contextual layers (ELMo at some position, a probe, or biLM fine-tuning)."""
     name = str(_get(_get(config, "task") or {}, "name", ""))
     return name.startswith("probe_") or _get(config, "mode") == "finetune" or effective_position(config) != "none"
+
+
+@dataclass(frozen=True)
+class ElmoSettings:
+    """How one run uses ELMo (§3.2-3.3), read once from its configuration: where the mixes go
+    (``position``), whether it reads an encoder's layers at all (``reads_encoder``), and how each mix is
+    made (``mix``, ``dropout``, ``layer_norm``, ``l2``). The plan of a run holds one; a trained run's
+    is made from its checkpoint's configuration."""
+
+    position: str | None  # none | input | output | both | probe
+    reads_encoder: bool
+    mix: str  # all | last | average
+    dropout: float
+    layer_norm: bool
+    l2: float
+
+    @classmethod
+    def of(cls, config) -> ElmoSettings:
+        elmo = _get(config, "elmo") or {}
+        return cls(
+            position=effective_position(config),
+            reads_encoder=uses_encoder(config),
+            mix=str(_get(elmo, "mix", "all")),
+            dropout=float(_get(elmo, "dropout", 0.0)),
+            layer_norm=bool(_get(elmo, "layer_norm", False)),
+            l2=float(_get(elmo, "l2", 0.0)),
+        )
 
 
 def keys_of(groups: dict) -> list[str]:

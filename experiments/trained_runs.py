@@ -21,7 +21,7 @@ from .config_layout import current_layout
 from .identity import content_sha256
 from .pipeline import build_features, make_task, task_text, training_splits, with_layers
 from .run_directories import write_json_atomic
-from .settings import effective_position, evaluate_overrides
+from .settings import ElmoSettings, evaluate_overrides
 from .trainer import predict
 
 
@@ -83,7 +83,7 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     splits, task.data_stats = {"test": task.prepare(examples, "test")}, {"test": stats}
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    test = with_layers(saved, task, splits, encoder)["test"]
+    test = with_layers(ElmoSettings.of(saved), task, splits, encoder)["test"]
     predictions = predict(task, model, test, saved.trainer.eval_batch_size)
     metrics = task.score(splits["test"], predictions)
     out = path.parent / "evaluations" / f"{Path(test_path).name}@{content_sha256(test_path)[:12]}"
@@ -133,7 +133,8 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
     for key, value in (overrides or {}).items():
         OmegaConf.update(saved, key, value, force_add=True)
     encoder = encoder_for(saved)
-    if saved.encoder.get("finetune", False) and effective_position(saved) != "none":
+    elmo = ElmoSettings.of(saved)
+    if saved.encoder.get("finetune", False) and elmo.position != "none":
         encoder = finetuned_encoder(saved, encoder)  # the model read the fine-tuned biLM's layers, not the base's
     trained_with = ckpt["encoder_sha256"] if "encoder_sha256" in ckpt else ckpt["bilm_sha256"]  # the earlier key
     if encoder.sha256 != trained_with:
@@ -143,7 +144,7 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
         )
     task = make_task(saved)
     task.load_state(ckpt["task_state"])
-    model = task.build_model(build_features(saved, encoder))
+    model = task.build_model(build_features(elmo, encoder))
     model.load_state_dict(ckpt["model"])
     model.to(device).eval()
     return saved, task, model, encoder

@@ -67,8 +67,9 @@ class TrainerConfig:
     device: str = "cpu"  # the run's ``device``: the model and every batch are moved there
 
     @classmethod
-    def from_config(cls, cfg) -> TrainerConfig:
-        """From a composed run configuration: ``trainer.*``, ``seed`` and ``data.fraction``."""
+    def from_config(cls, cfg, seed: int | None = None) -> TrainerConfig:
+        """From a composed run configuration: ``trainer.*``, ``data.fraction`` and the run's seed (the
+        plan's ``seed`` when given, else ``cfg.seed``)."""
         given = dict(cfg.trainer)
         given.pop("equal_updates", None)  # read by passes_per_epoch
         names = {f.name for f in fields(cls)} - {"passes_per_epoch", "seed", "device"}
@@ -78,7 +79,10 @@ class TrainerConfig:
         if given.get("optimizer", "adam") not in ("adam", "adadelta"):
             raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {given['optimizer']!r}")
         return cls(
-            **given, passes_per_epoch=passes_per_epoch(cfg), seed=int(cfg.seed), device=str(cfg.get("device", "cpu"))
+            **given,
+            passes_per_epoch=passes_per_epoch(cfg),
+            seed=int(cfg.seed if seed is None else seed),
+            device=str(cfg.get("device", "cpu")),
         )
 
 

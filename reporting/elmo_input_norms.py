@@ -24,6 +24,7 @@ from omegaconf import OmegaConf
 from encoders import encoder_for
 from experiments.pipeline import build_features, make_task, training_splits, with_layers
 from experiments.record import Record
+from experiments.settings import ElmoSettings
 
 
 def input_norms(run_dir: Path) -> dict:
@@ -34,8 +35,9 @@ def input_norms(run_dir: Path) -> dict:
     task = make_task(cfg)
     task.load_state(ckpt["task_state"])
     splits = training_splits(cfg, task)
-    dev = with_layers(cfg, task, {"dev": splits["dev"]}, source)["dev"]
-    model = task.build_model(build_features(cfg, source))
+    elmo = ElmoSettings.of(cfg)
+    dev = with_layers(elmo, task, {"dev": splits["dev"]}, source)["dev"]
+    model = task.build_model(build_features(elmo, source))
     model.load_state_dict(ckpt["model"])
     model.eval()
     if "input" not in model.features.slots:

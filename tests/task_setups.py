@@ -6,6 +6,7 @@ from hydra import compose, initialize_config_dir
 
 from encoders import BiLMEncoder
 from experiments import runner
+from experiments.settings import ElmoSettings
 from experiments.trainer import set_seed
 
 TASKS = {
@@ -50,10 +51,10 @@ def task_setup(task_name, bilm_files, tmp_path):
     splits = runner.training_splits(cfg, task)
     task.build_vocab(splits["train"])
     source = BiLMEncoder.from_config(cfg)
-    data = runner.with_layers(cfg, task, splits, source)
+    data = runner.with_layers(ElmoSettings.of(cfg), task, splits, source)
     return cfg, task, source, data
 
 
 def new_model(cfg, task, source):
     set_seed(0)
-    return task.build_model(runner.build_features(cfg, source))
+    return task.build_model(runner.build_features(ElmoSettings.of(cfg), source))

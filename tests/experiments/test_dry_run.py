@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from conftest import FIXTURES, REPO
-from run_configs import tiny_ner_cfg
+from run_configs import tiny_ner_cfg, tiny_qa_cfg
 
 from experiments import runner
 from experiments.dry_run import dry_run
@@ -65,3 +65,24 @@ def test_dry_run_from_the_command_line_leaves_no_directory(bilm_files, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert '"would": "train"' in done.stdout and "fits:" in done.stdout
     assert not runs.exists() and not (tmp_path / "cache").exists()
+
+
+def test_dry_run_counts_the_training_batches_the_trainer_makes(bilm_files, tmp_path, capsys):
+    """SQuAD's clustered training batches (exactly ``batch_size`` questions) differ from its token-capped
+    evaluation batches: the dry run counts the training ones, times the passes per epoch."""
+    import random
+
+    from experiments.pipeline import make_task, training_splits
+    from experiments.trainer import passes_per_epoch
+
+    sizes = ("trainer.batch_size=3", "task.max_tokens_per_batch=20", "data.fraction=1.0")
+    for batching in ("clustered", "token_capped"):
+        cfg = tiny_qa_cfg(bilm_files, tmp_path, f"task.batching={batching}", *sizes, f"runs_root={tmp_path / 'runs'}")
+        task = make_task(cfg)
+        train = training_splits(cfg, task)["train"]
+        trained = len(task.batches(train, 3, shuffle=True, rng=random.Random(1))) * passes_per_epoch(cfg)
+        assert dry_run(cfg)["batches_per_epoch"] == trained
+    clustered = tiny_qa_cfg(bilm_files, tmp_path, "task.batching=clustered", *sizes)
+    assert len(task.batches(train, 3, shuffle=False)) != len(
+        make_task(clustered).batches(train, 3, shuffle=True, rng=random.Random(0))
+    ), "the fixture no longer tells the two batchings apart"

@@ -3,7 +3,13 @@
 from conftest import REPO
 from hydra import compose, initialize_config_dir
 
-from experiments.settings import effective_position, evaluate_overrides, run_dir_excludes, uses_encoder
+from experiments.settings import (
+    ElmoSettings,
+    effective_position,
+    evaluate_overrides,
+    run_dir_excludes,
+    uses_encoder,
+)
 
 
 def test_run_directory_names_leave_out_exactly_the_keys_that_do_not_change_a_result():
@@ -19,6 +25,14 @@ def test_effective_position_and_encoder_use_on_configs_and_records():
     assert uses_encoder({"elmo": {"position": "none"}, "task": {"name": "ner"}, "mode": "finetune"})
     assert uses_encoder({"elmo": {"position": "paper"}, "task": {"name": "probe_pos", "elmo_position": "probe"}})
     assert evaluate_overrides()[0] == "data." and "encoder.weights" in evaluate_overrides()
+
+
+def test_a_runs_elmo_settings_are_read_once_into_one_typed_value():
+    elmo = {"position": "paper", "mix": "last", "dropout": 0.1, "layer_norm": True, "l2": 0.0}
+    settings = ElmoSettings.of({"elmo": elmo, "task": {"name": "srl", "elmo_position": "input"}})
+    assert settings == ElmoSettings("input", True, "last", 0.1, True, 0.0)
+    baseline = ElmoSettings.of({"elmo": {**elmo, "position": "none"}, "task": {"name": "srl"}})
+    assert baseline.position == "none" and not baseline.reads_encoder
 
 
 def _leaf_keys(node, prefix=""):
