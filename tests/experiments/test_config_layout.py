@@ -88,7 +88,7 @@ def test_a_transformer_configuration_carries_no_bilm_keys():
     assert {"state", "options", "weights", "finetune", "batch_size"} <= set(bilm["encoder"])
 
 
-def test_a_record_of_the_earlier_layout_reads_in_todays():
+def test_a_record_of_the_old_layout_reads_in_todays():
     earlier = {
         "elmo": {"position": "both", "state": "stateful", "cache": False, "cache_dir": "c", "finetune": True},
         "encoder": {"kind": "bilm"},
