@@ -22,10 +22,14 @@ TASKS = ("ner", "sst", "qa", "srl", "nli", "coref")
 
 @pytest.mark.parametrize("task", TASKS)
 def test_every_elmo_setting_and_the_embedding_init_has_a_sourced_row(task):
-    """No paper-profile value of ``elmo.*`` (position, mix, λ, dropout, layer norm) or of the embeddings'
-    initialization may come from a suite default without a row naming its source."""
+    """No paper-profile value of ``elmo.*`` (position, mix, λ, dropout, layer norm), of the embeddings'
+    initialization or of the biLM's fine-tuning (§3.4) may come from a suite default without a row naming
+    its source."""
     cfg = paper_profile.composed(task)
-    keys = {"elmo_position" if k == "position" else f"elmo.{k}" for k in cfg.elmo} | {"task.model.embedding_init"}
+    keys = {"elmo_position" if k == "position" else f"elmo.{k}" for k in cfg.elmo}
+    keys |= {"task.model.embedding_init", "encoder.finetune"}
+    if cfg.encoder.finetune:
+        keys.add("encoder.finetune_epochs")
     rows = {key: source for t, _, _, key, source in paper_profile.SPEC if t == task}
     assert keys <= set(rows), f"{task}: no row for {sorted(keys - set(rows))}"
     assert all(rows[k].strip() for k in keys)
