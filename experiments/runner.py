@@ -62,7 +62,7 @@ def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
     cfg, started = plan.cfg, time.time()
     results = probe_function(cfg.task.name)(cfg, encoder.cache(), plan.metadata(out_dir, encoder))
     results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.position)
-    Record.from_dict(results).write(out_dir / "results.json")
+    Record.from_dict(results).write(out_dir / plan.record_name)
     mark_finished(out_dir)
     print(json.dumps({"task": cfg.task.name, **results["dev"]}, indent=2))
     return results
@@ -73,9 +73,9 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     encoder = plan.encoder
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
-        announce(previous, out_dir / "results.json")
+        announce(previous, out_dir / plan.record_name)
         return previous
-    results_path = out_dir / "results.json"
+    results_path = out_dir / plan.record_name
     if plan.kind == "probe":
         return run_probe(plan, out_dir, encoder)
     task = make_task(cfg)
@@ -176,7 +176,7 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     meta = plan.metadata(out_dir, encoder)  # the base biLM's identity
     tuned = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     record = Record(**meta, task=task.name, train_examples=len(splits["train"]), bilm_finetune=tuned.finetune_report)
-    record.write(out_dir / "finetune.json")
+    record.write(out_dir / plan.record_name)
     report = record.to_dict()
     mark_finished(out_dir)
     print(json.dumps(report, indent=2), flush=True)

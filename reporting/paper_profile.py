@@ -41,7 +41,8 @@ SPEC = [
         FINETUNE,
         False,
         "encoder.finetune",
-        "A.1 and Table 7 give NER's fine-tuned perplexity but not its use in Table 1; allennlp-models ner_elmo.jsonnet reads the original weights",
+        "A.1 and Table 7 give NER's fine-tuned perplexity but not its use in Table 1; "
+        "allennlp-models ner_elmo.jsonnet reads the original weights",
     ),
     ("ner", "ELMo dropout (paper silent)", 0.0, "elmo.dropout", "allennlp-models ner_elmo.jsonnet"),
     ("ner", "layer norm (paper silent)", False, "elmo.layer_norm", "allennlp-models ner_elmo.jsonnet"),
@@ -78,7 +79,8 @@ SPEC = [
         FINETUNE,
         False,
         "encoder.finetune",
-        "A.1: SST dev accuracy about the same with or without; allennlp-models biattentive_classification_network_elmo.jsonnet reads the original weights",
+        "A.1: SST dev accuracy about the same with or without; "
+        "allennlp-models biattentive_classification_network_elmo.jsonnet reads the original weights",
     ),
     ("sst", INIT, "xavier_uniform", "task.model.embedding_init", "allennlp Embedding; paper: GloVe 840B"),
     ("qa", "ELMo location", "both", "elmo_position", "A.4, Table 3"),
