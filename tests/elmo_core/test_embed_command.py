@@ -113,7 +113,7 @@ def test_no_biLM_arguments_embeds_with_the_embedded_biLM(tmp_path):
 
 
 def test_perplexity_without_a_model_uses_the_embedded_biLM(tmp_path, capsys):
-    """Every tool that needs a biLM defaults to the embedded one (issue #27)."""
+    """Every tool that needs a biLM defaults to the embedded one."""
     import json
 
     from elmo_core.perplexity import main as perplexity

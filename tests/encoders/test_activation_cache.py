@@ -124,7 +124,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
     )
     saved = json.loads((tmp_path / "a" / "finetune.json").read_text())
     assert saved["task"] == "ner" and saved["command"] and saved["hardware"]["cpus"] >= 1
-    # issue #38: mode=evaluate scores such a model with the fine-tuned biLM it was trained on (it compared
+    # mode=evaluate scores such a model with the fine-tuned biLM it was trained on (it compared
     # the checkpoint's fine-tuned hash with the base biLM's and refused its own checkpoint)
     ev = compose_cfg(
         [

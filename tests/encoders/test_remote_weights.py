@@ -1,4 +1,4 @@
-"""biLM files by URL (issue #39): a local HTTP server on 127.0.0.1 serves the bilm-tf fixture; a run
+"""biLM files by URL: a local HTTP server on 127.0.0.1 serves the bilm-tf fixture; a run
 trains and the embed command embeds from its URLs, the second use reads the cache without a request,
 a changed cached file or a download that does not match its pinned hash is refused, and an address
 that does not answer is one error line."""

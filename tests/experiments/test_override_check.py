@@ -74,7 +74,7 @@ def test_run_py_refuses_in_one_line_and_leaves_no_directory(override, tmp_path):
 
 
 def test_a_bad_value_in_any_sweep_job_stops_the_sweep_before_the_first_job(tmp_path):
-    """Issue #38's repro: ``-m task=nli,sst trainer.max_epochs=1,x`` trained two jobs before failing."""
+    """``-m task=nli,sst trainer.max_epochs=1,x`` trained two jobs before failing."""
     import subprocess
     import sys
 

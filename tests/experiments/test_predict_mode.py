@@ -1,4 +1,4 @@
-"""``mode=predict`` on raw text (issue #39): NER tags and entities, SST-5 labels, entailment of TSV pairs,
+"""``mode=predict`` on raw text: NER tags and entities, SST-5 labels, entailment of TSV pairs,
 from the command line and from Python; blank lines skipped with line numbers kept; tasks without raw
 input say so in one line."""
 

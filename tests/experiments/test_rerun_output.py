@@ -1,5 +1,5 @@
 """A rerun of a finished configuration answers like the first run: its dev metric and the command
-that scores a file with its model (issue #27: `make demo` twice)."""
+that scores a file with its model (`make demo` twice)."""
 
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir

@@ -161,7 +161,7 @@ def test_a_key_added_later_counts_only_away_from_the_value_earlier_runs_had():
 
 
 def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path):
-    """Issue #38's repro: ``task.model.vectors`` is a path: its file's content is in the identity (an edited
+    """``task.model.vectors`` is a path: its file's content is in the identity (an edited
     file is another run), its value is not in the directory name, and no name leaves the runs root."""
     vectors = tmp_path / "vec.txt"
     vectors.write_text("the 0.1 0.2\n")

@@ -1,4 +1,4 @@
-"""The typed run record and the run plan (issue #28): every record ever committed reads and is written
+"""The typed run record and the run plan: every record ever committed reads and is written
 back with the same content; what a run was (setting, biLM, encoder, position) is read off the record;
 the plan decides a run's kind, position, encoder use, identity and record once."""
 

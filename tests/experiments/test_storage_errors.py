@@ -1,5 +1,5 @@
 """Disk full, read-only roots, out of memory and bad thread counts reach the user as one line naming
-the path or the setting, exit status 2, and leave nothing that blocks a retry (issue #38)."""
+the path or the setting, exit status 2, and leave nothing that blocks a retry."""
 
 import errno
 import os

@@ -191,7 +191,7 @@ def test_the_full_traceback_on_request(tmp_path):
 
 
 def test_a_byte_order_mark_never_becomes_part_of_a_token(tmp_path):
-    """Issue #38's repro: a UTF-8 BOM before the first NER token, and before a ``-DOCSTART-`` line."""
+    """A UTF-8 BOM before the first NER token, and before a ``-DOCSTART-`` line."""
     from tasks.ner.reader import read_conll2003_file
 
     (tmp_path / "a.conll").write_bytes(b"\xef\xbb\xbfEU NNP B-NP I-ORG\nrejects VBZ B-VP O\n")

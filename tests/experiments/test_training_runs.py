@@ -267,11 +267,11 @@ def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp
     with pytest.raises(WeightsError, match="train_state.pt: the training state of another run"):
         runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2"), out)
     assert (out / "train_state.pt").read_bytes() == saved  # nothing of the stopped run is lost
-    assert (out / "resolved_config.yaml").read_bytes() == config  # nor its configuration (issue #38)
+    assert (out / "resolved_config.yaml").read_bytes() == config  # nor its configuration
 
 
 def test_a_skipped_run_names_where_its_record_is_now(bilm_files, tmp_path, capsys):
-    """Issue #38's repro: after the runs root is moved, the 'skipping' and 'score a file' lines named the
+    """After the runs root is moved, the 'skipping' and 'score a file' lines named the
     old location."""
     import shutil
 

@@ -346,7 +346,7 @@ def test_figure1_never_mixes_the_equal_updates_rule_with_older_small_fraction_ru
 
 
 def test_a_debug_run_beside_committed_records_never_changes_a_cell(tmp_path):
-    """Issue #26's repro: a one-epoch run of a committed configuration is listed in extras.md and the
+    """A one-epoch run of a committed configuration is listed in extras.md and the
     committed tables (CSV and the Markdown table, footer aside) are unchanged."""
     from conftest import REPO
 
@@ -471,7 +471,7 @@ def test_a_file_that_is_not_a_run_record_stops_the_report_with_one_line_naming_i
 
 
 def test_a_baselines_elmo_settings_never_make_it_an_extra():
-    """SICK's quick profile chose ELMo dropout 0.0 (issue #29): the committed baselines (made when the
+    """SICK's quick profile chose ELMo dropout 0.0: the committed baselines (made when the
     default was 0.5) still fill their cells, the committed ELMo runs at 0.5 do not."""
     from conftest import REPO
 
@@ -486,7 +486,7 @@ def test_a_baselines_elmo_settings_never_make_it_an_extra():
 
 
 def test_a_run_on_other_data_never_joins_its_cell_whatever_its_directory_says(tmp_path):
-    """Issue #38's repro: a SICK baseline trained on another train file (``data.train_path``, which the run
+    """A SICK baseline trained on another train file (``data.train_path``, which the run
     directory's name leaves out) under the committed configuration's name goes to extras, not into the cell."""
     from conftest import REPO
 
@@ -512,7 +512,7 @@ def test_a_run_on_other_data_never_joins_its_cell_whatever_its_directory_says(tm
 
 
 def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_path, monkeypatch):
-    """Issue #38's repro: the committed tables rebuild byte-identically from their own directory (the options
+    """The committed tables rebuild byte-identically from their own directory (the options
     they were built with, such as ``--accept elmo.dropout``, are in its report.json); other options are
     refused; the default report reads ``outputs/runs`` into ``outputs/tables`` and never writes ``results/``."""
     import shutil
@@ -537,7 +537,7 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
 
 
 def test_a_record_whose_metric_contradicts_its_own_history_never_joins_a_cell(tmp_path):
-    """Issue #38's repro: a hand-edited dev metric changed a cell without a word."""
+    """A hand-edited dev metric changed a cell without a word."""
     from conftest import REPO
 
     committed = REPO / "results" / "small"
@@ -560,7 +560,7 @@ def test_a_record_whose_metric_contradicts_its_own_history_never_joins_a_cell(tm
 
 
 def test_a_run_fills_every_cell_its_configuration_is_however_its_command_spelled_it(tmp_path):
-    """Issue #39's repro: ``make demo`` runs ``elmo.position=both`` without ``+ablation``; the report filed it
+    """``make demo`` runs ``elmo.position=both`` without ``+ablation``; the report filed it
     under extras, while its configuration is exactly Table 3's input-and-output cell for NER."""
     from conftest import REPO
 

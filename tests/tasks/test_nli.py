@@ -130,7 +130,7 @@ def _toy_sick(path, n_per_class=20):
 
 
 def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(bilm_files, tmp_path):
-    """Issue #29: with the quick profile's ELMo settings, ESIM with ELMo at its input does not collapse
+    """With the quick profile's ELMo settings, ESIM with ELMo at its input does not collapse
     onto fewer classes. On SICK, ELMo dropout 0.5 made it never predict entailment; on this toy set
     it does the same (entailment 0 % recall at 0.5, every class learned at 0.0, 2026-11-23)."""
     from run_configs import compose_cfg as _cfg
@@ -171,7 +171,7 @@ def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(b
     from reporting.elmo_input_norms import main as norms_main
 
     run_dir = Path(record["run_dir"])
-    norms = input_norms(run_dir)  # the diagnosis of issue #29 reads the trained checkpoint
+    norms = input_norms(run_dir)  # the diagnosis reads the trained checkpoint
     assert norms["tokens"] == 60 * (4 + 5) and norms["word"] > 0 and norms["elmo"] > 0  # 60 pairs of 4 + 5 tokens
     norms_main([str(run_dir), "--out", str(tmp_path / "norms.md")])
     assert f"| 0 | {cfg.elmo.dropout} | {record['dev']['accuracy']:.2f} |" in (tmp_path / "norms.md").read_text()

@@ -1,4 +1,4 @@
-"""Tasks and probes are found by the suite's layout (issue #28): a task's folder and its conf files
+"""Tasks and probes are found by the suite's layout: a task's folder and its conf files
 are all that adding one touches."""
 
 import pytest
