@@ -1,6 +1,6 @@
 """Tiny models for the tests of every package (nothing is downloaded): a random BERT saved in a directory, what
-users pass as ``encoder.model=DIR`` (``tiny_bert``), and a tiny BERT pretraining run (``corpus_files``,
-``tiny_args``)."""
+users pass as ``encoder.model=DIR`` (``tiny_bert``), a tiny BERT pretraining run (``corpus_files``,
+``tiny_args``), and a tiny biLM that can be fine-tuned (``finetunable_bilm``)."""
 
 import random
 from pathlib import Path
@@ -105,3 +105,16 @@ def tiny_args(tmp_path: Path, out: str, **extra) -> list[str]:
     for key, value in extra.items():
         argv += [f"--{key.replace('_', '-')}", str(value)]
     return argv
+
+
+def finetunable_bilm(out: Path) -> tuple[Path, Path]:
+    """A tiny biLM trained one epoch on the bilm-tf fixture corpus by ``elmo_core.pretrain``, so that it has
+    what ``encoder.finetune=true`` needs (its vocabulary and softmax): ``(options.json, weights.hdf5)``."""
+    from conftest import shared_path
+
+    from elmo_core.pretrain import main as pretrain_main
+
+    corpus = shared_path("data/fixtures/bilm_tf_train/data.txt")
+    args = ["--preset", "tiny", "--train", str(corpus), "--out", str(out), "--batch-size", "4"]
+    pretrain_main([*args, "--unroll-steps", "5", "--min-count", "1", "--epochs", "1", "--no-progress"])
+    return out / "options.json", out / "weights.hdf5"

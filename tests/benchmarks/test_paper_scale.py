@@ -34,8 +34,12 @@ def _cfg(overrides):
 @pytest.mark.parametrize("task", sorted(FILES))
 def test_every_task_trains_at_the_paper_profile_with_the_biLM_run_live(task, bilm_files, tmp_path):
     """The paper's head sizes, optimizers and ELMo settings, one epoch on a fixture (a few updates),
-    the biLM run on each batch; the fixture doubles as a test file, scored once with the best model."""
-    o, w = bilm_files
+    the biLM run on each batch; the fixture doubles as a test file, scored once with the best model. Where
+    the paper profile fine-tunes the biLM on the task's text first (SQuAD, SNLI/SICK), it does so here."""
+    from tiny_models import finetunable_bilm
+
+    finetunes = bool(_cfg([f"task={task}", "profile=paper"]).encoder.finetune)
+    o, w = finetunable_bilm(tmp_path / "bilm") if finetunes else bilm_files
     fixture, extra = FILES[task]
     cfg = _cfg(
         [
@@ -61,6 +65,8 @@ def test_every_task_trains_at_the_paper_profile_with_the_biLM_run_live(task, bil
     assert r["config"]["trainer"]["max_epochs"] == 1 and r["elmo_position"] == cfg.task.elmo_position
     assert r["dev"][METRICS[task]] >= 0 and r["test"][METRICS[task]] >= 0
     assert not (tmp_path / "cache").exists()  # nothing cached: the biLM ran per batch
+    assert (tmp_path / "finetuned").is_dir() == finetunes  # the fine-tuned biLM, beside the cache directory
+    assert bool(r["bilm_finetune"]) == finetunes
     assert r["mixing_weights"]  # ELMo was in the model
 
 

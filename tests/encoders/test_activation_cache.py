@@ -66,30 +66,9 @@ def test_state_policies_are_cached_separately_and_warmup_runs_first(bilm_files, 
 
 
 def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
-    from conftest import shared_path
+    from tiny_models import finetunable_bilm
 
-    from elmo_core.pretrain import main as pretrain_main
-
-    corpus = shared_path("data/fixtures/bilm_tf_train/data.txt")
-    pretrain_main(
-        [
-            "--preset",
-            "tiny",
-            "--train",
-            str(corpus),
-            "--out",
-            str(tmp_path / "base"),
-            "--batch-size",
-            "4",
-            "--unroll-steps",
-            "5",
-            "--min-count",
-            "1",
-            "--epochs",
-            "1",
-            "--no-progress",
-        ]
-    )
+    finetunable_bilm(tmp_path / "base")
     base = tmp_path / "base"
     results = []
     for run in ("a", "b"):
