@@ -52,6 +52,7 @@ from encoders.activation_cache import ActivationCache, size_text
 from experiments import runner
 from experiments.settings import ElmoSettings, effective_position
 from experiments.trainer import TrainerConfig, make_optimizer, on_device, train_step
+from suite_common.machine import cpu_model
 from tasks.base import TaskSplit
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -282,17 +283,6 @@ def device_text(device: str) -> str:
     if device.startswith("cuda"):
         return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
     return device
-
-
-def cpu_model() -> str:
-    """The processor's name (``/proc/cpuinfo``), so that the rates say what machine made them."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
 
 
 def machine() -> dict:

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from suite_common.atomic_files import process_alive, remove_dead_leftovers, temporary_path
+from suite_common.machine import cpu_model
 
 from .identity import record_digest, run_digest
 
@@ -143,6 +144,8 @@ def run_metadata(cfg, out_dir: Path, encoder_identity: dict, resolved: dict, ide
         "identity": identity,
         "hardware": {
             "machine": platform.machine(),
+            "cpu": cpu_model(),  # seeded runs repeat to the last digit on the same processor model
+            "torch": torch.__version__,
             "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
             "device": cfg.device,

@@ -197,11 +197,12 @@ def run_row(path: Path, r: Record, setting: str) -> dict:
 
 def provenance_fields(r: Record) -> dict:
     hw = r.hardware or {}
+    machine = f"{hw.get('machine', '?')}" + (f" {hw['cpu']}" if hw.get("cpu") else "")  # the processor: later records
     return {
         "command": r.command,
         "date": r.date,
         "profile": r.profile,
         "bilm_sha256": r.bilm_sha256,
-        "hardware": f"{hw.get('machine', '?')}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
+        "hardware": f"{machine}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
         f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else ""),
     }

@@ -10,12 +10,14 @@ import textwrap
 
 import numpy as np
 import pytest
+import torch
 from conftest import FIXTURES
 from run_configs import compose_cfg
 
 from encoders import BiLMEncoder
 from encoders.activation_cache import ActivationCache
 from experiments import runner, trained_runs
+from suite_common.machine import cpu_model
 
 
 def test_cache_reuse_and_corrupt_rebuild(bilm_files, tmp_path):
@@ -103,6 +105,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
     )
     saved = json.loads((tmp_path / "a" / "finetune.json").read_text())
     assert saved["task"] == "ner" and saved["command"] and saved["hardware"]["cpus"] >= 1
+    assert saved["hardware"]["cpu"] == cpu_model() and saved["hardware"]["torch"] == torch.__version__
     # mode=evaluate scores such a model with the fine-tuned biLM it was trained on (it compared
     # the checkpoint's fine-tuned hash with the base biLM's and refused its own checkpoint)
     ev = compose_cfg(

@@ -166,6 +166,15 @@ def test_each_table_names_the_commands_hardware_and_dates_behind_it(tmp_path):
     assert "- `python run.py -m A` (2 runs)" in t1 and "- `python run.py -m B` (1 run)" in t1
     assert "-m C" not in t1 and "x86_64, 2 CPUs, 1 torch thread(s), cpu" in t1
     assert "- `python run.py -m C` (1 run)" in (tmp_path / "out" / "table2.md").read_text()
+    # records that name their processor (seeded runs repeat to the last digit only on the same model)
+    record = runs / "ner" / "elmo-1-1.0" / "results.json"
+    saved = json.loads(record.read_text())
+    saved["hardware"]["cpu"] = "Intel(R) Xeon(R) Processor"
+    record.write_text(json.dumps(saved))
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "again")])
+    t1 = (tmp_path / "again" / "table1.md").read_text()
+    assert "x86_64 Intel(R) Xeon(R) Processor, 2 CPUs, 1 torch thread(s), cpu" in t1
+    assert "x86_64, 2 CPUs, 1 torch thread(s), cpu" in t1  # the records without it, as before
 
 
 def test_state_policy_and_finetuned_runs_are_variants_not_averaged_in(tmp_path):
