@@ -161,5 +161,28 @@ def cell_settings(r: Record, accepted: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(matched)
 
 
+def variant(r: Record) -> str:
+    """What sets a run apart from the biLM use its profile prescribes (``variants.md``), so that it is
+    never averaged into the plain cell: a state policy other than the profile's, a biLM fine-tuned on the
+    task's text (§3.4) where the profile reads the base one, or the base one where the profile fine-tunes
+    (``profile=paper`` for SQuAD and SNLI), a Transformer's layers. Records not made by ``run.py`` (no
+    composed configuration) keep the record's own rule (``Record.variant``)."""
+    if not r.uses_encoder or "name" not in (r.config.get("task") or {}):
+        return r.variant
+    try:
+        wanted = prescribed(r.choices)
+    except Exception:  # a task, profile or ablation that no longer exists: the record's own rule
+        return r.variant
+    ran = settings(r.config)
+    parts = []
+    state = ran.get("encoder.state") or "stateless"
+    if state != (wanted.get("encoder.state") or "stateless"):
+        parts.append(f"state={state}")
+    tuned = bool(ran.get("encoder.finetune"))
+    if tuned != bool(wanted.get("encoder.finetune")):
+        parts.append("finetuned biLM" if tuned else "base biLM (not fine-tuned)")
+    return ",".join(parts + (["encoder=transformer"] if r.encoder else []))
+
+
 def describe(diff: dict[str, tuple]) -> str:
     return ", ".join(f"{k}={ran!r} (prescribed {want!r})" for k, (ran, want) in diff.items())

@@ -15,7 +15,7 @@ import pandas as pd
 from experiments.record import Record
 
 from . import paper_numbers as paper
-from .cell_rules import cell_settings, differences
+from .cell_rules import cell_settings, differences, variant
 from .figures import bilm_name, shipped_bilms
 
 
@@ -162,7 +162,8 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
             extras[str(path)] = (r, differences(r, accepted))
             continue
         for cell in cells:  # one run may serve several settings (Table 1's 'elmo' is Table 3's 'input' for NER)
-            setting = cell + (f"+{r.variant}" if r.variant else "")
+            kind = variant(r)  # relative to the biLM use the record's profile prescribes
+            setting = cell + (f"+{kind}" if kind else "")
             key = (r.config_hash or str(path), setting)
             if key in seen:
                 continue

@@ -600,3 +600,38 @@ def test_footers_write_the_runs_root_as_RUNS():
     assert (
         report.general_runs_root("python run.py task=ner my_runs_root=/a") == "python run.py task=ner my_runs_root=/a"
     )
+
+
+def _with_finetune(r, value: bool):
+    """The record with its biLM fine-tuning set, in the layout its configuration is written in."""
+    import copy
+
+    from experiments.record import Record
+
+    config = copy.deepcopy(r.config)
+    config["elmo" if "finetune" in (config.get("elmo") or {}) else "encoder"]["finetune"] = value
+    return Record.from_dict({**r.to_dict(), "config": config})
+
+
+def test_a_variant_is_named_against_the_biLM_use_its_profile_prescribes(tmp_path):
+    """SICK's paper profile fine-tunes the biLM (§3.4, A.1): its committed ELMo runs made on the base biLM are
+    a variant there, and the same record with the fine-tuned biLM is the plain cell; in the quick profile,
+    which reads the base biLM, fine-tuning is the variant, as before."""
+    from conftest import REPO
+
+    from experiments.record import Record
+    from reporting.cell_rules import settings, variant
+
+    def elmo_runs(directory):
+        return [
+            Record.read(p)
+            for p in sorted((REPO / "results" / directory / "runs" / "nli").glob("*/results.json"))
+            if json.loads(p.read_text()).get("ablation") == "elmo"
+        ]
+
+    base = next(r for r in elmo_runs("paper") if not settings(r.config)["encoder.finetune"])
+    assert variant(base) == "base biLM (not fine-tuned)"
+    assert variant(_with_finetune(base, True)) == ""
+    quick = next(r for r in elmo_runs("small") if not settings(r.config)["encoder.finetune"])
+    assert variant(quick) == ""
+    assert variant(_with_finetune(quick, True)) == "finetuned biLM"
