@@ -34,7 +34,12 @@ NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
 CONTENT_KEYS = ("task.model.vectors",)
 # keys added after runs were recorded, with the value every earlier run had: at that value a key is
 # left out of the identity, so earlier records keep their digests; any other value is a new identity
-ADDED_AT_DEFAULT = {("task", "model", "embedding_init"): "normal", ("task", "batching"): "token_capped"}
+ADDED_AT_DEFAULT = {
+    ("task", "model", "embedding_init"): "normal",
+    ("task", "batching"): "token_capped",
+    ("task", "model", "dropout_style"): "variational",
+    ("task", "model", "lowercase_words"): False,
+}
 
 
 def without_added_defaults(config: dict) -> dict:
@@ -146,6 +151,7 @@ IDENTITY_KEYS = (
             "char_filters",
             "char_width",
             "dropout",
+            "dropout_style",
             "embedding_init",
             "feature_size",
             "feedforward",
@@ -156,6 +162,7 @@ IDENTITY_KEYS = (
             "layers",
             "lexical_dropout",
             "linear",
+            "lowercase_words",
             "max_antecedents",
             "max_span_width",
             "min_word_count",

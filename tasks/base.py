@@ -139,10 +139,16 @@ class Task:
     def build_vocab(self, train: datasets.Dataset) -> None:
         """Words (count >= ``model.min_word_count``) and labels of the training split."""
         texts = (s for col in self.vocab_columns for s in train[col]) if self.vocab_columns else self.sentences(train)
-        counts = Counter(t for s in texts for t in s)
+        counts = Counter(self.word_key(t) for s in texts for t in s)
         self.words = [PAD, UNK] + sorted(w for w, c in counts.items() if c >= self.cfg.model.min_word_count)
         self.labels = self.label_list(train)
         self._index()
+
+    def word_key(self, token: str) -> str:
+        """The word-embedding row a token reads: the token, or the token lowercased with
+        ``task.model.lowercase_words`` (the case is then the character CNN's alone, as with the lowercased
+        Senna and GloVe vectors of the paper's NER baseline and allennlp-models' ``ner_elmo``)."""
+        return token.lower() if self.cfg.model.get("lowercase_words", False) else token
 
     def label_list(self, train: datasets.Dataset) -> list[str]:
         """The output labels a model predicts (tagging tasks); none by default."""
@@ -167,7 +173,7 @@ class Task:
         T = max(len(s) for s in sentences)
         ids = torch.zeros(len(sentences), T, dtype=torch.long)
         for i, s in enumerate(sentences):
-            ids[i, : len(s)] = torch.tensor([self.word_index.get(t, 1) for t in s])
+            ids[i, : len(s)] = torch.tensor([self.word_index.get(self.word_key(t), 1) for t in s])
         return {
             "word_ids": ids,
             "char_ids": batch_to_ids(sentences),

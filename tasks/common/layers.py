@@ -54,6 +54,18 @@ class VariationalDropout(nn.Dropout):
         return x * mask
 
 
+DROPOUT_STYLES = ("variational", "standard")
+
+
+def sequence_dropout(p: float, style: str = "variational") -> nn.Dropout:
+    """Dropout on (batch, time, features): ``variational``, one mask per sequence over its time steps;
+    ``standard``, a mask per element (``torch.nn.Dropout``: what AllenNLP's ``CrfTagger`` applies to its
+    input and output and ``nn.LSTM`` between its layers)."""
+    if style not in DROPOUT_STYLES:
+        raise ConfigError(f"task.model.dropout_style={style!r}: expected one of {', '.join(DROPOUT_STYLES)}")
+    return VariationalDropout(p) if style == "variational" else nn.Dropout(p)
+
+
 def read_vectors(path: str | Path, words: list[str]) -> tuple[torch.Tensor, int]:
     """Rows for ``words`` from a GloVe-style text file (``word v1 ... vd``); returns the matrix
     (missing words random) and how many were found. Malformed lines: error with file:line."""

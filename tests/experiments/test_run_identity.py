@@ -147,17 +147,25 @@ def test_migrate_command_reports_counts(tmp_path):
     assert done.returncode == 0 and "0 records given their identity" in done.stdout
 
 
-def test_a_key_added_later_counts_only_away_from_the_value_earlier_runs_had():
-    """``task.model.embedding_init`` at ``normal`` (what every earlier run did) leaves the digest as it was
-    before the key existed; ``xavier_uniform`` is another run."""
+@pytest.mark.parametrize(
+    "key, earlier, other",
+    [
+        ("embedding_init", "normal", "xavier_uniform"),
+        ("dropout_style", "variational", "standard"),
+        ("lowercase_words", False, True),
+    ],
+)
+def test_a_key_added_later_counts_only_away_from_the_value_earlier_runs_had(key, earlier, other):
+    """A ``task.model`` key added after runs were recorded (``embedding_init`` at ``normal``, what every earlier
+    run did) leaves the digest as it was before the key existed; any other value is another run."""
     identity = {"bilm_sha256": None, "data_sha256": {}, "task_version": 1}
     config = {"task": {"name": "ner", "model": {"word_dim": 50}}, "elmo": {"position": "none"}}
     before = run_identity.run_digest(config, identity)
-    at_default = {**config, "task": {"name": "ner", "model": {"word_dim": 50, "embedding_init": "normal"}}}
+    at_default = {**config, "task": {"name": "ner", "model": {"word_dim": 50, key: earlier}}}
     assert run_identity.run_digest(at_default, identity) == before
-    assert at_default["task"]["model"]["embedding_init"] == "normal"  # the caller's configuration is untouched
-    other = {**config, "task": {"name": "ner", "model": {"word_dim": 50, "embedding_init": "xavier_uniform"}}}
-    assert run_identity.run_digest(other, identity) != before
+    assert at_default["task"]["model"][key] == earlier  # the caller's configuration is untouched
+    changed = {**config, "task": {"name": "ner", "model": {"word_dim": 50, key: other}}}
+    assert run_identity.run_digest(changed, identity) != before
 
 
 def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path):

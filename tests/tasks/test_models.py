@@ -109,3 +109,34 @@ def test_xavier_uniform_embeddings_start_small_with_a_zero_padding_row():
     assert abs(normal.word.weight.detach()[1:].std().item() - 1.0) < 0.05
     with pytest.raises(ConfigError, match="embedding_init"):
         TokenEmbedder(words, 50, 16, 8, 3, init="zeros")
+
+
+def test_standard_dropout_draws_per_element_and_variational_per_sequence():
+    """``task.model.dropout_style``: ``variational`` zeroes a feature for every time step of a sequence,
+    ``standard`` (AllenNLP's crf_tagger) element by element; both scale the kept values by 1 / (1 - p)."""
+    from tasks.common.layers import sequence_dropout
+
+    x = torch.ones(4, 50, 64)
+    torch.manual_seed(0)
+    variational = sequence_dropout(0.5, "variational").train()(x)
+    standard = sequence_dropout(0.5, "standard").train()(x)
+    assert set(variational.unique().tolist()) == set(standard.unique().tolist()) == {0.0, 2.0}
+    assert torch.equal(variational, variational[:, :1].expand_as(variational))  # one mask over time
+    assert not torch.equal(standard, standard[:, :1].expand_as(standard))
+    with pytest.raises(ConfigError, match="dropout_style"):
+        sequence_dropout(0.5, "spatial")
+
+
+@pytest.mark.parametrize("lowercase", [False, True])
+def test_lowercased_words_share_one_embedding_row_and_keep_their_characters(lowercase, bilm_files, tmp_path):
+    """``task.model.lowercase_words``: "The" and "the" read one word row; the characters keep the case."""
+    cfg, task, _, _ = _setup("ner", bilm_files, tmp_path)
+    cfg.task.model.lowercase_words = lowercase
+    import datasets
+
+    task.build_vocab(datasets.Dataset.from_dict({"tokens": [["The", "cat"], ["the", "Cat"]], "tags": [["O"] * 2] * 2}))
+    inputs = task.token_inputs([["The", "the", "CAT"]])
+    ids = inputs["word_ids"][0].tolist()
+    assert (ids[0] == ids[1]) == lowercase and (ids[2] != 1) == lowercase  # "CAT" unseen unless lowercased
+    assert not torch.equal(inputs["char_ids"][0, 0], inputs["char_ids"][0, 1])
+    assert sorted(task.words[2:]) == (["cat", "the"] if lowercase else ["Cat", "The", "cat", "the"])
