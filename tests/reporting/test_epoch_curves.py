@@ -1,0 +1,51 @@
+"""The dev metric after each epoch, setting by setting (reporting.epoch_curves)."""
+
+import json
+
+from conftest import REPO
+
+from reporting.epoch_curves import main
+
+
+def _record(path, seed, curve, task="ner"):
+    path.mkdir(parents=True)
+    record = {
+        "task": task,
+        "metric": "f1",
+        "ablation": "elmo",
+        "profile": "paper",
+        "config": {"seed": seed},
+        "dev": {"f1": max(curve)},
+        "epochs": [{"epoch": i, "dev_f1": v} for i, v in enumerate(curve, 1)],
+        "date": f"2026-11-25T0{seed}:00:00+00:00",
+        "command": f"python run.py task={task} seed={seed} runs_root=/somewhere/runs",
+        "hardware": {"machine": "x86_64", "cpu": "Test CPU", "cpus": 2, "torch_threads": 1, "device": "cpu"},
+    }
+    (path / "results.json").write_text(json.dumps(record))
+
+
+def test_rows_per_seed_a_mean_row_and_the_gap_to_the_reference(tmp_path, capsys):
+    _record(tmp_path / "a", 0, [70.0, 80.0, 82.0, 90.0])
+    _record(tmp_path / "b", 1, [72.0, 81.0, 84.0])
+    _record(tmp_path / "c", 2, [60.0, 70.0])  # too short: left out
+    _record(tmp_path / "d", 0, [10.0, 20.0, 30.0], task="sst")  # another task
+    assert main(["--runs", str(tmp_path), "--task", "ner", "--epochs", "3", "--reference", "84.43"]) == 0
+    text = capsys.readouterr().out
+    assert "| elmo | as prescribed | 0 | 70.00 / 80.00 / 82.00 | 2.43 |" in text
+    assert "| elmo | as prescribed | 1 | 72.00 / 81.00 / 84.00 | 0.43 |" in text
+    assert "| elmo | as prescribed | mean ± std (n=2) | 71.00 / 80.50 / 83.00 ± 1.41 | 1.43 |" in text
+    assert "| 2 |" not in text and "30.00" not in text
+    assert "2 run records" in text and "Test CPU" in text and "runs_root=RUNS" in text and "/somewhere" not in text
+
+
+def test_the_committed_reference_check_and_clear_errors(tmp_path, capsys):
+    runs = REPO / "results" / "paper" / "init_check" / "runs"
+    assert main(["--runs", str(runs), "--task", "ner", "--epochs", "3", "--reference", "84.43"]) == 0
+    assert (
+        "| elmo | elmo.dropout=0.5 | mean ± std (n=4) | 73.47 / 80.87 / 82.81 ± 0.58 | 1.62 |"
+        in capsys.readouterr().out
+    )
+    assert main(["--runs", str(tmp_path / "missing"), "--task", "ner"]) == 2
+    assert "no such directory" in capsys.readouterr().err
+    assert main(["--runs", str(tmp_path), "--task", "ner"]) == 2
+    assert "no ner record" in capsys.readouterr().err
