@@ -80,7 +80,7 @@ def table(groups: dict, epochs: int, reference: float | None) -> str:
     return "\n".join(lines)
 
 
-def footer(groups: dict) -> str:
+def footer(groups: dict, command: str) -> str:
     records = [r for runs in groups.values() for _, _, r in runs]
     dates = sorted(r.date for r in records if r.date)
     machines = sorted(
@@ -100,6 +100,8 @@ def footer(groups: dict) -> str:
         "Commands (each record's own; `RUNS`: the runs root they were made under):",
         "",
         *[f"- `{c}`" for c in commands],
+        "",
+        f"Rebuilt from the records with `{command}`.",
     ]
     return "\n".join(lines)
 
@@ -125,7 +127,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    text = table(groups, args.epochs, args.reference) + "\n\n" + footer(groups) + "\n"
+    command = " ".join(
+        ["python -m reporting.epoch_curves --runs", *map(str, args.runs), f"--task {args.task} --epochs {args.epochs}"]
+        + ([f"--reference {args.reference}"] if args.reference is not None else [])
+        + ([f"--out {args.out}"] if args.out else [])
+    )
+    text = table(groups, args.epochs, args.reference) + "\n\n" + footer(groups, command) + "\n"
     if args.out:
         args.out.write_text(text, encoding="utf-8")
         print(f"wrote {args.out}")

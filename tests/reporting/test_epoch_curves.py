@@ -38,13 +38,19 @@ def test_rows_per_seed_a_mean_row_and_the_gap_to_the_reference(tmp_path, capsys)
     assert "2 run records" in text and "Test CPU" in text and "runs_root=RUNS" in text and "/somewhere" not in text
 
 
-def test_the_committed_reference_check_and_clear_errors(tmp_path, capsys):
-    runs = REPO / "results" / "paper" / "init_check" / "runs"
-    assert main(["--runs", str(runs), "--task", "ner", "--epochs", "3", "--reference", "84.43"]) == 0
-    assert (
-        "| elmo | elmo.dropout=0.5 | mean ± std (n=4) | 73.47 / 80.87 / 82.81 ± 0.58 | 1.62 |"
-        in capsys.readouterr().out
-    )
+def test_the_committed_reference_check_rebuilds_and_errors_are_clear(tmp_path, capsys, monkeypatch):
+    """``results/paper/init_check/curves.md`` is what its records give today with the command in its footer."""
+    committed = (REPO / "results" / "paper" / "init_check" / "curves.md").read_text()
+    command = committed.rsplit("Rebuilt from the records with `", 1)[1].split("`")[0].split()
+    assert command[:3] == ["python", "-m", "reporting.epoch_curves"] and "--out" in command
+    monkeypatch.chdir(REPO)
+    args = command[3:]
+    args[args.index("--out") + 1] = str(tmp_path / "curves.md")
+    assert main(args) == 0
+    text = (tmp_path / "curves.md").read_text()
+    assert "| elmo | elmo.dropout=0.5 | mean ± std (n=4) | 73.47 / 80.87 / 82.81 ± 0.58 | 1.62 |" in text
+    assert text.replace(str(tmp_path / "curves.md"), "results/paper/init_check/curves.md") == committed
+    capsys.readouterr()
     assert main(["--runs", str(tmp_path / "missing"), "--task", "ner"]) == 2
     assert "no such directory" in capsys.readouterr().err
     assert main(["--runs", str(tmp_path), "--task", "ner"]) == 2
