@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import datasets
@@ -148,7 +149,11 @@ class Task:
         """The word-embedding row a token reads: the token, or the token lowercased with
         ``task.model.lowercase_words`` (the case is then the character CNN's alone, as with the lowercased
         Senna and GloVe vectors of the paper's NER baseline and allennlp-models' ``ner_elmo``)."""
-        return token.lower() if self.cfg.model.get("lowercase_words", False) else token
+        return token.lower() if self.lowercase_words else token
+
+    @cached_property
+    def lowercase_words(self) -> bool:
+        return bool(self.cfg.model.get("lowercase_words", False))
 
     def label_list(self, train: datasets.Dataset) -> list[str]:
         """The output labels a model predicts (tagging tasks); none by default."""

@@ -28,7 +28,7 @@ TASKS = {
 }
 
 
-def task_setup(task_name, bilm_files, tmp_path):
+def task_setup(task_name, bilm_files, tmp_path, more_overrides=()):
     fixture, extra = TASKS[task_name]
     o, w = bilm_files
     overrides = [
@@ -44,6 +44,7 @@ def task_setup(task_name, bilm_files, tmp_path):
         "task.model.word_dim=8",
         "task.model.dropout=0.0",
         *extra,
+        *more_overrides,
     ]
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=overrides)

@@ -130,9 +130,9 @@ def test_standard_dropout_draws_per_element_and_variational_per_sequence():
 @pytest.mark.parametrize("lowercase", [False, True])
 def test_lowercased_words_share_one_embedding_row_and_keep_their_characters(lowercase, bilm_files, tmp_path):
     """``task.model.lowercase_words``: "The" and "the" read one word row; the characters keep the case."""
-    cfg, task, _, _ = _setup("ner", bilm_files, tmp_path)
-    cfg.task.model.lowercase_words = lowercase
     import datasets
+
+    _, task, _, _ = _setup("ner", bilm_files, tmp_path, [f"task.model.lowercase_words={str(lowercase).lower()}"])
 
     task.build_vocab(datasets.Dataset.from_dict({"tokens": [["The", "cat"], ["the", "Cat"]], "tags": [["O"] * 2] * 2}))
     inputs = task.token_inputs([["The", "the", "CAT"]])
