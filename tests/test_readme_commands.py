@@ -381,6 +381,7 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
         "reporting.paper_profile": [],
         "reporting.cache_dtype_check": [],
         "reporting.setting_sweep": [],
+        "reporting.epoch_curves": [],
         "elmo_core.embed": [],
         "reporting.compare_tables": [],
         "tasks.coref.metric": [],
