@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", type=float, help="a reference's dev metric after the last epoch shown")
     ap.add_argument("--out", type=Path, help="write the table here (default: print it)")
     args = ap.parse_args(argv)
+    if args.epochs < 1:
+        ap.error(f"--epochs {args.epochs}: at least 1 epoch is shown")
     try:
         groups = collect(args.runs, args.task, args.epochs)
     except SuiteError as e:

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from conftest import REPO
 
 from reporting.epoch_curves import main
@@ -55,3 +56,6 @@ def test_the_committed_reference_check_rebuilds_and_errors_are_clear(tmp_path, c
     assert "no such directory" in capsys.readouterr().err
     assert main(["--runs", str(tmp_path), "--task", "ner"]) == 2
     assert "no ner record" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["--runs", str(tmp_path), "--task", "ner", "--epochs", "0"])
+    assert stop.value.code == 2 and "--epochs 0" in capsys.readouterr().err
