@@ -13,6 +13,7 @@ are allowed to vary: the seed, the training fraction of Figure 1 (``data.fractio
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -46,12 +47,17 @@ def flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-@cache
 def composed(choices: tuple[str, ...]) -> dict:
-    """The configuration these choices compose to today (resolved, plain)."""
+    """The configuration these choices compose to today (resolved, plain), from ``CONF`` with the
+    environment's ``ELMO_SHARED`` (both part of the memo's key, so a changed one is never answered from it)."""
+    return _composed(CONF, os.environ.get("ELMO_SHARED"), choices)
+
+
+@cache
+def _composed(conf_dir: Path, shared: str | None, choices: tuple[str, ...]) -> dict:
     from hydra import compose, initialize_config_dir
 
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
         cfg = compose("config", overrides=list(choices))
     return OmegaConf.to_container(cfg, resolve=True)
 
@@ -61,10 +67,16 @@ def prescribed(choices: tuple[str, ...]) -> dict:
     return settings(composed(choices))
 
 
-@cache
 def prescribed_data(choices: tuple[str, ...]) -> dict[str, str]:
-    """split -> SHA-256 of the data file these choices read now (``missing`` where it is not here)."""
-    return {split: content_sha256(path) for split, path in data_files(composed(choices).get("data") or {}).items()}
+    """split -> SHA-256 of the data file these choices read now (``missing`` where it is not here). The
+    data paths may be relative (``../shared`` by default), so the working directory is part of the memo's key."""
+    return _prescribed_data(CONF, os.environ.get("ELMO_SHARED"), Path.cwd(), choices)
+
+
+@cache
+def _prescribed_data(conf_dir: Path, shared: str | None, cwd: Path, choices: tuple[str, ...]) -> dict[str, str]:
+    data = _composed(conf_dir, shared, choices).get("data") or {}
+    return {split: content_sha256(cwd / path) for split, path in data_files(data).items()}
 
 
 def settings(config: dict) -> dict:
