@@ -16,6 +16,10 @@ from suite_common.errors import DataError as DataFormatError
 
 from ..common.text_files import text_lines
 
+# What separates the parts of a tree, so never part of a leaf. A no-break space (U+00A0) is not among
+# them: SST's own training trees hold it inside one token ("8\u00a01\\/2", "2\u00a01\\/2").
+TREE_WHITESPACE = frozenset(" \t\n\r\x0b\x0c")
+
 
 def parse_tree(text: str, where: str):
     """'(3 (2 a) (4 b))' -> (label, children or token)."""
@@ -45,7 +49,7 @@ def parse_tree(text: str, where: str):
         else:
             end = text.index(")", pos)
             token = text[pos:end]
-            if not token or any(c.isspace() for c in token):
+            if not token or any(c in TREE_WHITESPACE for c in token):
                 raise DataFormatError(
                     f"{where}: {'empty token' if not token else f'token with a space {token!r}'} "
                     f"at column {pos + 1} (a leaf is one token)"

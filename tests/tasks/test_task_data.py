@@ -1,7 +1,7 @@
 """Task readers, tag conversions and the NER metric."""
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, shared_path
 
 from tasks.ner.metric import span_f1
 from tasks.ner.reader import DataFormatError, read_conll2003_file
@@ -69,6 +69,23 @@ def test_sst_reader_root_labels_binary_and_phrases():
     assert stats["neutral_dropped"] == 3 and set(binary["label"]) == {0, 1}
     phrases, stats = read_sst_file(FIXTURES / "sst_tiny.txt", phrases_min_tokens=3)
     assert stats["phrases"] == 3 and len(phrases) == 24 + 3  # only "(is (a movie))" has >= 3 tokens below a root
+
+
+def test_a_no_break_space_inside_an_sst_leaf_is_part_of_its_token(tmp_path):
+    """SST writes "8 1/2" as one leaf joined by U+00A0; only the tree's own separators split a leaf (an
+    ASCII space inside a leaf is refused: tests/experiments/test_strict_inputs.py)."""
+    (tmp_path / "s.txt").write_text("(3 (2 (2 Contempt) (2 8\u00a01\\/2)) (2 .))\n", encoding="utf-8")
+    ds, _ = read_sst_file(tmp_path / "s.txt")
+    assert ds[0]["tokens"] == ["Contempt", "8\u00a01\\/2", "."]
+
+
+def test_the_whole_sst_training_file_reads_with_its_phrases():
+    """Every tree of the real training file, with the paper's phrases of >= 4 tokens (appendix A.8)."""
+    path = shared_path("data/sst/train.txt")
+    ds, stats = read_sst_file(path, phrases_min_tokens=4)
+    trees = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    assert stats["trees"] == trees and len(ds) == trees + stats["phrases"]
+    assert any("\u00a0" in t for tokens in ds["tokens"] for t in tokens)
 
 
 @pytest.mark.parametrize(
