@@ -168,6 +168,9 @@ def setup_distributed(device: str) -> tuple[int, int, str]:
 def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Vocabulary, dict]:
     """Fresh model from a preset/options, or a previously exported one (``--init-from``)."""
     args.out.mkdir(parents=True, exist_ok=True)
+    # --seed decides a fresh model's initialization and, for either kind of run, the dropout masks that
+    # follow (a resumed run then restores its checkpoint's random state)
+    torch.manual_seed(args.seed)
     if args.init_from:
         if args.lstm_dim or args.projection_dim:
             raise ValueError("--lstm-dim/--projection-dim make a new model; --init-from continues an existing one")
@@ -186,7 +189,6 @@ def build_model(args, files, rank: int, world: int) -> tuple[LanguageModel, Voca
     for key, value in (("dim", args.lstm_dim), ("projection_dim", args.projection_dim)):
         if value is not None:
             options.setdefault("lstm", {})[key] = value
-    torch.manual_seed(args.seed)
     bilm = BiLM(parse_options(options, str(args.options or f"preset {args.preset}")))
     return LanguageModel(bilm, len(vocab), dropout=args.dropout), vocab, {}
 
