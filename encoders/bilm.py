@@ -39,9 +39,17 @@ class LiveLayers:
         return out.layers.clone().cpu(), out.mask.clone().cpu()
 
 
-def finetune_key(base_sha256: str, train_text: str, dev_text: str, epochs: int) -> str:
-    """The name of a fine-tuned biLM's directory: the base weights, the text and the epochs."""
-    return hashlib.sha256(json.dumps([base_sha256, train_text, dev_text, epochs]).encode()).hexdigest()[:16]
+FINETUNE_SEED = 0  # every fine-tuning of a biLM on a task's text; shared by the runs (and seeds) on that text
+
+
+def finetune_key(
+    base_sha256: str, train_text: str, dev_text: str, epochs: int, seed: int | None = FINETUNE_SEED
+) -> str:
+    """The name of a fine-tuned biLM's directory: the base weights, the text, the epochs and the seed.
+    ``seed=None`` gives the names of fine-tunings made before they were seeded (2026-11-25), which are
+    therefore never taken for a seeded one."""
+    parts = [base_sha256, train_text, dev_text, epochs] + ([f"seed {seed}"] if seed is not None else [])
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,7 +206,7 @@ class BiLMEncoder(Encoder):
                 out / "task_dev.txt",
                 out,
                 epochs=self.finetune_epochs,
-                seed=0,
+                seed=FINETUNE_SEED,
                 device=self.device,
             )
         summary = json.loads(summary_path.read_text())

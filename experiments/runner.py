@@ -17,7 +17,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from encoders import BiLMEncoder
-from encoders.bilm import finetune_key
+from encoders.bilm import FINETUNE_SEED, finetune_key
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError
 from tasks.registry import probe_function
@@ -52,7 +52,9 @@ def finetuned_base_sha256(record: dict) -> str | None:
     wanted = Path(record["bilm_finetune"]["dir"]).name
     for weights in candidates:
         sha = BiLMEncoder(weights.with_name("options.json"), weights).sha256 if weights.exists() else None
-        if sha and finetune_key(sha, *texts, cfg.encoder.finetune_epochs) == wanted:
+        if sha and any(
+            finetune_key(sha, *texts, cfg.encoder.finetune_epochs, seed) == wanted for seed in (FINETUNE_SEED, None)
+        ):
             return sha
     return None
 

@@ -193,3 +193,12 @@ def test_a_dead_builds_temporary_is_removed_before_free_space_is_measured(bilm_f
     (leftover / "layers.npy").write_bytes(b"\0" * 4096)
     assert cache.check_budget({"train": SENTENCES}, max_gb=None) > 0
     assert not leftover.exists()
+
+
+def test_a_fine_tuned_biLM_made_before_fine_tuning_was_seeded_is_never_reused():
+    """Its directory name (``seed=None``) differs from every seeded fine-tuning's of the same text."""
+    from encoders.bilm import FINETUNE_SEED, finetune_key
+
+    keys = {finetune_key("a" * 64, "train text", "dev text", 1, seed) for seed in (FINETUNE_SEED, None, 1)}
+    assert len(keys) == 3
+    assert finetune_key("a" * 64, "train text", "dev text", 1) == finetune_key("a" * 64, "train text", "dev text", 1, 0)
