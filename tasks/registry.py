@@ -34,6 +34,11 @@ def _unknown(name: str) -> ConfigError:
 def task_class(name: str) -> type[Task]:
     """The ``Task`` subclass of ``tasks/<name>/task.py``."""
     if not (ROOT / name / "task.py").is_file():
+        if is_probe_function(name):  # known, but not a Task: saying "unknown" while listing it contradicts itself
+            raise ConfigError(
+                f"task {name!r} is a probe with nothing to train (tasks/probes/{name.removeprefix('probe_')}.py): "
+                "it has no Task class; run.py runs it through probe_function"
+            )
         raise _unknown(name)
     module = importlib.import_module(f"tasks.{name}.task")
     found = [

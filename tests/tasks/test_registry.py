@@ -23,3 +23,8 @@ def test_every_task_folder_and_probe_is_found_and_each_has_its_conf():
 def test_an_unknown_name_is_one_error_listing_what_there_is(name):
     with pytest.raises(ConfigError, match=rf"unknown task '{name}' \(available: coref, ner, nli, .*probe_wsd\)"):
         task_class(name) if not name.startswith("probe_") else probe_function(name)
+
+
+def test_asking_a_probe_function_for_its_task_class_says_what_it_is():
+    with pytest.raises(ConfigError, match=r"'probe_wsd' is a probe with nothing to train \(tasks/probes/wsd.py\)"):
+        task_class("probe_wsd")
