@@ -23,7 +23,7 @@ from experiments.record import Record
 from suite_common.errors import SuiteError
 
 from .cell_rules import differences
-from .report import general_runs_root
+from .report import general_paths
 
 
 def setting_of(r: Record) -> str:
@@ -90,14 +90,15 @@ def footer(groups: dict, command: str) -> str:
             for h in (r.hardware or {} for r in records)
         }
     )
-    commands = sorted({general_runs_root(r.command) for r in records if r.command})
+    commands = sorted({general_paths(r.command) for r in records if r.command})
     lines = [
         "## Produced by",
         "",
         f"{len(records)} run records, {dates[0] if dates else '?'} to {dates[-1] if dates else '?'}; hardware: "
         + "; ".join(machines)
         + ".",
-        "Commands (each record's own; `RUNS`: the runs root they were made under):",
+        "Commands (each record's own; `RUNS`: the runs root they were made under; `CACHE`: the activation cache's "
+        "directory there):",
         "",
         *[f"- `{c}`" for c in commands],
         "",

@@ -58,10 +58,16 @@ def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = ""
     return f"python -m reporting.report --runs {' '.join(map(str, runs or [out / 'runs']))}{extra}{options}"
 
 
-def general_runs_root(command: str) -> str:
-    """A record's command with its ``runs_root=PATH`` written ``runs_root=RUNS``: the path is where the
-    runs were made, which says nothing about the result and differs from machine to machine."""
-    return re.sub(r"(?<!\S)runs_root=\S+", "runs_root=RUNS", command)
+MACHINE_PATHS = {"runs_root": "RUNS", "cache.dir": "CACHE"}  # key -> the name a footer writes for its path
+
+
+def general_paths(command: str) -> str:
+    """A record's command with its ``runs_root=PATH`` written ``runs_root=RUNS`` and its ``cache.dir=PATH``
+    ``cache.dir=CACHE``: where the runs and their activation cache were kept says nothing about the result
+    and differs from machine to machine."""
+    for key, name in MACHINE_PATHS.items():
+        command = re.sub(rf"(?<!\S)(\+*){re.escape(key)}=\S+", rf"\g<1>{key}={name}", command)
+    return command
 
 
 def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
@@ -81,7 +87,7 @@ def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
         "Commands (each record's `run_dir` names its own overrides):",
         "",
     ]
-    commands = sources.command.map(general_runs_root)
+    commands = sources.command.map(general_paths)
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in commands.value_counts().sort_index().items()]
     if commands.str.contains("runs_root=RUNS", regex=False).any():
         lines += [
@@ -89,6 +95,8 @@ def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
             "`RUNS`: the runs root the records were made under (a path on the machine that made them); "
             "the records themselves are in `runs/` beside this table.",
         ]
+    if commands.str.contains("cache.dir=CACHE", regex=False).any():
+        lines += ["", "`CACHE`: the activation cache's directory on that machine (where it is changes no result)."]
     lines += ["", f"Rebuilt from the records with `{target.rebuild}`."]
     return "\n".join(lines) + "\n"
 

@@ -280,11 +280,11 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
     assert not (tmp_path / "outputs" / "tables").exists() or not any((tmp_path / "outputs" / "tables").iterdir())
 
 
-def test_footers_write_the_runs_root_as_RUNS():
-    """A record's runs root is where it was made, not what it is: footers name it ``runs_root=RUNS``."""
-    assert report.general_runs_root("python run.py task=ner seed=0 runs_root=/work/x/y threads=1") == (
-        "python run.py task=ner seed=0 runs_root=RUNS threads=1"
+def test_footers_write_the_runs_root_as_RUNS_and_the_cache_directory_as_CACHE():
+    """Where a record's runs and cache were kept is not what it is: footers name them ``RUNS`` and ``CACHE``."""
+    assert report.general_paths("python run.py task=ner seed=0 runs_root=/work/x/y threads=1 cache.dir=/c/a") == (
+        "python run.py task=ner seed=0 runs_root=RUNS threads=1 cache.dir=CACHE"
     )
-    assert (
-        report.general_runs_root("python run.py task=ner my_runs_root=/a") == "python run.py task=ner my_runs_root=/a"
+    assert report.general_paths("python run.py task=ner my_runs_root=/a +cache.dir=/b") == (
+        "python run.py task=ner my_runs_root=/a +cache.dir=CACHE"
     )
