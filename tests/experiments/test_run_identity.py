@@ -198,3 +198,17 @@ def runner_excludes():
     from experiments.settings import run_dir_excludes
 
     return run_dir_excludes()
+
+
+def test_the_base_biLM_of_a_record_fine_tuned_before_fine_tuning_was_seeded_is_still_found(monkeypatch):
+    """Such a record names its fine-tuned biLM's directory by the earlier key (no seed in it)."""
+    from conftest import SHARED, shared_path
+
+    shared_path("data/nli_sick")  # fails under CI, skips elsewhere
+    monkeypatch.setenv("ELMO_SHARED", str(SHARED))
+    record = next(
+        r
+        for r in (json.loads(p.read_text()) for p in sorted((REPO / "results/paper/runs/nli").glob("*/results.json")))
+        if r.get("bilm_finetune")
+    )
+    assert runner.finetuned_base_sha256(record) == record["identity"]["bilm_sha256"]
