@@ -215,6 +215,7 @@ class BiLMEncoder(Encoder):
             "dev_perplexity_before": summary["heldout_perplexity_before"]["average"],
             "dev_perplexity_after": summary["heldout_perplexity"]["average"],
             "tokens": summary["progress"]["tokens"],
+            "seed": FINETUNE_SEED,  # records without it used a fine-tuning made before it was seeded
         }
         return replace(
             self,

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from encoders.bilm import FINETUNE_SEED
 from experiments.record import Record
 
 from . import paper_numbers as paper
@@ -152,9 +153,9 @@ def finetune_perplexities(info: dict | None) -> str | None:
 
 def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
     rows, seen = [], set()
-    found = sorted(records(roots, "results.json", select), key=lambda pr: str(pr[1].date))
+    found = sorted(records(roots, "results.json", select), key=lambda pr: (unseeded_finetuning(pr[1]), str(pr[1].date)))
     accepted = select.accepted if select is not None else ()
-    for path, r in found:  # the earliest record of a configuration counts; later reruns of it do not
+    for path, r in found:  # the earliest record of a configuration counts (a seeded fine-tuning before an unseeded one)
         if r.task in paper.PROBES:
             continue  # reported by probes_table
         cells = cell_settings(r, accepted) if extras is not None else (r.base_setting,)
@@ -166,6 +167,8 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
             setting = cell + (f"+{kind}" if kind else "")
             key = (r.config_hash or str(path), setting)
             if key in seen:
+                if extras is not None and unseeded_finetuning(r):
+                    extras[str(path)] = (r, SUPERSEDED_FINETUNING)
                 continue
             seen.add(key)
             rows.append(run_row(path, r, setting))
@@ -173,6 +176,18 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
         df["full"] = df.fraction == df.groupby("task").fraction.transform("max")
     return df
+
+
+SUPERSEDED_FINETUNING = {
+    "biLM fine-tuning (a rerun with the seeded one is in the cell)": ("unseeded", f"seed {FINETUNE_SEED}")
+}
+
+
+def unseeded_finetuning(r: Record) -> bool:
+    """A run on a biLM fine-tuned before fine-tuning was seeded (2026-11-25): one draw that a rerun of
+    the same configuration cannot repeat. It keeps its cell until a rerun on the seeded fine-tuning
+    replaces it, and is then listed among the extras."""
+    return bool(r.bilm_finetune) and "seed" not in r.bilm_finetune
 
 
 def run_row(path: Path, r: Record, setting: str) -> dict:

@@ -96,6 +96,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
         results.append(runner.train(cfg, out))
     ft = results[0]["bilm_finetune"]
     assert ft["dev_perplexity_after"] < ft["dev_perplexity_before"]  # adapted to the task text
+    assert ft["seed"] == 0  # the record says its fine-tuning was seeded (the report prefers it to an unseeded draw)
     assert results[0]["bilm"]["sha256"] != __import__("elmo_core").file_sha256(base / "weights.hdf5")
     assert len(list((tmp_path / "cache" / "finetuned").iterdir())) == 1  # shared by both seeds
     assert results[1]["bilm_finetune"] == ft and results[1]["bilm"]["sha256"] == results[0]["bilm"]["sha256"]

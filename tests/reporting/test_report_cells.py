@@ -299,3 +299,25 @@ def test_the_data_a_choice_prescribes_is_read_from_the_working_directory_of_the_
     monkeypatch.chdir(REPO)
     found = prescribed_data(choices)
     assert found and "missing" not in found.values()
+
+
+def test_a_rerun_on_the_seeded_finetuning_replaces_one_on_an_unseeded_draw(tmp_path):
+    """Before 2026-11-25 biLM fine-tuning was not seeded: such a record keeps its cell until a rerun of its
+    configuration on the seeded fine-tuning exists, which then counts (whatever the dates), the old one an extra."""
+    runs = tmp_path / "runs"
+    write_record(runs, "ner", "baseline", 0, 70.0)
+    write_record(runs / "unseeded", "ner", "elmo", 0, 80.0, finetune=True, date="2026-11-24T10:00:00+00:00")
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "before")])
+    assert "80.00 (n=1)" in (tmp_path / "before" / "variants.md").read_text()
+    assert not (tmp_path / "before" / "extras.md").exists()
+
+    write_record(runs / "seeded", "ner", "elmo", 0, 84.0, finetune=True, date="2026-11-23T10:00:00+00:00")
+    path = next((runs / "seeded").glob("**/results.json"))
+    r = json.loads(path.read_text())
+    r["bilm_finetune"]["seed"] = 0
+    path.write_text(json.dumps(r))
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "after")])
+    variants = (tmp_path / "after" / "variants.md").read_text()
+    assert "84.00 (n=1)" in variants and "80.00" not in variants
+    extras = (tmp_path / "after" / "extras.md").read_text()
+    assert "80.00" in extras and "'unseeded' (prescribed 'seed 0')" in extras and "unseeded/ner" in extras
