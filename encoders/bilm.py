@@ -7,6 +7,7 @@ warm-up of the data's first batches) and its pass over a dataset.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import sys
@@ -195,21 +196,24 @@ class BiLMEncoder(Encoder):
         key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
         out = Path(self.cache_settings.root).parent / "finetuned" / key
         summary_path = out / "summary.json"
-        if not (summary_path.exists() and json.loads(summary_path.read_text())["progress"].get("finished")):
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "task_train.txt").write_text(train_text, encoding="utf-8")
-            (out / "task_dev.txt").write_text(dev_text, encoding="utf-8")
-            print(f"fine-tuning the biLM on {task_name} training text -> {out}", flush=True)
-            finetune(
-                self.options.parent,
-                out / "task_train.txt",
-                out / "task_dev.txt",
-                out,
-                epochs=self.finetune_epochs,
-                seed=FINETUNE_SEED,
-                device=self.device,
-            )
-        summary = json.loads(summary_path.read_text())
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out.parent / f"{key}.lock", "a") as lock:  # the runs of a parallel sweep share one fine-tuning:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # the second waits for the first's (released also when it dies)
+            if not (summary_path.exists() and json.loads(summary_path.read_text())["progress"].get("finished")):
+                out.mkdir(exist_ok=True)
+                (out / "task_train.txt").write_text(train_text, encoding="utf-8")
+                (out / "task_dev.txt").write_text(dev_text, encoding="utf-8")
+                print(f"fine-tuning the biLM on {task_name} training text -> {out}", flush=True)
+                finetune(
+                    self.options.parent,
+                    out / "task_train.txt",
+                    out / "task_dev.txt",
+                    out,
+                    epochs=self.finetune_epochs,
+                    seed=FINETUNE_SEED,
+                    device=self.device,
+                )
+            summary = json.loads(summary_path.read_text())
         report = {
             "dir": str(out),
             "dev_perplexity_before": summary["heldout_perplexity_before"]["average"],

@@ -203,3 +203,36 @@ def test_a_fine_tuned_biLM_made_before_fine_tuning_was_seeded_is_never_reused():
     keys = {finetune_key("a" * 64, "train text", "dev text", 1, seed) for seed in (FINETUNE_SEED, None, 1)}
     assert len(keys) == 3
     assert finetune_key("a" * 64, "train text", "dev text", 1) == finetune_key("a" * 64, "train text", "dev text", 1, 0)
+
+
+def test_a_second_run_waits_for_the_first_ones_finetuning_and_reuses_it(tmp_path):
+    """The runs of a parallel sweep share one fine-tuned biLM: while another process holds the fine-tuning
+    (its lock), a run waits, then reads that fine-tuning instead of writing into it at the same time."""
+    import fcntl
+    import threading
+
+    from tiny_models import finetunable_bilm
+
+    from encoders.base import CacheSettings
+    from encoders.bilm import finetune_key
+
+    finetunable_bilm(tmp_path / "base")
+    encoder = BiLMEncoder(
+        tmp_path / "base" / "options.json",
+        tmp_path / "base" / "weights.hdf5",
+        cache_settings=CacheSettings(root=str(tmp_path / "cache" / "activations")),
+        finetune_epochs=1,
+    )
+    text = (FIXTURES / "ner_tiny.conll").read_text().split("\n\n")[0]
+    key = finetune_key(encoder.sha256, text, text, 1)
+    (tmp_path / "cache" / "finetuned").mkdir(parents=True)
+    done = []
+    with open(tmp_path / "cache" / "finetuned" / f"{key}.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process fine-tuning now
+        second = threading.Thread(target=lambda: done.append(encoder.finetuned(text, text, "ner")))
+        second.start()
+        second.join(timeout=2)
+        assert second.is_alive() and not (tmp_path / "cache" / "finetuned" / key).exists()
+    second.join(timeout=300)
+    assert done and done[0].finetune_report["dir"] == str(tmp_path / "cache" / "finetuned" / key)
+    assert encoder.finetuned(text, text, "ner").finetune_report == done[0].finetune_report  # read, not trained again
