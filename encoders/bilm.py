@@ -196,8 +196,8 @@ class BiLMEncoder(Encoder):
         key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
         out = Path(self.cache_settings.root).parent / "finetuned" / key
         summary_path = out / "summary.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out.parent / f"{key}.lock", "a") as lock:  # the runs of a parallel sweep share one fine-tuning:
+        (out.parent / ".locks").mkdir(parents=True, exist_ok=True)
+        with open(out.parent / ".locks" / key, "a") as lock:  # the runs of a parallel sweep share one fine-tuning:
             fcntl.flock(lock, fcntl.LOCK_EX)  # the second waits for the first's (released also when it dies)
             if not (summary_path.exists() and json.loads(summary_path.read_text())["progress"].get("finished")):
                 out.mkdir(exist_ok=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from encoders import Encoder, encoder_for
+from encoders.bilm import FINETUNE_SEED
 from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function
 
@@ -64,6 +65,8 @@ class RunPlan:
             identity = make_identity(resolved, None, version, encoder_sha)
         else:
             identity = make_identity(resolved, encoder_sha, version)
+            if uses and (finetune or cfg.encoder.get("finetune", False)):
+                identity["finetune_seed"] = FINETUNE_SEED  # a fine-tuning made before it was seeded is another run
         return cls(
             cfg=cfg,
             encoder=encoder,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from encoders.bilm import FINETUNE_SEED
+from experiments.identity import record_digest
 from experiments.record import Record
 
 from . import paper_numbers as paper
@@ -165,12 +166,12 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
         for cell in cells:  # one run may serve several settings (Table 1's 'elmo' is Table 3's 'input' for NER)
             kind = variant(r)  # relative to the biLM use the record's profile prescribes
             setting = cell + (f"+{kind}" if kind else "")
-            key = (r.config_hash or str(path), setting)
-            if key in seen:
+            keys = {(digest, setting) for digest in configuration_digests(r, path)}
+            if keys & seen:
                 if extras is not None and unseeded_finetuning(r):
                     extras[str(path)] = (r, SUPERSEDED_FINETUNING)
                 continue
-            seen.add(key)
+            seen |= keys
             rows.append(run_row(path, r, setting))
     df = pd.DataFrame(rows)
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
@@ -188,6 +189,18 @@ def unseeded_finetuning(r: Record) -> bool:
     the same configuration cannot repeat. It keeps its cell until a rerun on the seeded fine-tuning
     replaces it, and is then listed among the extras."""
     return bool(r.bilm_finetune) and "seed" not in r.bilm_finetune
+
+
+def configuration_digests(r: Record, path: Path) -> set[str]:
+    """The identities under which a record counts as its configuration's run: its own, and for a run
+    on the seeded fine-tuning also the one its configuration had before the seed entered identities
+    (an unseeded draw of that configuration is the run it replaces)."""
+    digests = {r.config_hash or str(path)}
+    identity = r.identity or {}
+    if "finetune_seed" in identity:
+        unseeded = {k: v for k, v in identity.items() if k != "finetune_seed"}
+        digests.add(record_digest({**r.to_dict(), "identity": unseeded}))
+    return digests
 
 
 def run_row(path: Path, r: Record, setting: str) -> dict:

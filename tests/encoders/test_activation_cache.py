@@ -98,7 +98,8 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
     assert ft["dev_perplexity_after"] < ft["dev_perplexity_before"]  # adapted to the task text
     assert ft["seed"] == 0  # the record says its fine-tuning was seeded (the report prefers it to an unseeded draw)
     assert results[0]["bilm"]["sha256"] != __import__("elmo_core").file_sha256(base / "weights.hdf5")
-    assert len(list((tmp_path / "cache" / "finetuned").iterdir())) == 1  # shared by both seeds
+    fine_tuned = sorted(p.name for p in (tmp_path / "cache" / "finetuned").iterdir())
+    assert fine_tuned == [".locks", ft["dir"].rsplit("/", 1)[1]]  # one fine-tuning, shared by both seeds
     assert results[1]["bilm_finetune"] == ft and results[1]["bilm"]["sha256"] == results[0]["bilm"]["sha256"]
     only = runner.finetune(cfg, tmp_path / "a")  # mode=finetune: the same cached biLM, reported on its own
     assert only["bilm_finetune"] == ft and only["bilm"]["sha256"] == __import__("elmo_core").file_sha256(
@@ -225,9 +226,9 @@ def test_a_second_run_waits_for_the_first_ones_finetuning_and_reuses_it(tmp_path
     )
     text = (FIXTURES / "ner_tiny.conll").read_text().split("\n\n")[0]
     key = finetune_key(encoder.sha256, text, text, 1)
-    (tmp_path / "cache" / "finetuned").mkdir(parents=True)
+    (tmp_path / "cache" / "finetuned" / ".locks").mkdir(parents=True)
     done = []
-    with open(tmp_path / "cache" / "finetuned" / f"{key}.lock", "a") as held:
+    with open(tmp_path / "cache" / "finetuned" / ".locks" / key, "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # another process fine-tuning now
         second = threading.Thread(target=lambda: done.append(encoder.finetuned(text, text, "ner")))
         second.start()

@@ -212,3 +212,19 @@ def test_the_base_biLM_of_a_record_fine_tuned_before_fine_tuning_was_seeded_is_s
         if r.get("bilm_finetune")
     )
     assert runner.finetuned_base_sha256(record) == record["identity"]["bilm_sha256"]
+
+
+def test_a_run_on_the_seeded_finetuning_is_another_run_than_one_on_an_unseeded_draw(bilm_files, tmp_path):
+    """Since 2026-11-25 a run that fine-tunes the biLM names the fine-tuning's seed in its identity, so a
+    record made on an unseeded fine-tuning (no seed in its identity) is never taken for its result; runs
+    that do not fine-tune keep the identity they had."""
+    from encoders.bilm import FINETUNE_SEED
+    from experiments.plan import RunPlan
+
+    tuned = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", "encoder.finetune=true"), 1)
+    assert tuned.identity["finetune_seed"] == FINETUNE_SEED
+    before = {k: v for k, v in tuned.identity.items() if k != "finetune_seed"}
+    assert run_identity.run_digest(tuned.resolved, before) != tuned.digest
+    for plain in ("elmo.position=input", "elmo.position=none encoder.finetune=true"):
+        plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, *plain.split()), 1)
+        assert "finetune_seed" not in plan.identity

@@ -6,6 +6,7 @@ import json
 import pytest
 from report_records import with_bilm, with_finetune, write_bert_record, write_record
 
+from experiments.identity import run_digest
 from reporting import report
 
 
@@ -312,10 +313,20 @@ def test_a_rerun_on_the_seeded_finetuning_replaces_one_on_an_unseeded_draw(tmp_p
     assert not (tmp_path / "before" / "extras.md").exists()
 
     write_record(runs / "seeded", "ner", "elmo", 0, 84.0, finetune=True, date="2026-11-23T10:00:00+00:00")
-    path = next((runs / "seeded").glob("**/results.json"))
-    r = json.loads(path.read_text())
-    r["bilm_finetune"]["seed"] = 0
-    path.write_text(json.dumps(r))
+    for path, seeded in (
+        (next((runs / where).glob("**/results.json")), where == "seeded") for where in ("unseeded", "seeded")
+    ):
+        r = json.loads(path.read_text())  # the identities run.py gives them: the seed in the seeded one's
+        r["identity"] = {
+            "bilm_sha256": None,
+            "data_sha256": {},
+            "task_version": 1,
+            **({"finetune_seed": 0} if seeded else {}),
+        }
+        r["config_hash"] = run_digest(r["config"], r["identity"])
+        if seeded:
+            r["bilm_finetune"]["seed"] = 0
+        path.write_text(json.dumps(r))
     report.main(["--runs", str(runs), "--out", str(tmp_path / "after")])
     variants = (tmp_path / "after" / "variants.md").read_text()
     assert "84.00 (n=1)" in variants and "80.00" not in variants
