@@ -24,19 +24,16 @@ import argparse
 import dataclasses
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
 
-from experiments.record import Record
-
 from . import paper_numbers as paper
-from .cell_rules import describe
 from .encoders_report import NOTES as ENCODER_NOTES
 from .encoders_report import encoders_table, probes_by_encoder
 from .figures import bilm_name, figure_name, layer_weights_figure, sample_efficiency_figure, shipped_bilms
 from .run_frame import Selection, choose, load_runs, probes_table, records, table7
+from .table_directory import SETTINGS, collect, refuse_other_tables, stored_settings, write_extras
 from .tables import ablation_table, table1, variants_table
 
 
@@ -154,92 +151,6 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, tar
         sources,
         notes,
     )
-
-
-def collect(src: Path, root: Path, dest_root: Path) -> Path:
-    """Copy one record to the same place below ``dest_root``; a record of another identity already
-    there is kept, and this one goes to ``<dir>@<digest>`` beside it (as ``run.py`` does)."""
-    from experiments.run_directories import record_dir
-
-    dest = dest_root / src.relative_to(root)
-    if src.resolve() == dest.resolve():
-        return dest
-    digest = Record.read(src).digest()
-    if digest:
-        dest = record_dir(dest.parent, digest, src.name) / src.name
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dest)
-    return dest
-
-
-def refuse_other_tables(out: Path, select: Selection) -> None:
-    """Tables are only ever rewritten for the profile and biLM whose records are kept beside them
-    (``<out>/runs``): another biLM's or profile's tables need their own ``--out``."""
-    kept = [r for _, r in records([out / "runs"], "results.json")] if (out / "runs").is_dir() else []
-    other = [r for r in kept if not select.admits(r)]
-    if other:
-        shipped = shipped_bilms()
-        found = sorted(
-            {f"profile {r.profile}, biLM {bilm_name(r.bilm_sha256, shipped) if r.bilm_sha256 else '-'}" for r in other}
-        )
-        raise SystemExit(
-            f"error: {out} holds the tables of other runs ({'; '.join(found)}: {out / 'runs'}); "
-            f"write these with another --out"
-        )
-
-
-def write_extras(extras: dict, out: Path) -> None:
-    """``extras.md``: records left out of every cell because their configuration is not what their
-    profile prescribes (``cell_rules``), each with the keys that differ."""
-    path = out / "extras.md"
-    if not extras:
-        path.unlink(missing_ok=True)
-        return
-    lines = [
-        "# Runs not in any table cell",
-        "",
-        "Their configuration differs from what their profile, task and ablation prescribe (`reporting/cell_rules.py`), "
-        "so they are listed here and never averaged into a cell.",
-        "",
-        "| task | ablation | seed | dev | differs in | record |",
-        "|---|---|---|---|---|---|",
-    ]
-    for path_, (r, diff) in sorted(extras.items()):
-        value = r.value
-        lines.append(
-            f"| {r.task} | {r.ablation or '-'} | {r.seed} "
-            f"| {f'{value:.2f}' if isinstance(value, (int, float)) else '-'} | {describe(diff)} | `{path_}` |"
-        )
-    path.write_text("\n".join(lines) + "\n")
-    print(f"{len(extras)} run(s) whose configuration differs from their profile's are listed apart in {path}")
-
-
-SETTINGS = ("profile", "bilm", "accept", "split")  # the options a table directory keeps in report.json
-
-
-def stored_settings(args: argparse.Namespace, given: set[str]) -> None:
-    """Fill the options not given on the command line from ``<out>/report.json``; an option given with
-    another value than the stored one stops the report (the directory's tables were built by other rules)."""
-    path = args.out / "report.json"
-    if not path.is_file():
-        if args.runs is None:
-            args.runs = [Path("outputs/runs")]
-        return
-    try:
-        stored = json.loads(path.read_text())
-    except ValueError as e:
-        raise SystemExit(f"error: {path}: not JSON ({e}); delete it to rebuild {args.out} under new options") from None
-    for key in SETTINGS:
-        if key not in given:
-            setattr(args, key, stored.get(key, getattr(args, key)))
-        elif getattr(args, key) != stored.get(key):
-            flag = f"--{key}"
-            raise SystemExit(
-                f"error: {args.out} was built with {flag} {stored.get(key)!r}, not {getattr(args, key)!r} "
-                f"({path}); write these tables with another --out"
-            )
-    if args.runs is None:
-        args.runs = [args.out / "runs"]
 
 
 def main(argv=None) -> None:

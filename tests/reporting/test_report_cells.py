@@ -64,7 +64,7 @@ def test_runs_of_different_biLMs_are_never_averaged_or_collected_together(tmp_pa
         report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--collect"])
     with pytest.raises(SystemExit, match=r"out was built with --bilm 'bbbb', not 'aaaa'"):
         report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--bilm", "aaaa"])
-    from reporting.report import collect  # records of two identities in one place: both kept
+    from reporting.table_directory import collect  # records of two identities in one place: both kept
 
     for path in sorted(old.glob("**/results.json")):
         collect(path, old, tmp_path / "out" / "runs")
