@@ -7,9 +7,13 @@ warm-up of the data's first batches) and its pass over a dataset.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
+import os
+import shutil
+import socket
 import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -182,12 +186,41 @@ class BiLMEncoder(Encoder):
             raise ConfigError(f"encoder.state={self.state} needs cache.enabled=true (the warm-up runs while caching)")
         return super().layer_source(sentences, name)
 
+    def _finetune_into(self, out: Path, train_text: str, dev_text: str, task_name: str) -> None:
+        """Fine-tune in ``<key>.partial-<host>`` (resumable there) and move it to ``out`` when finished, so
+        ``out`` only ever holds a whole fine-tuning; when another host's process (no shared lock there) put
+        one in place first, that one is kept."""
+        from elmo_core.pretrain import finetune
+
+        work = out.with_name(f"{out.name}.partial-{socket.gethostname()}")
+        work.mkdir(exist_ok=True)
+        (work / "task_train.txt").write_text(train_text, encoding="utf-8")
+        (work / "task_dev.txt").write_text(dev_text, encoding="utf-8")
+        print(f"fine-tuning the biLM on {task_name} training text -> {out}", flush=True)
+        finetune(
+            self.options.parent,
+            work / "task_train.txt",
+            work / "task_dev.txt",
+            work,
+            epochs=self.finetune_epochs,
+            seed=FINETUNE_SEED,
+            device=self.device,
+        )
+        try:
+            os.replace(work, out)
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            if finished_finetuning(out):  # another host's process put a whole one in place first
+                shutil.rmtree(work, ignore_errors=True)
+                return
+            shutil.rmtree(out)  # unfinished: left by an interrupted run from before fine-tunings were moved in whole
+            os.replace(work, out)
+
     def finetuned(self, train_text: str, dev_text: str, task_name: str) -> BiLMEncoder:
         """§3.4 / Table 7: this biLM trained further on a task's text (labels ignored) for
         ``encoder.finetune_epochs``, then frozen. Kept under ``<cache_dir>/../finetuned/<hash>`` keyed
         by the weights and the text, so every run (and seed) on the same data shares it."""
-        from elmo_core.pretrain import finetune
-
         if not (self.options.parent / "vocab.txt").exists():
             raise WeightsError(
                 f"encoder.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
@@ -195,25 +228,12 @@ class BiLMEncoder(Encoder):
             )
         key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
         out = Path(self.cache_settings.root).parent / "finetuned" / key
-        summary_path = out / "summary.json"
         (out.parent / ".locks").mkdir(parents=True, exist_ok=True)
         with open(out.parent / ".locks" / key, "a") as lock:  # the runs of a parallel sweep share one fine-tuning:
             fcntl.flock(lock, fcntl.LOCK_EX)  # the second waits for the first's (released also when it dies)
-            if not (summary_path.exists() and json.loads(summary_path.read_text())["progress"].get("finished")):
-                out.mkdir(exist_ok=True)
-                (out / "task_train.txt").write_text(train_text, encoding="utf-8")
-                (out / "task_dev.txt").write_text(dev_text, encoding="utf-8")
-                print(f"fine-tuning the biLM on {task_name} training text -> {out}", flush=True)
-                finetune(
-                    self.options.parent,
-                    out / "task_train.txt",
-                    out / "task_dev.txt",
-                    out,
-                    epochs=self.finetune_epochs,
-                    seed=FINETUNE_SEED,
-                    device=self.device,
-                )
-            summary = json.loads(summary_path.read_text())
+            if not finished_finetuning(out):
+                self._finetune_into(out, train_text, dev_text, task_name)
+            summary = json.loads((out / "summary.json").read_text())
         report = {
             "dir": str(out),
             "dev_perplexity_before": summary["heldout_perplexity_before"]["average"],
@@ -229,6 +249,11 @@ class BiLMEncoder(Encoder):
             allow_extra=False,
             finetune_report=report,
         )
+
+
+def finished_finetuning(out: Path) -> bool:
+    summary = out / "summary.json"
+    return summary.is_file() and bool(json.loads(summary.read_text())["progress"].get("finished"))
 
 
 def embedded_files() -> tuple[Path, Path]:

@@ -237,3 +237,46 @@ def test_a_second_run_waits_for_the_first_ones_finetuning_and_reuses_it(tmp_path
     second.join(timeout=300)
     assert done and done[0].finetune_report["dir"] == str(tmp_path / "cache" / "finetuned" / key)
     assert encoder.finetuned(text, text, "ner").finetune_report == done[0].finetune_report  # read, not trained again
+
+
+def test_a_finetuning_is_moved_in_whole_and_another_hosts_finished_one_is_kept(tmp_path, monkeypatch):
+    """The fine-tuned biLM's directory only ever holds a whole fine-tuning: an unfinished one left by an
+    interrupted run is replaced, and when another host's process (no shared lock) put a finished one in
+    place while this one trained, that one is kept and this one's partial directory removed."""
+    import shutil
+
+    from tiny_models import finetunable_bilm
+
+    import elmo_core.pretrain
+    from encoders.base import CacheSettings
+    from encoders.bilm import finetune_key
+
+    finetunable_bilm(tmp_path / "base")
+    encoder = BiLMEncoder(
+        tmp_path / "base" / "options.json",
+        tmp_path / "base" / "weights.hdf5",
+        cache_settings=CacheSettings(root=str(tmp_path / "cache" / "activations")),
+        finetune_epochs=1,
+    )
+    text = (FIXTURES / "ner_tiny.conll").read_text().split("\n\n")[0]
+    finetuned = tmp_path / "cache" / "finetuned"
+    out = finetuned / finetune_key(encoder.sha256, text, text, 1)
+    out.mkdir(parents=True)
+    (out / "weights.hdf5").write_text("cut short")  # an interrupted fine-tuning, no finished summary
+    first = encoder.finetuned(text, text, "ner").finetune_report
+    assert sorted(p.name for p in finetuned.iterdir()) == [".locks", out.name]
+    assert (out / "summary.json").is_file() and first["dev_perplexity_after"] < first["dev_perplexity_before"]
+
+    other_host = tmp_path / "other_host"
+    shutil.move(out, other_host)  # another host's finished one, put in place while this run fine-tunes
+    real = elmo_core.pretrain.finetune
+
+    def finetune_while_another_host_finishes(*args, **kwargs):
+        result = real(*args, **kwargs)
+        shutil.copytree(other_host, out)
+        (out / "marker").write_text("the other host's")
+        return result
+
+    monkeypatch.setattr(elmo_core.pretrain, "finetune", finetune_while_another_host_finishes)
+    assert encoder.finetuned(text, text, "ner").finetune_report == first
+    assert (out / "marker").is_file() and sorted(p.name for p in finetuned.iterdir()) == [".locks", out.name]
