@@ -206,12 +206,9 @@ def test_a_fine_tuned_biLM_made_before_fine_tuning_was_seeded_is_never_reused():
     assert finetune_key("a" * 64, "train text", "dev text", 1) == finetune_key("a" * 64, "train text", "dev text", 1, 0)
 
 
-def test_a_second_run_waits_for_the_first_ones_finetuning_and_reuses_it(tmp_path):
-    """The runs of a parallel sweep share one fine-tuned biLM: while another process holds the fine-tuning
-    (its lock), a run waits, then reads that fine-tuning instead of writing into it at the same time."""
-    import fcntl
-    import threading
-
+def _finetunable_encoder(tmp_path):
+    """A tiny exported biLM as a run's encoder (cache under ``tmp_path/cache``), a text to fine-tune it on,
+    and the key of that fine-tuning."""
     from tiny_models import finetunable_bilm
 
     from encoders.base import CacheSettings
@@ -225,7 +222,16 @@ def test_a_second_run_waits_for_the_first_ones_finetuning_and_reuses_it(tmp_path
         finetune_epochs=1,
     )
     text = (FIXTURES / "ner_tiny.conll").read_text().split("\n\n")[0]
-    key = finetune_key(encoder.sha256, text, text, 1)
+    return encoder, text, finetune_key(encoder.sha256, text, text, 1)
+
+
+def test_a_second_run_waits_for_the_first_ones_finetuning_and_reuses_it(tmp_path):
+    """The runs of a parallel sweep share one fine-tuned biLM: while another process holds the fine-tuning
+    (its lock), a run waits, then reads that fine-tuning instead of writing into it at the same time."""
+    import fcntl
+    import threading
+
+    encoder, text, key = _finetunable_encoder(tmp_path)
     (tmp_path / "cache" / "finetuned" / ".locks").mkdir(parents=True)
     done = []
     with open(tmp_path / "cache" / "finetuned" / ".locks" / key, "a") as held:
@@ -245,22 +251,11 @@ def test_a_finetuning_is_moved_in_whole_and_another_hosts_finished_one_is_kept(t
     place while this one trained, that one is kept and this one's partial directory removed."""
     import shutil
 
-    from tiny_models import finetunable_bilm
-
     import elmo_core.pretrain
-    from encoders.base import CacheSettings
-    from encoders.bilm import finetune_key
 
-    finetunable_bilm(tmp_path / "base")
-    encoder = BiLMEncoder(
-        tmp_path / "base" / "options.json",
-        tmp_path / "base" / "weights.hdf5",
-        cache_settings=CacheSettings(root=str(tmp_path / "cache" / "activations")),
-        finetune_epochs=1,
-    )
-    text = (FIXTURES / "ner_tiny.conll").read_text().split("\n\n")[0]
+    encoder, text, key = _finetunable_encoder(tmp_path)
     finetuned = tmp_path / "cache" / "finetuned"
-    out = finetuned / finetune_key(encoder.sha256, text, text, 1)
+    out = finetuned / key
     out.mkdir(parents=True)
     (out / "weights.hdf5").write_text("cut short")  # an interrupted fine-tuning, no finished summary
     first = encoder.finetuned(text, text, "ner").finetune_report
