@@ -18,12 +18,17 @@ it measures:
 * seconds per training update of the task model at the paper's settings (the paper's head sizes,
   optimizer and batch size), with ELMo at the paper's position read from that cache, and without
   ELMo: the mean of ``--updates`` updates after one warm-up update, on the sample's batches;
+* where ``profile=paper`` fine-tunes the biLM on the task's text first (``encoder.finetune``: SQuAD,
+  SNLI; §3.4, A.1), the tokens/s of that fine-tuning's training update at the biLM's size, as
+  ``elmo_core.pretrain.finetune`` makes it (its rows, unroll, dropout, Adagrad and clipping; the fast
+  step), with a softmax over the shipped vocabulary, on the sample's text;
 * the process's peak resident memory while doing so.
 
 It then projects, for the paper's full training sets (sizes in ``FULL_DATA`` with their sources):
 the cache size on disk (each distinct text once, as the runs store it), the biLM hours to fill it,
-and the hours per epoch and to the paper's epoch count (``trainer.max_epochs``: an upper bound,
-early stopping may end sooner) on this CPU. Dev evaluation is not included. A projection multiplies
+the hours of the fine-tuning pass over those texts (``encoder.finetune_epochs`` passes), and the
+hours per epoch and to the paper's epoch count (``trainer.max_epochs``: an upper bound, early
+stopping may end sooner) on this CPU. Dev evaluation is not included. A projection multiplies
 rates measured on the local stand-in data (SICK for SNLI, Universal PropBank for CoNLL-2012 SRL,
 LitBank for OntoNotes coreference) by published counts; the table says which numbers are measured.
 """
@@ -45,8 +50,12 @@ from hydra import compose, initialize_config_dir
 from benchmarks import SHARED
 from benchmarks.bilm_speed import PAPER_OPTIONS, peak_rss_mb, reset_peak_rss
 from benchmarks.paper_scale_report import projection, report
+from benchmarks.pretrain_speed import SHIPPED_VOCAB
 from elmo_core import BiLM, save_bilm
 from elmo_core.options import parse_options
+from elmo_core.pretrain import build_parser, make_training_step
+from elmo_core.pretraining.lm_data import SentenceStream, Vocabulary
+from elmo_core.pretraining.lm_training import LanguageModel, detach_state
 from encoders import encoder_for
 from encoders.activation_cache import ActivationCache
 from experiments import runner
@@ -176,6 +185,41 @@ def seconds_per_update(task, cfg, source, train, updates: int) -> float:
     return float(np.mean(times[1:]))
 
 
+def finetune_rate(options: Path, sentences: list[list[str]], updates: int, device: str) -> dict:
+    """Tokens/s of the biLM fine-tuning pass's training update (``elmo_core.pretrain.finetune`` with its
+    defaults) for the biLM of ``options``, over ``sentences`` repeated until ``updates`` + 1 updates are
+    full; the first update is warm-up. The softmax is over the shipped vocabulary (``SHIPPED_VOCAB``): an
+    exported model's own may be larger (the original's 793,471 words), which costs more per token."""
+    defaults = build_parser().parse_args(["--train", "-", "--out", "-"])
+    vocab = Vocabulary.load(SHIPPED_VOCAB)
+    torch.manual_seed(0)
+    lm = LanguageModel(BiLM(parse_options(json.loads(Path(options).read_text()))), len(vocab), dropout=defaults.dropout)
+    lm.to(device).train()
+    optimizer = torch.optim.Adagrad(lm.parameters(), lr=defaults.lr, initial_accumulator_value=1.0)
+    step = make_training_step(lm, defaults.train_step, 1)
+    rows, unroll = defaults.batch_size, defaults.unroll_steps
+    tokens_needed = (updates + 1) * rows * unroll
+    text = sentences * (tokens_needed // max(1, sum(map(len, sentences))) + 2)
+    batches = iter(SentenceStream(text, vocab, rows, unroll).batches(0))
+    state = lm.bilm.zero_state(rows, device)
+    seconds, tokens = 0.0, 0
+    for i in range(updates + 1):
+        batch = next(batches)
+        count = int((batch.forward_targets >= 0).sum())
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        _, state = step(batch, state, unroll / (2 * count), slice(None), device)
+        torch.nn.utils.clip_grad_norm_(lm.parameters(), defaults.clip_norm)
+        optimizer.step()
+        state = detach_state(state)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        if i > 0:
+            seconds += time.perf_counter() - start
+            tokens += count
+    return {"tokens_per_s": tokens / seconds, "rows": rows, "unroll_steps": unroll, "vocabulary": len(vocab)}
+
+
 def measure(
     task_name: str,
     options: Path,
@@ -225,6 +269,11 @@ def measure(
     out["s_per_update_elmo"] = seconds_per_update(task, cfg, source, train, updates)
     base_cfg = compose_paper(task_name, options, weights, work / "cache", threads, "none", device)
     out["s_per_update_baseline"] = seconds_per_update(task, base_cfg, source, TaskSplit("train", part), updates)
+    if cfg.encoder.get("finetune"):
+        out["finetune"] = {
+            **finetune_rate(options, sentences, updates, device),
+            "epochs": int(cfg.encoder.finetune_epochs),
+        }
     out["peak_rss_mb"] = peak_rss_mb()
     out["full"] = full_scale(task_name, task, full, part)
     return out

@@ -17,15 +17,22 @@ from suite_common.machine import cpu_model
 def projection(m: dict) -> dict:
     f = m["full"]
     updates = int(np.ceil(f["examples"] / m["examples_per_update"]))
+    tune = m.get("finetune")
     return {
         "cache_gb": {d: f["tokens"] * b / 1e9 for d, b in m["cache_bytes_per_token"].items()},
         "bilm_hours": f["tokens"] / m["bilm_tokens_per_s"] / 3600,
+        "finetune_hours": f["tokens"] * tune["epochs"] / tune["tokens_per_s"] / 3600 if tune else 0.0,
         "updates_per_epoch": updates,
         "epoch_hours_elmo": updates * m["s_per_update_elmo"] / 3600,
         "epoch_hours_baseline": updates * m["s_per_update_baseline"] / 3600,
         "paper_hours_elmo": updates * m["s_per_update_elmo"] * m["max_epochs"] / 3600,
         "paper_hours_baseline": updates * m["s_per_update_baseline"] * m["max_epochs"] / 3600,
     }
+
+
+def optional(values: dict | None, key: str, spec: str) -> str:
+    """``values[key]`` formatted, or ``-`` where the task has no such step."""
+    return format(values[key], spec) if values else "-"
 
 
 def device_text(device: str) -> str:
@@ -58,7 +65,8 @@ def machine() -> dict:
 def verdicts(results: list[dict], out: Path, day_hours: float = 24.0, device: str = "cpu") -> list[str]:
     """One line per task: whether its full-scale ELMo run fits this machine's free disk (the float32 or
     float16 cache, or none: ``cache.enabled=false``), its available memory (the measured peak) and a
-    day of one core's time, at the measured rates."""
+    day of one core's time for the biLM fine-tuning where there is one, the cache and the training, at the
+    measured rates."""
     here = machine()
     lines = [
         f"Free disk under {here['disk_path']}: {here['disk_free_gb']:.0f} GB; available memory "
@@ -78,7 +86,7 @@ def verdicts(results: list[dict], out: Path, day_hours: float = 24.0, device: st
         ram = m["peak_rss_mb"] / 1e3
         fits = not here["memory_available_gb"] or ram < here["memory_available_gb"]
         memory = f"memory {'fits' if fits else 'does NOT fit'} ({ram:.1f} GB peak on the sample)"
-        hours = p["bilm_hours"] + p["paper_hours_elmo"]
+        hours = p["finetune_hours"] + p["bilm_hours"] + p["paper_hours_elmo"]
         where = "at the measured thread count" if device == "cpu" else f"on {device}"
         time = f"{hours:.0f} h {where} to the paper's epochs: " + (
             "fits a day"
@@ -102,8 +110,8 @@ def report(results: list[dict], args, bilm: str, started: str) -> str:
         "## Measured on a sample of each task's local data (`profile=paper`, `source=local`)",
         "",
         "| task | sample (examples / texts / tokens) | biLM tokens/s | cache bytes/token f32 / f16 | planned / written "
-        "| s/update ELMo | s/update baseline | examples/update | peak RSS MB |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| s/update ELMo | s/update baseline | examples/update | fine-tuning tokens/s | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m in results:
         b, r = m["cache_bytes_per_token"], m["cache_planned_over_written"]
@@ -111,21 +119,24 @@ def report(results: list[dict], args, bilm: str, started: str) -> str:
             f"| {m['task']} | {m['sample_examples']} / {m['sample_texts']} / {m['sample_tokens']} "
             f"| {m['bilm_tokens_per_s']:.0f} | {b['float32']:.0f} / {b['float16']:.0f} "
             f"| {r['float32']:.4f} / {r['float16']:.4f} | {m['s_per_update_elmo']:.3f} "
-            f"| {m['s_per_update_baseline']:.3f} | {m['examples_per_update']:.1f} | {m['peak_rss_mb']:.0f} |"
+            f"| {m['s_per_update_baseline']:.3f} | {m['examples_per_update']:.1f} "
+            f"| {optional(m.get('finetune'), 'tokens_per_s', '.0f')} | {m['peak_rss_mb']:.0f} |"
         )
     lines += [
         "",
         "## Projected to the paper's full training sets "
         f"({'this CPU, same thread count' if args.device == 'cpu' else device_text(args.device)})",
         "",
-        "| task | training set | examples | distinct texts | tokens | cache f32 / f16 | biLM hours "
-        "| updates/epoch | hours/epoch ELMo / baseline | epochs | hours to the paper's epochs ELMo / baseline |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| task | training set | examples | distinct texts | tokens | fine-tuning hours | cache f32 / f16 "
+        "| biLM hours | updates/epoch | hours/epoch ELMo / baseline | epochs "
+        "| hours to the paper's epochs ELMo / baseline |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m in results:
         f, p = m["full"], projection(m)
         lines.append(
             f"| {m['task']} | {f['name']} | {f['examples']:,} | {f['texts']:,} | {f['tokens']:,} "
+            f"| {optional(p if m.get('finetune') else None, 'finetune_hours', '.1f')} "
             f"| {size_text(p['cache_gb']['float32'] * 1e9)} / {size_text(p['cache_gb']['float16'] * 1e9)} "
             f"| {p['bilm_hours']:.2f} | {p['updates_per_epoch']:,} "
             f"| {p['epoch_hours_elmo']:.2f} / {p['epoch_hours_baseline']:.2f} | {m['max_epochs']} "
@@ -149,7 +160,14 @@ def report(results: list[dict], args, bilm: str, started: str) -> str:
         "written for the sample. Hours per epoch are training updates only (no dev evaluation); hours to the "
         "paper's epochs multiply by `trainer.max_epochs` of `profile=paper`, an upper bound when early stopping "
         "ends a run sooner. The biLM hours are one pass over the distinct texts, shared by every run on the "
-        "same data (the cache). Speeds are for the stand-in data's lengths; the paper's data may differ.",
+        "same data (the cache). The fine-tuning hours (SQuAD and SNLI, whose paper-profile biLM is first trained "
+        "further on the task's text, `encoder.finetune`) are `encoder.finetune_epochs` passes over the same "
+        "distinct texts at the measured fine-tuning rate, training updates only (not its held-out perplexity "
+        "before and after); they come before the biLM hours, and one fine-tuning is shared by every run on the "
+        "same data. The fine-tuning rate is for a softmax over the shipped vocabulary "
+        f"({next((m['finetune']['vocabulary'] for m in results if m.get('finetune')), 0):,} words); the "
+        "original's 793,471-word softmax would cost more. The verdicts above count fine-tuning, cache and "
+        "training. Speeds are for the stand-in data's lengths; the paper's data may differ.",
         "",
     ]
     return "\n".join(lines)
