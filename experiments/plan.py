@@ -65,6 +65,8 @@ class RunPlan:
             identity = make_identity(resolved, None, version, encoder_sha)
         else:
             identity = make_identity(resolved, encoder_sha, version)
+            if uses:  # the options decide the network the weights are read into (activation, clipping, ...)
+                identity["bilm_options_sha256"] = encoder.options_sha256
             if uses and (finetune or cfg.encoder.get("finetune", False)):
                 identity["finetune_seed"] = FINETUNE_SEED  # a fine-tuning made before it was seeded is another run
         return cls(

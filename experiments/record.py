@@ -57,7 +57,8 @@ class Record:
     train_seconds: float | None = None
     data_stats: dict | None = None
     data_warnings: list | None = None
-    prediction_files: dict | None = None
+    prediction_files: dict | None = None  # the official scorers' formats, in the run directory
+    predictions: dict | None = None  # per split, the compact predictions kept with the record (``predictions_file``)
     bilm_finetune: dict | None = None
     # bookkeeping
     reused_from: str | None = None  # a finished run of the same identity, launched under another name

@@ -19,7 +19,7 @@ import platform
 import sys
 from pathlib import Path
 
-from suite_common.atomic_files import process_alive, remove_dead_leftovers, temporary_path
+from suite_common.atomic_files import process_alive, remove_dead_leftovers, temporary_path, write_text_atomic
 from suite_common.machine import cpu_model
 
 from .identity import record_digest, run_digest
@@ -110,17 +110,6 @@ def remove_dead_runs(runs_root: Path) -> list[Path]:
         except (OSError, ValueError):
             continue
     return removed
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """``path`` with ``text``, complete or absent."""
-    remove_dead_leftovers(path.parent)
-    tmp = temporary_path(path)
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def write_json_atomic(path: Path, data: dict) -> None:

@@ -32,6 +32,7 @@ from .pipeline import (  # noqa: F401 - also the names other modules use through
     with_layers,
 )
 from .plan import RunPlan
+from .predictions_file import write_predictions_file
 from .record import Record
 from .run_directories import mark_finished
 from .trainer import TrainerConfig, fit, set_seed
@@ -99,6 +100,10 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
         for split, preds in result["predictions"].items()
     }
+    kept_predictions = {
+        split: write_predictions_file(out_dir / f"{split}_predictions.json.gz", task.name, split, preds)
+        for split, preds in result["predictions"].items()
+    }
     record = Record(
         **plan.metadata(out_dir, encoder),
         task=task.name,
@@ -114,6 +119,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
         data_stats=task.data_stats,
         data_warnings=task.data_warnings(),
         prediction_files=prediction_files,
+        predictions=kept_predictions,
         bilm_finetune=encoder.finetune_report,
         resumed_from_epoch=result.get("resumed_from_epoch"),
     )

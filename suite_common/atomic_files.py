@@ -60,15 +60,15 @@ def remove_dead_leftovers(directory: str | Path) -> list[Path]:
     return removed
 
 
-def torch_save_atomic(obj, path: str | Path) -> None:
-    """``torch.save`` that leaves ``path`` complete or absent (and clears dead writers' temporaries first)."""
-    import torch
-
+def write_atomic(path: str | Path, write) -> None:
+    """Call ``write(tmp)`` on a temporary beside ``path`` and rename it into place: ``path`` ends up
+    complete or absent (dead writers' temporaries are cleared first). The one place every writer of
+    the suite goes through; a write error is a ``StorageError`` naming ``path``."""
     path = Path(path)
     remove_dead_leftovers(path.parent)
     tmp = temporary_path(path)
     try:
-        torch.save(obj, tmp)
+        write(tmp)
         os.replace(tmp, path)
     except (OSError, RuntimeError) as e:  # a full disk reaches torch's writer as a RuntimeError
         from suite_common.errors import storage_error
@@ -76,3 +76,18 @@ def torch_save_atomic(obj, path: str | Path) -> None:
         raise storage_error(path, e) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    write_atomic(path, lambda tmp: tmp.write_bytes(data))
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def torch_save_atomic(obj, path: str | Path) -> None:
+    """``torch.save`` that leaves ``path`` complete or absent (and clears dead writers' temporaries first)."""
+    import torch
+
+    write_atomic(path, lambda tmp: torch.save(obj, tmp))

@@ -1,0 +1,85 @@
+"""A run's predictions kept beside its record, so that every number in a table can be checked
+(Peters et al. 2018 §4 report dev/test metrics; here each metric is recomputed from what the model
+predicted): ``<split>_predictions.json.gz`` holds, per example of the split in file order, what the
+task's metric needs and nothing more (label ids for SST-5 and entailment, tag sequences for NER and
+SRL, token spans for SQuAD, clusters of token spans for coreference), compressed.
+
+Strings (tags) are stored as ids into the file's own ``vocabulary``; everything else as the task
+predicted it. The record names the file with its SHA-256 (``Record.predictions``), and reading checks
+both the hash and the shape, so an edited or truncated file is never scored.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+from suite_common.atomic_files import write_bytes_atomic
+from suite_common.errors import DataError
+
+FORMAT = 1
+
+
+def _encode(predictions: list, vocabulary: dict[str, int]):
+    """Sequences of strings as sequences of ids (``vocabulary`` grows); other values unchanged."""
+    out = []
+    for p in predictions:
+        if isinstance(p, (list, tuple)) and p and all(isinstance(t, str) for t in p):
+            out.append([vocabulary.setdefault(t, len(vocabulary)) for t in p])
+        elif isinstance(p, tuple):
+            out.append(list(p))
+        else:
+            out.append(p)
+    return out
+
+
+def write_predictions_file(path: Path, task: str, split: str, predictions: list) -> dict:
+    """Write ``predictions`` (one per example of ``split``) to ``path``; returns the record's entry:
+    the file's name (beside the record), SHA-256, size and example count."""
+    vocabulary: dict[str, int] = {}
+    encoded = _encode(predictions, vocabulary)
+    body = {
+        "format": FORMAT,
+        "task": task,
+        "split": split,
+        "examples": len(predictions),
+        "vocabulary": sorted(vocabulary, key=vocabulary.get) or None,
+        "predictions": encoded,
+    }
+    data = gzip.compress(json.dumps(body, separators=(",", ":")).encode(), compresslevel=9, mtime=0)
+    write_bytes_atomic(Path(path), data)
+    return {
+        "file": Path(path).name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "bytes": len(data),
+        "examples": len(predictions),
+    }
+
+
+def read_predictions_file(path: Path, entry: dict) -> list:
+    """The predictions a record's ``entry`` names, decoded (tag ids back to strings); ``DataError``
+    when the file is missing, differs from its SHA-256, or does not hold ``entry['examples']``."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise DataError(f"{path}: predictions file unreadable ({e.strerror or e})") from None
+    if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        raise DataError(f"{path}: predictions file differs from the SHA-256 its record names")
+    try:
+        body = json.loads(gzip.decompress(data))
+    except (OSError, ValueError, EOFError) as e:
+        raise DataError(f"{path}: not a predictions file ({type(e).__name__})") from None
+    if not isinstance(body, dict) or body.get("format") != FORMAT or not isinstance(body.get("predictions"), list):
+        raise DataError(f"{path}: not a predictions file of format {FORMAT}")
+    predictions, vocabulary = body["predictions"], body.get("vocabulary")
+    if len(predictions) != entry.get("examples") or body.get("examples") != len(predictions):
+        raise DataError(f"{path}: {len(predictions)} predictions, the record names {entry.get('examples')}")
+    if vocabulary:
+        try:
+            predictions = [[vocabulary[i] for i in p] if isinstance(p, list) else p for p in predictions]
+        except (IndexError, TypeError):
+            raise DataError(f"{path}: a tag id outside the file's vocabulary") from None
+    return predictions
