@@ -19,7 +19,7 @@ import platform
 import sys
 from pathlib import Path
 
-from suite_common.atomic_files import process_alive, remove_dead_leftovers, temporary_path, write_text_atomic
+from suite_common.atomic_files import process_alive, write_text_atomic
 from suite_common.machine import cpu_model
 
 from .identity import record_digest, run_digest
