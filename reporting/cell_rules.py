@@ -25,6 +25,8 @@ from experiments.record import Record
 from experiments.settings import ADDED_AT_DEFAULT, effective_position
 from tasks.common.data_files import data_files
 
+from .rescoring import rescoring_differences
+
 CONF = Path(__file__).resolve().parents[1] / "conf"
 VARYING = (
     "seed",
@@ -147,7 +149,12 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
             for a in accepted
         )
     }
-    return {**{k: (ran.get(k), wanted.get(k)) for k in keys}, **data, **history_differences(r)}
+    return {
+        **{k: (ran.get(k), wanted.get(k)) for k in keys},
+        **data,
+        **history_differences(r),
+        **rescoring_differences(r),
+    }
 
 
 ABLATIONS = tuple(sorted(p.stem for p in (CONF / "ablation").glob("*.yaml")))

@@ -34,7 +34,7 @@ from .encoders_report import encoders_table, probes_by_encoder
 from .figures import bilm_name, figure_name, layer_weights_figure, sample_efficiency_figure, shipped_bilms
 from .run_frame import Selection, choose, load_runs, probes_table, records, table7
 from .table_directory import SETTINGS, collect, refuse_other_tables, stored_settings, write_extras
-from .tables import ablation_table, table1, variants_table
+from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, table1, variants_table
 
 
 @dataclasses.dataclass
@@ -263,8 +263,14 @@ def main(argv=None) -> None:
     if test and df.test_value.isna().all():
         print("no record has a test metric (the data below --runs have no test file): the tables show dev only")
         test = False
+    notes = lambda settings: f"{UNCERTAINTY_NOTE}\n\n{rescoring_note(used(settings))}"  # noqa: E731
     write_table(
-        table1(df, test), target, "table1", "Table 1: baseline vs ELMo (dev; paper: test)", used(["baseline", "elmo"])
+        table1(df, test),
+        target,
+        "table1",
+        "Table 1: baseline vs ELMo (dev; paper: test)",
+        used(["baseline", "elmo"]),
+        notes(["baseline", "elmo"]),
     )
     table2_settings = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
     write_table(
@@ -273,6 +279,7 @@ def main(argv=None) -> None:
         "table2",
         "Table 2: layer weighting (dev)",
         used(table2_settings),
+        notes(table2_settings),
     )
     write_table(
         ablation_table(df, paper.TABLE3, ["input", "both", "output"], test),
@@ -280,6 +287,7 @@ def main(argv=None) -> None:
         "table3",
         "Table 3: where ELMo goes (dev)",
         used(["input", "both", "output"]),
+        notes(["input", "both", "output"]),
     )
     variant_rows = df[df.setting.str.contains("+", regex=False)]
     if not variant_rows.empty:

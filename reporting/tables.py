@@ -1,12 +1,25 @@
 """The paper's tables as frames from the run frame (Peters et al. 2018, Table 1: baseline against ELMo
 with the absolute gain and relative error reduction; Tables 2-3: the ablations beside the published
-values; the biLM variants beside their plain setting): mean ± std over seeds, with n."""
+values; the biLM variants beside their plain setting): per cell the mean over seeds with its 95 %
+interval and n; per gain its 95 % interval over seeds and, where both arms' runs kept their
+predictions, a paired bootstrap over dev examples with its interval and p-value (``uncertainty``)."""
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
+
 import pandas as pd
 
+from experiments.record import Record
+
 from . import paper_numbers as paper
+from .rescoring import NotRescored, RescoringFailed, rescore
+from .uncertainty import BootstrapResult, Interval, difference_interval, format_p, paired_bootstrap, seed_interval
+
+UNITS = {"qa": "questions", "nli": "pairs", "srl": "sentences", "ner": "sentences", "sst": "sentences",
+         "coref": "documents"}  # fmt: skip
+NOT_DISTINGUISHABLE = "≈0"  # the mark of a gain whose interval contains zero
 
 
 def summarize(df: pd.DataFrame, settings: list[str], column: str = "value") -> pd.DataFrame:
@@ -18,17 +31,72 @@ def summarize(df: pd.DataFrame, settings: list[str], column: str = "value") -> p
 
 
 def mean_std_n(m: float, s: float, n: int) -> str:
-    """A table cell: mean ± sample std with the number of seeds; a missing cell says n=0."""
+    """A variant's cell: mean ± sample std with the number of seeds; a missing cell says n=0."""
     if n == 0:
         return "— (n=0)"
     return f"{m:.2f} ± {s:.2f} (n={n})" if n > 1 else f"{m:.2f} (n=1)"
 
 
-def cell(stats: pd.DataFrame, task: str, setting: str) -> str:
-    row = stats[(stats.task == task) & (stats.setting == setting)]
-    if row.empty:
-        return mean_std_n(0.0, 0.0, 0)
-    return mean_std_n(row.iloc[0]["mean"], row.iloc[0]["std"], int(row.iloc[0]["n"]))
+def interval_text(i: Interval, signed: bool = False) -> str:
+    f = "{:+.2f}" if signed else "{:.2f}"
+    return f"[{f.format(i.low)}, {f.format(i.high)}]"
+
+
+def mean_interval_n(values) -> str:
+    """A table cell: the mean over seeds with its 95 % interval and the number of seeds."""
+    values = list(values)
+    if not values:
+        return "— (n=0)"
+    i = seed_interval(values)
+    mean = sum(values) / len(values)
+    return f"{mean:.2f} {interval_text(i)} (n={len(values)})" if i else f"{mean:.2f} (n=1)"
+
+
+def cell_values(df: pd.DataFrame, task: str, setting: str, column: str = "value") -> pd.DataFrame:
+    rows = df[(df.task == task) & (df.setting == setting) & df.full]
+    return rows.dropna(subset=[column])
+
+
+def cell(df: pd.DataFrame, task: str, setting: str, column: str = "value") -> str:
+    return mean_interval_n(cell_values(df, task, setting, column)[column])
+
+
+@cache
+def _unit_counts(path: str):
+    try:
+        return rescore(Record.read(Path(path)))
+    except (NotRescored, RescoringFailed):
+        return None
+
+
+def bootstrap(reference: pd.DataFrame, other: pd.DataFrame) -> BootstrapResult | None:
+    """The paired bootstrap of two cells' runs over dev examples, when every run of both kept its
+    predictions (a cell partly made of older records has seed intervals only)."""
+    ref = [_unit_counts(p) for p in reference.path]
+    oth = [_unit_counts(p) for p in other.path]
+    if not ref or not oth or any(r is None for r in [*ref, *oth]):
+        return None
+    return paired_bootstrap([r.counts for r in ref], [r.counts for r in oth], ref[0].metric_of_sums)
+
+
+def gain_columns(reference: pd.DataFrame, other: pd.DataFrame, task: str, label: str = "") -> dict[str, str]:
+    """A gain's uncertainty: its 95 % interval over seeds, and its paired bootstrap over dev
+    examples (interval and p-value); a gain neither can tell from zero is marked ``≈0``."""
+    seeds = difference_interval(reference.value, other.value)
+    boot = bootstrap(reference, other)
+    if boot is not None:
+        real = boot.significant
+    elif seeds is not None:
+        real = seeds.excludes_zero()
+    else:
+        real = None
+    mark = "" if real is None or real else f" {NOT_DISTINGUISHABLE}"
+    return {
+        f"{label}95% interval over seeds": (interval_text(seeds, True) if seeds else "— (n<2)") + mark,
+        f"{label}paired bootstrap over dev examples: 95% interval, p": (
+            f"{interval_text(boot.gain, True)}, {format_p(boot.p_value)}" if boot else "— (not re-scored)"
+        ),
+    }
 
 
 def mean_of(stats, task, setting):
@@ -45,7 +113,6 @@ def gains(base: float | None, elmo: float | None) -> tuple[str, str]:
 
 def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
     stats = summarize(df, ["baseline", "elmo"])
-    test_stats = summarize(df, ["baseline", "elmo"], "test_value") if test else None
     rows = []
     for task, info in paper.TASKS.items():
         if task not in set(df.task):
@@ -57,17 +124,18 @@ def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
         rows.append(
             {
                 "task": f"{task} ({info['metric']}; paper: {info['paper_dataset']})",
-                "baseline (ours, dev)": cell(stats, task, "baseline"),
-                "ELMo (ours, dev)": cell(stats, task, "elmo"),
+                "baseline (ours, dev)": cell(df, task, "baseline"),
+                "ELMo (ours, dev)": cell(df, task, "elmo"),
                 **(
                     {
-                        "baseline (ours, test)": cell(test_stats, task, "baseline"),
-                        "ELMo (ours, test)": cell(test_stats, task, "elmo"),
+                        "baseline (ours, test)": cell(df, task, "baseline", "test_value"),
+                        "ELMo (ours, test)": cell(df, task, "elmo", "test_value"),
                     }
                     if test
                     else {}
                 ),
                 "increase: absolute / relative error reduction (ours)": f"{abs_gain} / {rel}",
+                **gain_columns(cell_values(df, task, "baseline"), cell_values(df, task, "elmo"), task, "increase: "),
                 "paper baseline / ELMo (test)": f"{pb} / {pe}",
                 "increase: absolute / relative error reduction (paper)": f"{p_abs} / {p_rel}",
             }
@@ -76,20 +144,27 @@ def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
 
 
 def ablation_table(df: pd.DataFrame, published: dict, settings: list[str], test: bool = False) -> pd.DataFrame:
-    """The paper's tasks first, then any other task with runs in these settings (paper: —)."""
+    """The paper's tasks first, then any other task with runs in these settings (paper: —); each
+    setting after the first is also given as a gain over the first (the table's reference row)."""
     stats = summarize(df, settings)
-    test_stats = summarize(df, settings, "test_value") if test else None
     rows = []
+    reference = settings[0]
     with_runs = set(stats[stats.setting != "baseline"].task)
     for task in [*published, *(t for t in paper.TASKS if t not in published)]:
         if task not in with_runs:
             continue
         row = {"task": task}
         for s in settings:
-            row[f"{s} (ours)"] = cell(stats, task, s)
+            row[f"{s} (ours)"] = cell(df, task, s)
             if test:
-                row[f"{s} (ours, test)"] = cell(test_stats, task, s)
+                row[f"{s} (ours, test)"] = cell(df, task, s, "test_value")
             row[f"{s} (paper)"] = published.get(task, {}).get(s, "—")
+        for s in settings[1:]:
+            ref, other = cell_values(df, task, reference), cell_values(df, task, s)
+            gain = f"{other.value.mean() - ref.value.mean():+.2f}" if len(ref) and len(other) else "—"
+            row[f"{s} − {reference}"] = gain
+            columns = gain_columns(ref, other, task, f"{s} − {reference}: ")
+            row.update(columns if gain != "—" else dict.fromkeys(columns, "—"))
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -118,3 +193,25 @@ def variants_table(df: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+UNCERTAINTY_NOTE = (
+    "How to read the intervals: a cell is the mean over seeds with its 95 % t interval [low, high]. A gain "
+    "(ELMo − baseline in Table 1; each setting − the first one in Tables 2-3) has its 95 % interval over "
+    "seeds (Welch) and, where every run of both cells kept its predictions, a paired bootstrap over the dev "
+    "examples (10,000 draws of sentences for NER, SRL and SST, questions for SQuAD, pairs for entailment, "
+    "documents for coreference; both arms scored on the same draw, the metric recomputed over the drawn units; "
+    "fixed seed) with its 95 % interval and two-sided p-value. The seed interval asks whether another set of "
+    f"seeds would give the gain; the bootstrap asks whether another dev set would. {NOT_DISTINGUISHABLE}: "
+    "not distinguishable from zero at 5 % (by the bootstrap where there is one, else by the seeds)."
+)
+
+
+def rescoring_note(sources: pd.DataFrame) -> str:
+    """How many of a table's records were re-scored from their predictions."""
+    paths = sorted(set(sources.path))
+    done = sum(_unit_counts(p) is not None for p in paths)
+    line = f"Re-scored from their kept predictions: {done} of {len(paths)} records"
+    if done < len(paths):
+        line += f"; {len(paths) - done} not re-scored (made before predictions were kept: seed intervals only)"
+    return line + "."

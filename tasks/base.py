@@ -24,6 +24,7 @@ from functools import cached_property
 from pathlib import Path
 
 import datasets
+import numpy as np
 import torch
 from torch import nn
 
@@ -217,6 +218,20 @@ class Task:
     def write_predictions(self, ds: datasets.Dataset, predictions: list, prefix: Path) -> Path:
         """Write predictions in the format of the task's official scorer; returns the file."""
         raise NotImplementedError
+
+    # resampling units (the report's paired bootstrap) ------------------------------------------
+    def unit_counts(self, ds: datasets.Dataset, predictions: list) -> tuple[list, np.ndarray]:
+        """The units a bootstrap resamples (examples here; sentences, questions or documents in the
+        tasks that override it) and, per unit, counts whose column sums give the corpus metric
+        through ``metric_of_sums``: here accuracy, (correct, 1) per example."""
+        gold = list(ds["label"])
+        correct = [int(g == p) for g, p in zip(gold, predictions, strict=True)]
+        return list(range(len(gold))), np.array([[c, 1] for c in correct], dtype=float).reshape(-1, 2)
+
+    @staticmethod
+    def metric_of_sums(sums: np.ndarray) -> np.ndarray:
+        """The metric (in %) of summed unit counts; ``sums[..., k]`` is column k (any leading shape)."""
+        return 100 * sums[..., 0] / np.maximum(sums[..., 1], 1)
 
     # raw input (mode=predict, experiments.predictor) -----------------------------------------------
     def read_raw(self, lines: list[str], where: str) -> datasets.Dataset:

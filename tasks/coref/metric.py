@@ -87,16 +87,44 @@ def without_repeats(key: list[frozenset], response: Iterable[Cluster]) -> list[l
     return out
 
 
+def document_counts(key_doc: Iterable[Cluster], response_doc: Iterable[Cluster]) -> np.ndarray:
+    """One document's 12 counts: per metric (MUC, B³, CEAFφ4) recall numerator and denominator,
+    precision numerator and denominator. Summed over documents they give ``coref_scores``."""
+    key = _as_sets(key_doc)
+    response = _as_sets(without_repeats(key, response_doc))
+    similarity, n_key, n_response = ceafe_counts(key, response)
+    return np.array(
+        [
+            *muc_counts(key, response),
+            *muc_counts(response, key),
+            *b_cubed_counts(key, response),
+            *b_cubed_counts(response, key),
+            similarity,
+            n_key,
+            similarity,
+            n_response,
+        ],
+        dtype=float,
+    )
+
+
+def conll_f1_of_sums(sums: np.ndarray) -> np.ndarray:
+    """CoNLL F1 (in %) of summed ``document_counts``: the mean of MUC, B³ and CEAFφ4 F1."""
+    total = 0.0
+    for m in range(len(METRICS)):
+        rn, rd, pn, pd = (sums[..., 4 * m + k] for k in range(4))
+        r = np.where(rd > 0, rn / np.where(rd > 0, rd, 1), 0.0)
+        p = np.where(pd > 0, pn / np.where(pd > 0, pd, 1), 0.0)
+        total = total + np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0.0)
+    return 100 * total / len(METRICS)
+
+
 def coref_scores(key_documents: Iterable[Iterable[Cluster]], response_documents: Iterable[Iterable[Cluster]]) -> dict:
     """P/R/F1 (in %) of MUC, B³ and CEAFφ4 over all documents, and ``conll_f1`` (their average F1)."""
-    sums = {name: np.zeros(4) for name in METRICS}  # recall num, recall den, precision num, precision den
+    total = np.zeros(12)  # per metric: recall num, recall den, precision num, precision den
     for key_doc, response_doc in zip(key_documents, response_documents, strict=True):
-        key = _as_sets(key_doc)
-        response = _as_sets(without_repeats(key, response_doc))
-        sums["muc"] += (*muc_counts(key, response), *muc_counts(response, key))
-        sums["b_cubed"] += (*b_cubed_counts(key, response), *b_cubed_counts(response, key))
-        similarity, n_key, n_response = ceafe_counts(key, response)
-        sums["ceafe"] += (similarity, n_key, similarity, n_response)
+        total += document_counts(key_doc, response_doc)
+    sums = {name: total[4 * m : 4 * m + 4] for m, name in enumerate(METRICS)}
     out = {}
     for name, (rn, rd, pn, pd) in sums.items():
         r, p = _ratio(rn, rd), _ratio(pn, pd)

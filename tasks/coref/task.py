@@ -8,13 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import datasets
+import numpy as np
 import torch
 
 from suite_common.errors import DataError
 
 from ..base import Task, set_column
 from ..common.hub import load_hub_split
-from .metric import coref_scores
+from .metric import conll_f1_of_sums, coref_scores, document_counts
 from .model import CorefModel
 from .reader import read_conll2012_coref, write_conll2012_coref
 
@@ -119,6 +120,13 @@ class CorefTask(Task):
         for metric in ("muc", "b_cubed", "ceafe"):
             flat.update({f"{metric}_{k}": v for k, v in scores[metric].items()})
         return flat
+
+    def unit_counts(self, ds, predictions):
+        """Documents, with their MUC, B³ and CEAFφ4 counts (``metric.document_counts``)."""
+        rows = [document_counts(k, r) for k, r in zip(ds["clusters"], predictions, strict=True)]
+        return list(ds["doc_key"]), np.array(rows, dtype=float).reshape(-1, 12)
+
+    metric_of_sums = staticmethod(conll_f1_of_sums)
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """CoNLL-2012 layout with the predicted clusters in the last column (``scorer.pl`` reads it)."""

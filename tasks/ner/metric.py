@@ -3,6 +3,7 @@ which follows conlleval's chunk rules), over BIO/IOB2 tags."""
 
 from __future__ import annotations
 
+import numpy as np
 from seqeval.metrics import f1_score, precision_score, recall_score
 from seqeval.metrics.sequence_labeling import get_entities
 
@@ -44,3 +45,18 @@ def conlleval_file(path) -> dict:
         gold.append(g)
         pred.append(p)
     return span_f1(gold, pred)
+
+
+def span_counts(gold: list[list[str]], pred: list[list[str]]) -> np.ndarray:
+    """Per sentence: correct, predicted and gold spans (conlleval's chunks, as ``span_f1`` counts
+    them); their sums give ``span_f1``'s F1 through ``f1_of_sums``."""
+    rows = []
+    for g, p in zip(gold, pred, strict=True):
+        g_spans, p_spans = set(get_entities(g)), set(get_entities(p))
+        rows.append((len(g_spans & p_spans), len(p_spans), len(g_spans)))
+    return np.array(rows, dtype=float).reshape(-1, 3)
+
+
+def f1_of_sums(sums: np.ndarray) -> np.ndarray:
+    """Span F1 (in %) of summed (correct, predicted, gold) counts: 2c / (p + g)."""
+    return 200 * sums[..., 0] / np.maximum(sums[..., 1] + sums[..., 2], 1)

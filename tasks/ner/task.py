@@ -10,7 +10,7 @@ import torch
 from ..base import Task
 from ..common.hub import load_hub_split
 from ..common.tokenizer import tokenize
-from .metric import span_f1
+from .metric import f1_of_sums, span_counts, span_f1
 from .model import NerTagger
 from .reader import from_hf_conll2003, read_conll2003_file
 from .tags import bio_to_bioul, bio_to_iob1, bioul_to_bio
@@ -45,6 +45,12 @@ class NerTask(Task):
 
     def score(self, ds, predictions) -> dict:
         return span_f1(ds["tags"], predictions)
+
+    def unit_counts(self, ds, predictions):
+        """Sentences, with their (correct, predicted, gold) span counts."""
+        return list(range(len(ds))), span_counts(ds["tags"], predictions)
+
+    metric_of_sums = staticmethod(f1_of_sums)
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """CoNLL lines ``token gold predicted`` in the input file's scheme (IOB1 when any span of

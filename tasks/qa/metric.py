@@ -32,6 +32,11 @@ def f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def question_f1(prediction: str, answers: list[str]) -> float:
+    """A question's F1: the best over its gold answers (as ``squad_scores`` counts it)."""
+    return max(f1(prediction, g) for g in answers)
+
+
 def squad_scores(predictions: dict[str, str], golds: dict[str, list[str]]) -> dict:
     """``predictions`` id -> text; ``golds`` id -> gold texts. Questions without a prediction count 0."""
     em = sum(max(exact_match(predictions.get(q, ""), g) for g in answers) for q, answers in golds.items())

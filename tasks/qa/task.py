@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import datasets
+import numpy as np
 import torch
 
 from suite_common.errors import ConfigError, DataError
@@ -14,7 +15,7 @@ from suite_common.errors import ConfigError, DataError
 from ..base import Task, set_column
 from ..common.hub import load_hub_split
 from ..common.tokenizer import tokenize, tokenize_with_offsets
-from .metric import squad_scores
+from .metric import question_f1, squad_scores
 from .model import BidafQA
 from .reader import from_hf_squad, read_squad_file
 
@@ -129,6 +130,12 @@ class QaTask(Task):
 
     def score(self, ds, predictions) -> dict:
         return squad_scores(self.answer_texts(ds, predictions), dict(zip(ds["id"], ds["answers"])))
+
+    def unit_counts(self, ds, predictions):
+        """Questions, with (F1, 1): the metric is their mean F1."""
+        texts = self.answer_texts(ds, predictions)
+        rows = [(question_f1(texts.get(q, ""), answers), 1.0) for q, answers in zip(ds["id"], ds["answers"])]
+        return list(ds["id"]), np.array(rows, dtype=float).reshape(-1, 2)
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """``{question id: answer text}``, the official SQuAD v1.1 prediction format."""

@@ -44,6 +44,13 @@ def _prf(correct: int, predicted: int, gold: int) -> dict:
     return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
 
 
+def argument_counts(gold: list[str], pred: list[str]) -> tuple[int, int, int]:
+    """One predicate's correct, predicted and gold arguments (the predicate itself not counted)."""
+    g = {a for a in arguments(gold) if a[0] != "V"}
+    p = {a for a in arguments(pred) if a[0] != "V"}
+    return len(g & p), len(p), len(g)
+
+
 def srl_scores(gold: list[list[str]], pred: list[list[str]]) -> dict:
     counts = {k: Counter() for k in ("correct", "predicted", "gold")}
     for g_tags, p_tags in zip(gold, pred, strict=True):

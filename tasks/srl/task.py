@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import datasets
+import numpy as np
 import torch
 
 from suite_common.errors import DataError
@@ -13,7 +14,8 @@ from suite_common.errors import DataError
 from ..base import Task, set_column
 from ..common.hub import load_hub_split
 from ..common.tokenizer import tokenize
-from .metric import srl_scores, write_props
+from ..ner.metric import f1_of_sums
+from .metric import argument_counts, srl_scores, write_props
 from .model import SrlTagger
 from .reader import from_hf_conll2012, read_conll2012_file, read_conllu_propbank_file
 
@@ -78,6 +80,18 @@ class SrlTask(Task):
 
     def score(self, ds, predictions) -> dict:
         return srl_scores(ds["tags"], predictions)
+
+    def unit_counts(self, ds, predictions):
+        """Sentences (all their predicates together), with (correct, predicted, gold) arguments."""
+        sentences: dict[int, list[int]] = {}
+        for row, gold, pred in zip(ds["bilm_row"], ds["tags"], predictions, strict=True):
+            counts = sentences.setdefault(row, [0, 0, 0])
+            for k, c in enumerate(argument_counts(gold, pred)):
+                counts[k] += c
+        units = sorted(sentences)
+        return units, np.array([sentences[u] for u in units], dtype=float).reshape(-1, 3)
+
+    metric_of_sums = staticmethod(f1_of_sums)
 
     def read_raw(self, lines, where):
         """One sentence per line with its predicate in square brackets (``The cat [sat] on the mat .``),

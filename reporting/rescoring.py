@@ -1,0 +1,140 @@
+"""Every number in a table recomputed from what the model predicted (Peters et al. 2018 §4's metrics:
+span F1 for NER and SRL, SQuAD F1, accuracy, CoNLL F1 for coreference).
+
+A record made since predictions are kept names its ``dev_predictions.json.gz`` with its SHA-256
+(``experiments.predictions_file``). ``rescore`` reads it, reads the dev file the run read (its
+SHA-256 is in the record's identity), scores the predictions with the task's own metric code, and
+returns the metric with the per-unit counts (sentences, questions, documents) that the paired
+bootstrap resamples. ``rescoring_differences`` is what the report's cell rules ask: a record whose
+recorded dev metric is not what its predictions score, or whose predictions file is missing or
+altered, never joins a cell. Records made before predictions were kept cannot be checked: they are
+counted as not re-scored and give intervals over seeds only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from experiments.identity import content_sha256
+from experiments.predictions_file import read_predictions_file
+from experiments.record import Record
+from suite_common.errors import SuiteError
+from tasks.common.data_files import data_files
+from tasks.registry import task_class
+
+TOLERANCE = 1e-6  # the same code on the same predictions gives the same float; a record keeps full precision
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """A record's dev metric recomputed from its predictions, and the counts behind it."""
+
+    value: float
+    units: tuple  # the resampling units (sentence indices, question ids, document keys) in dev-file order
+    counts: np.ndarray  # [units, k]: summed over units, ``metric_of_sums`` gives ``value``
+    task: str
+
+    def metric_of_sums(self, sums: np.ndarray) -> np.ndarray:
+        return task_class(self.task).metric_of_sums(sums)
+
+
+class NotRescored(Exception):
+    """The record cannot be checked here (no predictions kept, or its dev file is not on this machine)."""
+
+
+class RescoringFailed(Exception):
+    """The record's predictions are missing, altered, or score another number than the record says."""
+
+
+@cache
+def _dev_split(task_name: str, task_json: str, data_json: str, dev_path: str):
+    task = task_class(task_name)(OmegaConf.create(json.loads(task_json)))
+    data_cfg = OmegaConf.create(json.loads(data_json))
+    ds, _ = task.read_file(Path(dev_path), data_cfg, "dev")
+    return task, task.prepare(ds, "dev")
+
+
+def dev_file(r: Record) -> Path:
+    """The dev file the record's run read, here: its configured path, checked against the SHA-256 in
+    its identity (``NotRescored`` when the file is not here or holds other bytes)."""
+    path = data_files(r.config.get("data") or {}).get("dev")
+    wanted = ((r.identity or {}).get("data_sha256") or {}).get("dev")
+    if path is None or wanted is None:
+        raise NotRescored("no local dev file recorded")
+    found = content_sha256(path)
+    if found == "missing":
+        raise NotRescored(f"its dev file {path} is not here")
+    if found != wanted:
+        raise NotRescored(f"{path} differs from the dev file the run read")
+    return Path(path)
+
+
+def rescore(r: Record) -> Rescored:
+    """The record's dev metric from its kept predictions; ``NotRescored`` when it has none or its dev
+    file is not here, ``RescoringFailed`` when its predictions cannot be read as its record says."""
+    entry = (r.predictions or {}).get("dev")
+    if not entry:
+        raise NotRescored("made before predictions were kept")
+    if r.path is None:
+        raise NotRescored("a record read from no file")
+    return _rescored(
+        str(r.path.parent / entry["file"]),
+        json.dumps(entry, sort_keys=True),
+        r.task,
+        r.metric,
+        json.dumps(r.config, sort_keys=True),
+        json.dumps(r.identity, sort_keys=True),
+    )
+
+
+@cache
+def _rescored(predictions_path, entry_json, task_name, metric, config_json, identity_json) -> Rescored:
+    entry, config = json.loads(entry_json), json.loads(config_json)
+    probe = Record(config=config, task=task_name, metric=metric, identity=json.loads(identity_json))
+    dev = dev_file(probe)
+    try:
+        predictions = read_predictions_file(Path(predictions_path), entry)
+    except SuiteError as e:
+        raise RescoringFailed(str(e)) from None
+    task, ds = _dev_split(
+        task_name, json.dumps(config["task"], sort_keys=True), json.dumps(config["data"], sort_keys=True), str(dev)
+    )
+    if len(predictions) != len(ds):
+        raise RescoringFailed(f"{len(predictions)} predictions for {len(ds)} dev examples")
+    try:
+        value = float(task.score(ds, predictions)[metric])
+        units, counts = task.unit_counts(ds, predictions)
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise RescoringFailed(f"its predictions do not fit the dev file ({type(e).__name__}: {e})") from None
+    return Rescored(value=value, units=tuple(units), counts=counts, task=task_name)
+
+
+def rescoring_differences(r: Record) -> dict[str, tuple]:
+    """``{what: (recorded, found)}`` when the record's predictions do not back its dev metric; empty
+    when they do or when it cannot be checked here (``rescoring_status`` says which)."""
+    try:
+        found = rescore(r)
+    except NotRescored:
+        return {}
+    except RescoringFailed as e:
+        return {"dev predictions": ("as recorded", str(e))}
+    if r.value is None or abs(found.value - r.value) > TOLERANCE:
+        return {f"dev.{r.metric} (re-scored from its predictions)": (r.value, round(found.value, 4))}
+    return {}
+
+
+def rescoring_status(r: Record) -> str:
+    """``re-scored`` (its predictions give its number), or why it is not."""
+    try:
+        rescore(r)
+    except NotRescored as e:
+        return f"not re-scored: {e}"
+    except RescoringFailed as e:
+        return f"refused: {e}"
+    return "re-scored"
