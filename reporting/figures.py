@@ -153,3 +153,48 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
     return True
+
+
+def error_reduction_figure(df: pd.DataFrame, path: Path) -> bool:
+    """Table 1 as a picture: per task, our relative error reduction (ELMo over the baseline, in % of
+    the baseline's error) with its 95 % interval (the paired bootstrap over dev examples where every
+    run kept its predictions, else the Welch interval over seeds scaled by the baseline's error),
+    beside the paper's. Returns False (and writes nothing) when no task has both arms."""
+    from .tables import bootstrap, cell_values
+    from .uncertainty import difference_interval
+
+    rows = []
+    for task in paper.TASKS:
+        base, elmo = cell_values(df, task, "baseline"), cell_values(df, task, "elmo")
+        if base.empty or elmo.empty:
+            continue
+        b, e = base.value.mean(), elmo.value.mean()
+        boot = bootstrap(base, elmo)
+        if boot is not None:
+            low, high, how = boot.relative.low, boot.relative.high, "bootstrap"
+        else:
+            seeds = difference_interval(base.value, elmo.value)
+            low, high = (100 * seeds.low / (100 - b), 100 * seeds.high / (100 - b)) if seeds else (np.nan, np.nan)
+            how = "seeds" if seeds else "n=1"
+        pb, pe = paper.TABLE1[task]
+        rows.append((task, 100 * (e - b) / (100 - b), low, high, how, 100 * (pe - pb) / (100 - pb)))
+    if not rows:
+        return False
+    fig, ax = plt.subplots(figsize=(6.4, 0.55 * len(rows) + 1.4))
+    y = np.arange(len(rows))[::-1]
+    for k, (_task, ours, low, high, how, published) in enumerate(rows):
+        err = [[ours - low], [high - ours]] if np.isfinite(low) else None
+        ax.errorbar(ours, y[k] + 0.12, xerr=err, fmt="o", color="tab:blue", capsize=3,
+                    label="ours, 95% interval" if k == 0 else None)  # fmt: skip
+        ax.plot(published, y[k] - 0.12, "D", color="tab:orange", label="paper (test)" if k == 0 else None)
+        ax.annotate(f"({how})", (max(ours, high if np.isfinite(high) else ours), y[k] + 0.12), xytext=(4, -3),
+                    textcoords="offset points", fontsize=7, color="gray")  # fmt: skip
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(y, [f"{t} ({paper.OUR_DATA.get(t, t)})" for t, *_ in rows])
+    ax.set_xlabel("relative error reduction of ELMo over the baseline (%)")
+    ax.set_title(f"Table 1 gains with 95% intervals\n{figure_caption(df)}", fontsize=9)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

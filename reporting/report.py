@@ -31,7 +31,14 @@ import pandas as pd
 from . import paper_numbers as paper
 from .encoders_report import NOTES as ENCODER_NOTES
 from .encoders_report import encoders_table, probes_by_encoder
-from .figures import bilm_name, figure_name, layer_weights_figure, sample_efficiency_figure, shipped_bilms
+from .figures import (
+    bilm_name,
+    error_reduction_figure,
+    figure_name,
+    layer_weights_figure,
+    sample_efficiency_figure,
+    shipped_bilms,
+)
 from .run_frame import Selection, choose, load_runs, probes_table, records, table7
 from .table_directory import SETTINGS, collect, refuse_other_tables, stored_settings, write_extras
 from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, table1, variants_table
@@ -300,15 +307,17 @@ def main(argv=None) -> None:
             "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)",
             pd.concat([variant_rows, base]),
         )
-    figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency")}
-    for stem in figures:
+    figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency", "error_reduction")}
+    drawn = {"layer_weights": layer_weights_figure, "sample_efficiency": sample_efficiency_figure,
+             "error_reduction": error_reduction_figure}  # fmt: skip
+    for stem in ("layer_weights", "sample_efficiency"):
         (args.out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
-    for stem, draw in (("layer_weights", layer_weights_figure), ("sample_efficiency", sample_efficiency_figure)):
+    for stem, draw in drawn.items():
         if draw(df, args.out / figures[stem]):
             target.written.append(figures[stem])
         else:
             (args.out / figures[stem]).unlink(missing_ok=True)
-            print(f"{stem}: no runs for this figure (Figure {'2' if stem == 'layer_weights' else '1'}); none written")
+            print(f"{stem}: no runs for this figure; none written")
     n_probe, n_tuned = len(probe_sources), len(tuned_sources)
     print(
         f"{len(df)} task runs (distinct configurations; {len(runs) - len(df)} with a Transformer), {n_probe} probe "

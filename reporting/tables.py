@@ -79,9 +79,15 @@ def bootstrap(reference: pd.DataFrame, other: pd.DataFrame) -> BootstrapResult |
     return paired_bootstrap([r.counts for r in ref], [r.counts for r in oth], ref[0].metric_of_sums)
 
 
-def gain_columns(reference: pd.DataFrame, other: pd.DataFrame, task: str, label: str = "") -> dict[str, str]:
-    """A gain's uncertainty: its 95 % interval over seeds, and its paired bootstrap over dev
-    examples (interval and p-value); a gain neither can tell from zero is marked ``≈0``."""
+def gain_columns(
+    reference: pd.DataFrame, other: pd.DataFrame, task: str, label: str = "", with_gain: bool = False
+) -> dict[str, str]:
+    """A gain's uncertainty: its 95 % interval over seeds (``with_gain``: after the gain itself), and
+    its paired bootstrap over dev examples (interval and p-value); a gain neither can tell from zero
+    is marked ``≈0``."""
+    if not len(reference) or not len(other):
+        return {f"{label}gain [95% interval over seeds]" if with_gain else f"{label}95% interval over seeds": "—",
+                f"{label}paired bootstrap over dev examples: 95% interval, p": "—"}  # fmt: skip
     seeds = difference_interval(reference.value, other.value)
     boot = bootstrap(reference, other)
     if boot is not None:
@@ -91,8 +97,11 @@ def gain_columns(reference: pd.DataFrame, other: pd.DataFrame, task: str, label:
     else:
         real = None
     mark = "" if real is None or real else f" {NOT_DISTINGUISHABLE}"
+    gain = f"{other.value.mean() - reference.value.mean():+.2f} " if with_gain else ""
     return {
-        f"{label}95% interval over seeds": (interval_text(seeds, True) if seeds else "— (n<2)") + mark,
+        f"{label}gain [95% interval over seeds]" if with_gain else f"{label}95% interval over seeds": gain
+        + (interval_text(seeds, True) if seeds else "(n<2)" if with_gain else "— (n<2)")
+        + mark,
         f"{label}paired bootstrap over dev examples: 95% interval, p": (
             f"{interval_text(boot.gain, True)}, {format_p(boot.p_value)}" if boot else "— (not re-scored)"
         ),
@@ -161,10 +170,8 @@ def ablation_table(df: pd.DataFrame, published: dict, settings: list[str], test:
             row[f"{s} (paper)"] = published.get(task, {}).get(s, "—")
         for s in settings[1:]:
             ref, other = cell_values(df, task, reference), cell_values(df, task, s)
-            gain = f"{other.value.mean() - ref.value.mean():+.2f}" if len(ref) and len(other) else "—"
-            row[f"{s} − {reference}"] = gain
-            columns = gain_columns(ref, other, task, f"{s} − {reference}: ")
-            row.update(columns if gain != "—" else dict.fromkeys(columns, "—"))
+            columns = gain_columns(ref, other, task, f"{s} − {reference}: ", with_gain=True)
+            row.update(columns if len(ref) and len(other) else dict.fromkeys(columns, "—"))
         rows.append(row)
     return pd.DataFrame(rows)
 
