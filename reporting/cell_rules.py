@@ -205,3 +205,23 @@ def variant(r: Record) -> str:
 
 def describe(diff: dict[str, tuple]) -> str:
     return ", ".join(f"{k}={ran!r} (prescribed {want!r})" for k, (ran, want) in diff.items())
+
+
+def check_accepted(keys: tuple[str, ...]) -> None:
+    """``--accept`` keys must name a setting (or a group of settings, such as ``task.model``) that some
+    task's configuration has; an unknown key stops the report with the nearest valid ones."""
+    import difflib
+
+    from suite_common.errors import ConfigError
+
+    if not keys:
+        return
+    known: set[str] = set()
+    for task in sorted(p.stem for p in (CONF / "task").glob("*.yaml")):
+        for key in flat(composed((f"task={task}", "source=local"))):
+            parts = key.split(".")
+            known.update(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+    for key in keys:
+        if key not in known:
+            near = difflib.get_close_matches(key, sorted(known), n=3) or sorted(k for k in known if "." not in k)
+            raise ConfigError(f"--accept {key}: no such setting; did you mean {', '.join(near)}?")

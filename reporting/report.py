@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import paper_numbers as paper
+from .cell_rules import check_accepted, describe
 from .encoders_report import NOTES as ENCODER_NOTES
 from .encoders_report import encoders_table, probes_by_encoder
 from .figures import (
@@ -40,7 +41,7 @@ from .figures import (
     shipped_bilms,
 )
 from .run_frame import Selection, choose, load_runs, probes_table, records, table7
-from .table_directory import SETTINGS, collect, refuse_other_tables, stored_settings, write_extras
+from .table_directory import SETTINGS, collect, refuse_other_runs, refuse_other_tables, stored_settings, write_extras
 from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, table1, variants_table
 
 
@@ -160,6 +161,28 @@ def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, tar
     )
 
 
+def refuse_empty(runs: list[Path], extras: dict) -> None:
+    first = min(extras, default=None)
+    if extras:
+        raise SystemExit(
+            f"error: every record below {', '.join(map(str, runs))} differs from what its profile "
+            f"prescribes ({len(extras)}; {first}: {describe(extras[first][1])}); nothing was written. --accept "
+            "KEY tables runs made with such a key on purpose"
+        )
+    raise SystemExit(f"error: no results.json under {', '.join(map(str, runs))}")
+
+
+def collect_into(args, roots: list[Path], select) -> None:
+    """``--collect``: the records of ``roots`` that may join a cell (not the extras) are added to
+    ``<out>/runs`` with their predictions; none would: stop before writing anything."""
+    extras: dict = {}
+    found = [p for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select, extras)]
+    if not found:
+        refuse_empty(args.runs, extras)
+    for src in sorted(found):
+        collect(src, next(r for r in roots if src.is_relative_to(r)), args.out / "runs")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -204,41 +227,31 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     given = {key for key in SETTINGS if getattr(args, key) != ap.get_default(key)}
     stored_settings(args, given)
+    refuse_other_runs(args)
+    check_accepted(tuple(args.accept))
     roots = [r for r in args.runs if r.exists()]
     select = dataclasses.replace(choose(roots, args.profile, args.bilm), accepted=tuple(args.accept))
     refuse_other_tables(args.out, select)
-    args.out.mkdir(parents=True, exist_ok=True)
+    if args.collect:  # add the records to the directory's own, then report those (nothing written if none fits)
+        collect_into(args, roots, select)
+        roots = [args.out / "runs"]
     options = (
         (f" --profile {args.profile}" if args.profile else "")
         + (f" --bilm {args.bilm}" if args.bilm else "")
         + (" --split test" if args.split == "test" else "")
         + "".join(f" --accept {k}" for k in args.accept)
     )
-    target = TableDir(
-        args.out, rebuild_command(args.out, None if args.collect else args.runs, options), tuple(args.accept)
-    )
+    target = TableDir(args.out, rebuild_command(args.out, roots, options), tuple(args.accept))
     extras: dict = {}
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
-    write_extras(extras, args.out)
-    write_encoders(runs, roots, select, target)
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
     if df.empty and probes.empty:
-        if extras:
-            raise SystemExit(
-                f"error: every record below {', '.join(map(str, args.runs))} differs from what its profile "
-                f"prescribes ({len(extras)} listed in {args.out / 'extras.md'}); --accept KEY tables runs "
-                "made with such a key on purpose"
-            )
-        raise SystemExit(f"error: no results.json under {', '.join(map(str, args.runs))}")
-    (args.out / "report.json").write_text(json.dumps({key: getattr(args, key) for key in SETTINGS}, indent=2) + "\n")
-    if args.collect:
-        for src in sorted(
-            str(p)
-            for name in ("results.json", "finetune.json")
-            for p, _ in records(roots, name, select)
-            if str(p) not in extras
-        ):  # the records behind the tables, not the extras
-            collect(Path(src), next(r for r in args.runs if Path(src).is_relative_to(r)), args.out / "runs")
+        refuse_empty(args.runs, extras)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_extras(extras, args.out)
+    write_encoders(runs, roots, select, target)
+    stored = {key: getattr(args, key) for key in SETTINGS} | {"runs": [str(r) for r in roots]}
+    (args.out / "report.json").write_text(json.dumps(stored, indent=2) + "\n")
     tuned, tuned_sources = table7(roots, select)
     if not tuned.empty:
         write_table(

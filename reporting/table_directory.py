@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 
 from experiments.record import Record
@@ -18,18 +17,28 @@ from .run_frame import Selection, records
 
 
 def collect(src: Path, root: Path, dest_root: Path) -> Path:
-    """Copy one record to the same place below ``dest_root``; a record of another identity already
-    there is kept, and this one goes to ``<dir>@<digest>`` beside it (as ``run.py`` does)."""
+    """Copy one record, with the predictions it keeps, to the same place below ``dest_root``; a record
+    of another identity already there is kept, and this one goes to ``<dir>@<digest>`` beside it (as
+    ``run.py`` does). A record of the same identity already there is never replaced: if its content
+    differs, it is kept and the copy is skipped with a line saying so."""
     from experiments.run_directories import record_dir
+    from suite_common.atomic_files import write_bytes_atomic
 
     dest = dest_root / src.relative_to(root)
     if src.resolve() == dest.resolve():
         return dest
-    digest = Record.read(src).digest()
+    record = Record.read(src)
+    digest = record.digest()
     if digest:
         dest = record_dir(dest.parent, digest, src.name) / src.name
+    if dest.exists():
+        if dest.read_bytes() != src.read_bytes():
+            print(f"note: {dest} is kept: a record of the same configuration is there already (not replaced by {src})")
+        return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dest)
+    for entry in (record.predictions or {}).values():  # the predictions first: a record never names a missing file
+        write_bytes_atomic(dest.parent / entry["file"], (src.parent / entry["file"]).read_bytes())
+    write_bytes_atomic(dest, src.read_bytes())
     return dest
 
 
@@ -78,6 +87,31 @@ def write_extras(extras: dict, out: Path) -> None:
 SETTINGS = ("profile", "bilm", "accept", "split")  # the options a table directory keeps in report.json
 
 
+def own_runs(out: Path) -> list[Path]:
+    """The records a table directory was built from: those ``report.json`` names (``runs``), else the
+    ones kept beside its tables (``<out>/runs``)."""
+    path = out / "report.json"
+    try:
+        stored = json.loads(path.read_text()).get("runs") if path.is_file() else None
+    except ValueError:
+        stored = None
+    return [Path(p) for p in stored] if stored else [out / "runs"]
+
+
+def refuse_other_runs(args: argparse.Namespace) -> None:
+    """A table directory belongs to the runs it was built from: a report into it from other records
+    (without ``--collect``, which adds them to ``<out>/runs`` first) stops before writing anything."""
+    if not (args.out / "report.json").is_file() or args.collect:
+        return
+    own = own_runs(args.out)
+    if sorted(p.resolve() for p in args.runs) != sorted(p.resolve() for p in own):
+        raise SystemExit(
+            f"error: {args.out} holds the tables of {' '.join(map(str, own))}; a report of "
+            f"{' '.join(map(str, args.runs))} needs another --out (or --collect: its records added to "
+            f"{args.out / 'runs'})"
+        )
+
+
 def stored_settings(args: argparse.Namespace, given: set[str]) -> None:
     """Fill the options not given on the command line from ``<out>/report.json``; an option given with
     another value than the stored one stops the report (the directory's tables were built by other rules)."""
@@ -100,4 +134,4 @@ def stored_settings(args: argparse.Namespace, given: set[str]) -> None:
                 f"({path}); write these tables with another --out"
             )
     if args.runs is None:
-        args.runs = [args.out / "runs"]
+        args.runs = own_runs(args.out)

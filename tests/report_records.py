@@ -75,3 +75,12 @@ def with_finetune(r, value: bool):
     config = copy.deepcopy(r.config)
     config["elmo" if "finetune" in (config.get("elmo") or {}) else "encoder"]["finetune"] = value
     return Record.from_dict({**r.to_dict(), "config": config})
+
+
+def has_cell(text, mean, n):
+    """Whether a table's text has a cell of this mean over n seeds: ``mean [low, high] (n=N)`` (n > 1),
+    ``mean ± std (n=N)`` in the variants and encoders tables, or ``mean (n=1)``."""
+    import re
+
+    m = re.escape(mean)
+    return bool(re.search(rf"(?<![\d.]){m} (\[-?[\d.]+, -?[\d.]+\] |± [\d.]+ )?\(n={n}\)", text))
