@@ -47,16 +47,19 @@ test-latest:
 	rm -rf .venv-latest
 	$(call install,.venv-latest,)
 	.venv-latest/bin/python -m pip list 2>/dev/null | grep -iE '^(transformers|tokenizers|datasets|hydra-core|numpy) '
-	OMP_NUM_THREADS=1 .venv-latest/bin/python -m pytest -q -n auto --durations=15 tests
+	OMP_NUM_THREADS=1 .venv-latest/bin/python -m pytest -q -n auto --durations=15 --basetemp="$(PYTEST_TMP)" tests
 
 # ARGS: extra overrides, e.g. make demo ARGS="threads=2 runs_root=/tmp/runs"
 demo: $(STAMP)
 	$(PY) run.py task=ner elmo.position=both profile=quick source=local $(ARGS)
 
+# the tests' temporary directories: this checkout's own (make clean removes it, and nothing else of the machine)
+PYTEST_TMP = $${TMPDIR:-/tmp}/elmo-suite-pytest-$$(id -un)-$$(pwd | sha256sum | cut -c1-12)
+
 # -n auto: one test process per core (pytest-xdist), each on one torch thread so they do not fight over cores;
 # --durations: the slowest tests, printed so that the CI time (target: under 15 min) can be watched
 test: $(STAMP) lint
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n auto --durations=15 tests
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n auto --durations=15 --basetemp="$(PYTEST_TMP)" tests
 
 # ruff (configured in pyproject.toml): the formatter's layout and the linter's rules, checked; `make format` applies them
 lint: $(STAMP)
@@ -80,4 +83,4 @@ clean-cache:
 clean: clean-cache
 	rm -rf $(VENV) .venv-latest .venv-lock outputs multirun .pytest_cache .ruff_cache .cache *.egg-info
 	find . -name __pycache__ -type d -prune -not -path "./.git/*" -exec rm -rf {} +
-	rm -rf "$${TMPDIR:-/tmp}/pytest-of-$$(id -un)"
+	rm -rf "$(PYTEST_TMP)"

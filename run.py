@@ -114,7 +114,10 @@ def main(cfg: DictConfig) -> None:
         line = one_line(e, out_dir)
         if line is None:  # a programming error: the traceback is the report
             raise
-        remove_if_unused(out_dir, Path(cfg.runs_root))
+        from experiments.run_directories import release_claims
+
+        for claimed in {out_dir, *release_claims()}:  # the launch directory, or <dir>@<digest> it was routed to
+            remove_if_unused(claimed, Path(cfg.runs_root))
         if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the full traceback, on request
             raise
         print(f"error: {line}", file=sys.stderr)
@@ -159,7 +162,7 @@ def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
     try:
         entries = list(out_dir.iterdir())
         if all(
-            p.name in ("run.log", "resolved_config.yaml", "running.pid")
+            p.name in ("run.log", "resolved_config.yaml", "running.pid", ".run.lock")
             and p.is_file()
             and (p.name != "run.log" or not p.stat().st_size)
             for p in entries

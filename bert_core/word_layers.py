@@ -149,7 +149,9 @@ class TransformerWordEncoder:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
             self.model = AutoModel.from_pretrained(str(model_dir)).to(device).eval()
-        except (OSError, ValueError, KeyError) as e:
+        except (
+            Exception
+        ) as e:  # a broken directory reaches transformers' loaders in many forms (safetensors, json, torch)
             raise EncoderError(
                 f"{model_dir}: cannot load the model or its tokenizer ({type(e).__name__}: "
                 f"{str(e).splitlines()[0] if str(e) else ''})"

@@ -208,7 +208,8 @@ def main(argv: list[str] | None = None) -> None:
         directory = args.model or model_dir("small")
         args.options, args.weights = directory / "options.json", directory / "weights.hdf5"
     try:
-        args.options, args.weights = local_path(args.options), local_path(args.weights)  # URLs: cached copies
+        hint = "--options FILE --weights FILE"  # this command's own flags, not run.py's keys
+        args.options, args.weights = local_path(args.options, hint=hint), local_path(args.weights, hint=hint)
         bilm = load_bilm(
             args.options, args.weights, stateful=args.stateful, device=args.device, allow_extra=args.allow_extra_weights
         )

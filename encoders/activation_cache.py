@@ -23,7 +23,6 @@ the cache, the runner and the task models never know which encoder produced the 
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -38,6 +37,7 @@ import torch
 from elmo_core import file_sha256
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 from suite_common.errors import ConfigError, DataError, storage_error
+from suite_common.locks import acquire
 
 FORMAT = "elmo-suite/activations/2"  # 2: keyed by the encoder's cache_identity
 NPY_HEADER_BYTES = 128  # numpy's .npy header for these arrays (format 1.0, padded to 64 bytes)
@@ -172,12 +172,12 @@ class ActivationCache:
         per entry (``.locks/<key>``), so the second one waits for the first one's entry and reads it."""
         directory = self.root / self.key(sentences)
         try:
-            (self.root / ".locks").mkdir(parents=True, exist_ok=True)
-            lock = open(self.root / ".locks" / directory.name, "a")
+            lock = acquire(self.root / ".locks" / directory.name)  # released also when the process dies
         except OSError as e:
+            if directory.exists() and self._verify(directory, len(sentences)) is None:  # a read-only, complete cache
+                return CachedLayers(directory, json.loads((directory / "meta.json").read_text()))
             raise storage_error(self.root, e) from None
         with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
             if directory.exists():
                 problem = self._verify(directory, len(sentences))
                 if problem is None:

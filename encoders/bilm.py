@@ -8,7 +8,6 @@ warm-up of the data's first batches) and its pass over a dataset.
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -24,6 +23,7 @@ import torch
 from elmo_core import batch_to_ids, file_sha256, load_bilm, read_options
 from elmo_core.embed import embed_sentences
 from suite_common.errors import ConfigError, WeightsError
+from suite_common.locks import locked
 from suite_common.remote_files import local_path, preset_files
 
 from .activation_cache import ActivationCache, LayerSource
@@ -228,10 +228,8 @@ class BiLMEncoder(Encoder):
             )
         key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
         out = Path(self.cache_settings.root).parent / "finetuned" / key
-        (out.parent / ".locks").mkdir(parents=True, exist_ok=True)
-        with open(out.parent / ".locks" / key, "a") as lock:  # the runs of a parallel sweep share one fine-tuning:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # the second waits for the first's (released also when it dies)
-            if not finished_finetuning(out):
+        with locked(out.parent / ".locks" / key):  # the runs of a parallel sweep share one fine-tuning:
+            if not finished_finetuning(out):  # the second waits for the first's (released also when it dies)
                 self._finetune_into(out, train_text, dev_text, task_name)
             summary = json.loads((out / "summary.json").read_text())
         report = {

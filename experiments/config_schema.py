@@ -7,6 +7,8 @@ are present. Each rule is ``key -> check``; a check returns None or what is wron
 
 from __future__ import annotations
 
+import math
+import os
 import re
 from numbers import Real
 
@@ -26,19 +28,23 @@ def boolean(v):
     return None if isinstance(v, bool) else "must be true or false"
 
 
-def integer(low: int | None = None):
+def integer(low: int | None = None, high: int | None = None):
     def check(v):
         if isinstance(v, bool) or not isinstance(v, int):
             return "must be an integer"
-        return f"must be at least {low}" if low is not None and v < low else None
+        if low is not None and v < low:
+            return f"must be at least {low}"
+        return f"must be at most {high}" if high is not None and v > high else None
 
     return check
 
 
 def number(low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False):
     def check(v):
-        if isinstance(v, bool) or not isinstance(v, Real) or v != v:
+        if isinstance(v, bool) or not isinstance(v, Real):
             return "must be a number"
+        if not math.isfinite(v):
+            return "must be a finite number"
         if low is not None and (v <= low if low_open else v < low):
             return f"must be {'greater than' if low_open else 'at least'} {low}"
         if high is not None and (v >= high if high_open else v > high):
@@ -55,14 +61,16 @@ def device(v):
 
 
 PROBABILITY = number(0, 1, high_open=True)
+SEED_MAX = 2**32 - 1  # numpy's seed range; Python's and torch's are wider
+THREADS_MAX = 4 * (os.cpu_count() or 1)  # beyond this OpenMP fails to start its threads (not a setting to try)
 RULES = {
     "mode": one_of("train", "evaluate", "predict", "finetune", "embed_sample", "dry_run"),
-    "seed": integer(0),
+    "seed": integer(0, SEED_MAX),
     "device": device,
     "threads": lambda v: (
         None
-        if v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and v >= 1)
-        else "must be auto or a positive integer"
+        if v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= THREADS_MAX)
+        else f"must be auto or a whole number from 1 to {THREADS_MAX} (this machine has {os.cpu_count()} CPUs)"
     ),
     "elmo.position": one_of("none", "input", "output", "both", "paper"),
     "elmo.mix": one_of("all", "last", "average"),
@@ -113,3 +121,17 @@ def validate(cfg: DictConfig) -> None:
         problem = check(value)
         if problem:
             raise ConfigError(f"{key}={value!r}: {problem}")
+    for key, value in _numbers(OmegaConf.to_container(cfg, resolve=False)):  # any other number: finite
+        if not math.isfinite(value):
+            raise ConfigError(f"{key}={value!r}: must be a finite number")
+
+
+def _numbers(node, prefix: str = ""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _numbers(v, f"{prefix}{k}.")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _numbers(v, f"{prefix[:-1]}[{i}].")
+    elif isinstance(node, float):
+        yield prefix[:-1], node

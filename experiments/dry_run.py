@@ -11,7 +11,9 @@ data (so a malformed file is reported now, with its file and line), and says:
 * the training examples and batches per epoch;
 * with ELMo and the activation cache: the cache entries still missing, their size, and whether they
   fit ``cache.max_gb`` and the free disk (the check a run makes before writing any);
-* the memory available now. Time is not estimated here: ``benchmarks.paper_scale`` measures it.
+* how long it would take and how much memory it needs, from a few updates of its real model timed
+  here now (``time_estimate``), against the memory available now;
+* what each count it prints means (``counts_explained``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from suite_common.errors import WeightsError
 from . import train_state
 from .plan import RunPlan
 from .run_directories import finished_run, read_record, run_dir_name
+from .time_estimate import COUNTS, estimate, measure
 from .trainer import passes_per_epoch
 
 
@@ -111,9 +114,32 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
         report["train_examples"] = len(splits["train"])
         report["batches_per_epoch"] = len(batches) * passes_per_epoch(cfg)
         report["max_epochs"] = int(cfg.trainer.max_epochs)
+        named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
+        cache_tokens = live_tokens = 0
         if plan.elmo.reads_encoder and plan.encoder.cache_settings.enabled:
-            named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
             report["cache"] = cache_plan(plan.encoder, named)
+            cache_tokens = sum(sum(map(len, named[name])) for name in report["cache"]["missing"])
+        elif plan.elmo.reads_encoder:
+            live_tokens = sum(sum(map(len, s)) for s in named.values())
+        measured = measure(cfg, plan, task, splits, batches)
+        report.update(
+            estimate(
+                measured,
+                report["batches_per_epoch"],
+                report["max_epochs"],
+                len(splits["dev"]),
+                cache_tokens,
+                live_tokens,
+                plan.finetuned_encoder,
+            )
+        )
+        report["memory_needed"] = f"{measured['peak_memory_gb']:.1f} GB (this process's peak while timing its updates)"
+        report["counts_explained"] = {
+            k: COUNTS[k]
+            for k in ["train_examples", "batches_per_epoch", "max_epochs"]
+            + sorted({key for stats in task.data_stats.values() for key in stats})
+            if k in COUNTS
+        }
     memory = memory_available_gb()
     report["memory_available"] = f"{memory:.1f} GB" if memory is not None else "unknown"
     print(json.dumps(report, indent=2))

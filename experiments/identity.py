@@ -136,6 +136,9 @@ def legacy_identity(record: dict, finetuned_base=None) -> dict | None:
         if bilm is None:
             return None
     identity = make_identity(config, bilm, 1)
+    options = (record.get("bilm") or {}).get("options")
+    if bilm and options and Path(options).is_file():  # the options the weights were read with, as runs record now
+        identity["bilm_options_sha256"] = content_sha256(options)
     return None if "missing" in identity["data_sha256"].values() else identity
 
 

@@ -27,7 +27,16 @@ from . import train_state
 from .config_schema import validate
 from .identity import make_identity, run_digest
 from .record import Record
-from .run_directories import finished_run, hydra_choice, mark_running, record_dir, remove_dead_runs, run_metadata
+from .run_directories import (
+    claim,
+    finished_run,
+    hydra_choice,
+    mark_finished,
+    mark_running,
+    record_dir,
+    remove_dead_runs,
+    run_metadata,
+)
 from .settings import ElmoSettings
 
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
@@ -100,9 +109,8 @@ class RunPlan:
         runs_root = Path(self.cfg.runs_root)
         for gone in remove_dead_runs(runs_root):
             print(f"removed {gone}: its run was stopped before it wrote anything", file=sys.stderr, flush=True)
-        previous = finished_run(launch_dir, runs_root, self.digest, self.record_name)
-        out_dir = record_dir(launch_dir, self.digest, self.record_name)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        out_dir = claim(record_dir(launch_dir, self.digest, self.record_name), self.digest)
+        previous = finished_run(out_dir, runs_root, self.digest, self.record_name)  # also one that finished meanwhile
         if previous is not None:
             print(f"skipping: this configuration already has its result ({previous.get('run_dir')})", flush=True)
             if not (
@@ -118,13 +126,14 @@ class RunPlan:
                 )
                 reused.write(out_dir / self.record_name)
                 previous = reused.to_dict()
+            mark_finished(out_dir)
             return out_dir, previous
         if (
             out_dir / "train_state.pt"
         ).exists():  # a stopped run to resume: its own, or refused before anything is written
             train_state.read(out_dir / "train_state.pt", self.digest)
         (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(self.resolved)))
-        mark_running(out_dir)
+        mark_running(out_dir, self.digest)
         return out_dir, None
 
     def metadata(self, out_dir: Path, encoder) -> dict:

@@ -19,6 +19,7 @@ object per input line, written to ``<run dir>/predictions/<file>@<content hash>/
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +28,8 @@ from tasks.common.text_files import text_lines
 
 from .run_directories import write_text_atomic
 from .settings import ElmoSettings
+
+INVISIBLE = re.compile("[\u200b-\u200f\u2060\ufeff]")  # zero-width and direction marks, byte order marks
 
 
 class Predictor:
@@ -45,6 +48,7 @@ class Predictor:
         from .pipeline import with_layers
         from .trainer import predict
 
+        lines = [INVISIBLE.sub("", text) for text in lines]  # a BOM or zero-width space is no text (nor a token)
         kept = [(n, text.rstrip("\n")) for n, text in zip(numbers or range(1, len(lines) + 1), lines) if text.strip()]
         if not kept:
             raise DataError(f"{where}: no text to predict (every line is blank)")

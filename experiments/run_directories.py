@@ -76,16 +76,72 @@ def run_dir_name(overrides: str, limit: int = 120) -> str:
     return f"{head}+{hashlib.sha256(overrides.encode('utf-8')).hexdigest()[:10]}"
 
 
-RUNNING = "running.pid"  # in a run directory while its run is going: "<host> <pid>"
-STARTED_ONLY = {"resolved_config.yaml", RUNNING, "run.log"}
+RUNNING = "running.pid"  # in a run directory while its run is going: "<host> <pid> <digest>"
+LOCK = ".run.lock"  # held by the one process that runs in a directory (``claim``)
+STARTED_ONLY = {"resolved_config.yaml", RUNNING, "run.log", LOCK}
+_CLAIMED: dict[Path, object] = {}  # run directory -> the lock this process holds on it
 
 
-def mark_running(out_dir: Path) -> None:
-    (out_dir / RUNNING).write_text(f"{platform.node()} {os.getpid()}\n")
+def running_digest(out_dir: Path) -> str | None:
+    """The identity of the run going on in ``out_dir`` (None when its marker is absent or older)."""
+    try:
+        fields = (out_dir / RUNNING).read_text().split()
+    except OSError:
+        return None
+    return fields[2] if len(fields) > 2 else None
+
+
+def claim(out_dir: Path, digest: str) -> Path:
+    """The directory this run may write into, held for it alone until ``mark_finished``: ``out_dir``, or
+    while another configuration runs there ``<dir>@<digest>`` beside it (two configurations never share
+    a directory); while the same configuration runs there, wait for it to finish (its record is then
+    reused). The lock is released when the process ends, however it ends."""
+    import time
+
+    from suite_common.locks import acquire
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir.resolve() in _CLAIMED:  # this process holds it already (a run of it stopped by an error, relaunched)
+        mark_running(out_dir, digest)
+        return out_dir
+    lock = acquire(out_dir / LOCK, wait=False)
+    if lock is None:
+        other = running_digest(out_dir)
+        for _ in range(50):  # the holder writes its marker right after taking the lock
+            if other is not None:
+                break
+            time.sleep(0.1)
+            other = running_digest(out_dir)
+        if other != digest and not out_dir.name.endswith(f"@{digest}"):
+            print(f"note: another configuration is running in {out_dir}; this run goes to @{digest} beside it",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            return claim(out_dir.with_name(f"{out_dir.name}@{digest}"), digest)
+        print(f"waiting: the same configuration is running in {out_dir}; its result will serve this launch",
+              file=sys.stderr, flush=True)  # fmt: skip
+        lock = acquire(out_dir / LOCK)
+    _CLAIMED[out_dir.resolve()] = lock
+    mark_running(out_dir, digest)
+    return out_dir
+
+
+def release_claims() -> list[Path]:
+    """Release every run directory this process holds (a run that failed); returns them."""
+    claimed = list(_CLAIMED)
+    for d in claimed:
+        (d / RUNNING).unlink(missing_ok=True)
+        _CLAIMED.pop(d).close()
+    return claimed
+
+
+def mark_running(out_dir: Path, digest: str = "") -> None:
+    (out_dir / RUNNING).write_text(f"{platform.node()} {os.getpid()} {digest}".rstrip() + "\n")
 
 
 def mark_finished(out_dir: Path) -> None:
     (out_dir / RUNNING).unlink(missing_ok=True)
+    lock = _CLAIMED.pop(Path(out_dir).resolve(), None)
+    if lock is not None:
+        lock.close()
 
 
 def remove_dead_runs(runs_root: Path) -> list[Path]:
@@ -96,7 +152,7 @@ def remove_dead_runs(runs_root: Path) -> list[Path]:
     for marker in sorted(Path(runs_root).glob(f"*/*/{RUNNING}")) if Path(runs_root).is_dir() else []:
         d = marker.parent
         try:
-            host, pid = marker.read_text().split()
+            host, pid = marker.read_text().split()[:2]
             if host != platform.node() or process_alive(int(pid)) or int(pid) == os.getpid():
                 continue
             if {p.name for p in d.iterdir()} - STARTED_ONLY:

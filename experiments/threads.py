@@ -75,8 +75,10 @@ def available_cpus() -> int:
 def choose_threads(setting, parallel_jobs: int = 1) -> int:
     """The thread count for ``threads=setting`` (``auto`` or a number)."""
     if setting not in (None, "auto"):
-        if isinstance(setting, bool) or not str(setting).isdigit() or int(setting) < 1:
-            raise ConfigError(f"threads={setting!r}: must be auto or a whole number of at least 1")
+        from .config_schema import THREADS_MAX
+
+        if isinstance(setting, bool) or not str(setting).isdigit() or not 1 <= int(setting) <= THREADS_MAX:
+            raise ConfigError(f"threads={setting!r}: must be auto or a whole number from 1 to {THREADS_MAX}")
         return int(setting)
     if os.environ.get("OMP_NUM_THREADS", "").isdigit():
         return max(1, int(os.environ["OMP_NUM_THREADS"]))

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from suite_common.atomic_files import torch_save_atomic
+from suite_common.checkpoints import load_tensors
 from suite_common.errors import WeightsError
 
 FORMAT = "elmo-suite/train-state/1"
@@ -101,13 +102,12 @@ def read(path: Path, run: str | None) -> dict:
     """The training state at ``path``, refused (``WeightsError`` naming it; the file is left as it is)
     when it is not one or is another run's (identity digest ``run``)."""
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-        if state.get("format") != FORMAT:
-            raise ValueError(f"format {state.get('format')!r}")
-    except Exception as e:  # noqa: BLE001 - any unreadable state is the same error
-        raise WeightsError(
-            f"{path}: not a training state ({type(e).__name__}: {e}); delete it to train from the start"
-        ) from None
+        state = load_tensors(path, "training state")
+        if not isinstance(state, dict) or state.get("format") != FORMAT:
+            found = state.get("format") if isinstance(state, dict) else type(state).__name__
+            raise WeightsError(f"{path}: not a training state (format {found!r})")
+    except WeightsError as e:  # any unreadable state is the same error
+        raise WeightsError(f"{e}; delete it to train from the start") from None
     if state.get("run") != run:
         raise WeightsError(
             f"{path}: the training state of another run (identity {state.get('run')}, this one is "

@@ -11,10 +11,10 @@ import json
 import sys
 from pathlib import Path
 
-import torch
 from omegaconf import DictConfig, OmegaConf
 
 from encoders import encoder_for
+from suite_common.checkpoints import load_tensors
 from suite_common.errors import ConfigError, DataError, WeightsError
 
 from .config_layout import current_layout
@@ -124,10 +124,7 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
     """``(configuration, task, model, encoder)`` of a trained run's ``best.pt`` (tensors only), with
     ``overrides`` (key -> value: where the data and the encoder's files are) over its own settings; the
     encoder must be the one it was trained with (SHA-256), a fine-tuned biLM included."""
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise WeightsError(f"{path}: unreadable checkpoint ({type(e).__name__}: {e})") from None
+    ckpt = load_tensors(path)
     saved = OmegaConf.create(current_layout(ckpt["config"]))  # a checkpoint of either layout
     saved.device = device
     for key, value in (overrides or {}).items():

@@ -27,10 +27,14 @@ import torch
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
-from suite_common.errors import ConfigError
+from suite_common.errors import ConfigError, SuiteError
 from tasks.base import TaskSplit
 
 from . import train_state
+
+
+class TrainingDiverged(SuiteError):
+    """The loss became NaN or infinite."""
 
 
 def set_seed(seed: int) -> None:
@@ -203,6 +207,11 @@ def fit(
         )
         for idx in bar:
             loss = train_step(model, on_device(task.make_batch(train, idx), t.device), optimizer, t, params)
+            if not math.isfinite(loss):  # a diverged model is no result: no record, no checkpoint
+                raise TrainingDiverged(
+                    f"the training loss is {loss} at epoch {epoch + 1}, batch {steps + 1}: training diverged "
+                    f"(trainer.lr={t.lr} too high?); nothing was recorded"
+                )
             if ema is not None:
                 ema.update_parameters(model)
             total, steps = total + loss, steps + 1

@@ -25,11 +25,12 @@ from encoders import encoder_for
 from experiments.pipeline import build_features, make_task, training_splits, with_layers
 from experiments.record import Record
 from experiments.settings import ElmoSettings
+from suite_common.checkpoints import load_tensors
 
 
 def input_norms(run_dir: Path) -> dict:
     """Mean norms over the dev tokens of one run's input: the token embedding and the input ELMo mix."""
-    ckpt = torch.load(run_dir / "best.pt", map_location="cpu", weights_only=True)
+    ckpt = load_tensors(run_dir / "best.pt")
     cfg = OmegaConf.create(ckpt["config"])
     source = encoder_for(cfg)
     task = make_task(cfg)

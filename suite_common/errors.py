@@ -53,5 +53,21 @@ def storage_error(path, e: Exception) -> StorageError:
     """One line for an error met while writing ``path`` (an ``OSError``, or the ``RuntimeError`` that
     torch's file writer raises when the disk fills)."""
     errno = getattr(e, "errno", None)
+    if errno is None and isinstance(e, RuntimeError) and _little_room(path):
+        errno = 28  # torch's writer says "enforce fail ... unexpected pos" where the OS said ENOSPC
     why = WRITE_ERRNOS.get(errno) or getattr(e, "strerror", None) or f"{type(e).__name__}: {str(e)[:120]}"
     return StorageError(f"{path}: cannot write ({why}); nothing partial was kept")
+
+
+def _little_room(path, margin: int = 1 << 20) -> bool:
+    """Whether the file system of ``path`` has less than ``margin`` bytes free (unknown: False)."""
+    import shutil
+    from pathlib import Path
+
+    where = Path(path)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        return shutil.disk_usage(where).free < margin
+    except OSError:
+        return False

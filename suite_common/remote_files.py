@@ -5,8 +5,10 @@ command's ``--options``/``--weights``) accept an ``http(s)://`` address, and ``e
 
 A remote file is downloaded once into ``$ELMO_SUITE_CACHE`` (default ``~/.cache/elmo_suite``) under
 ``remote/<hash of the URL>-<file name>``: streamed with a progress bar into a temporary file,
-hashed on the way, and renamed into place only when complete, with its SHA-256 beside it
-(``.sha256``). Every later use reads the cached copy after checking it against that hash, so a file
+hashed on the way, and renamed into place only when complete (every byte its ``Content-Length``
+announced, and readable as what its name says: an HDF5 file for ``.hdf5``/``.h5``, JSON for
+``.json``), with its SHA-256 beside it (``.sha256``); a download cut short is not kept, so a retry
+downloads again. Every later use reads the cached copy after checking it against that hash, so a file
 changed or damaged in the cache is refused rather than read. A URL may pin the expected hash
 (``https://.../weights.hdf5#sha256=<hex>``): a download of other bytes is refused and not kept.
 Without the network the error is one line naming the URL.
@@ -15,6 +17,8 @@ Without the network the error is one line naming the URL.
 from __future__ import annotations
 
 import hashlib
+import http.client
+import json
 import os
 import urllib.error
 import urllib.request
@@ -61,8 +65,32 @@ def _sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def local_path(value, progress: bool = True) -> Path:
-    """A local path as it is; a URL as its verified cached copy (downloaded on first use)."""
+LOCAL_HINT = "encoder.options=FILE encoder.weights=FILE"  # how run.py takes local files (the embed command: its own)
+
+
+def check_format(path: Path, name: str) -> str | None:
+    """Why the downloaded ``path`` is not what its ``name`` says it is (None when it is)."""
+    if name.endswith((".hdf5", ".h5")):
+        try:
+            import h5py
+
+            with h5py.File(path, "r"):
+                return None
+        except ImportError:
+            return None
+        except OSError as e:
+            return f"not a readable HDF5 file ({str(e).splitlines()[0][:120]})"
+    if name.endswith(".json"):
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            return f"not JSON ({type(e).__name__})"
+    return None
+
+
+def local_path(value, progress: bool = True, hint: str = LOCAL_HINT) -> Path:
+    """A local path as it is; a URL as its verified cached copy (downloaded on first use). ``hint``:
+    how the calling command takes local files instead, for the message when the download fails."""
     if not is_url(value):
         return Path(value)
     url, _, fragment = value.partition("#")
@@ -72,22 +100,38 @@ def local_path(value, progress: bool = True) -> Path:
     recorded = target.with_name(target.name + ".sha256")
     if target.is_file() and recorded.is_file():
         expected = recorded.read_text().strip()
-        if _sha256_of(target) != expected or (pinned and expected != pinned):
+        if _sha256_of(target) != expected:
             raise WeightsError(f"{target} (the cached copy of {url}) fails its checksum; delete it to download again")
+        if pinned and expected != pinned:
+            raise WeightsError(
+                f"{url}#sha256={pinned}: the pin does not match the file at that address (SHA-256 {expected}, "
+                "checked when it was downloaded); correct the pin"
+            )
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_dead_leftovers(target.parent)
     tmp = temporary_path(target)
-    digest = hashlib.sha256()
+    digest, received = hashlib.sha256(), 0
     try:
         with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
             total = int(response.headers.get("Content-Length") or 0) or None
             bar = progress_bar(total=total, unit="B", unit_scale=True, desc=name, disable=not progress)
-            for block in iter(lambda: response.read(1 << 20), b""):
-                out.write(block)
-                digest.update(block)
-                bar.update(len(block))
+            try:
+                for block in iter(lambda: response.read(1 << 20), b""):
+                    out.write(block)
+                    digest.update(block)
+                    received += len(block)
+                    bar.update(len(block))
+            except http.client.IncompleteRead as e:
+                received += len(e.partial)
             bar.close()
+        if total is not None and received != total:
+            raise WeightsError(
+                f"{url}: the download stopped after {received:,} of {total:,} bytes; nothing was kept, try again"
+            )
+        problem = check_format(tmp, name)
+        if problem:
+            raise WeightsError(f"{url}: the download is {problem} (cut short?); nothing was kept, try again")
         if pinned and digest.hexdigest() != pinned:
             raise WeightsError(
                 f"{url}: the download's SHA-256 is {digest.hexdigest()[:12]}..., not the pinned "
@@ -95,11 +139,11 @@ def local_path(value, progress: bool = True) -> Path:
             )
         os.replace(tmp, target)
         recorded.write_text(digest.hexdigest() + "\n")
-    except (urllib.error.URLError, OSError) as e:
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", None) or e
         raise WeightsError(
-            f"{url}: cannot download ({reason}); without the network, pass local files "
-            "(encoder.options=... encoder.weights=...)"
+            f"{url}: cannot download ({reason}); the published biLMs are only on the network "
+            f"({url.split('/')[2]}). Without it, pass local files: {hint}"
         ) from None
     finally:
         tmp.unlink(missing_ok=True)

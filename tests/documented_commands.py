@@ -122,11 +122,13 @@ def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
             f"encoder.weights={env['bilm'] / 'weights.hdf5'}",
             "encoder.finetune_epochs=1",
         ]
+    sample = [f"embed_sample.out={env['root'] / 'embed_sample'}"] if cfg.mode == "embed_sample" else []
     return [
         f"data.dir={FIXTURES}",
         *TINY[task],
         *sizes,
         *encoder,
+        *sample,  # its default, outputs/embed_sample, is in the checkout
         "trainer.max_epochs=1",
         f"cache.dir={env['root'] / 'cache'}",
         f"runs_root={runs_root}",

@@ -43,7 +43,19 @@ def test_make_clean_leaves_only_what_it_documents(tmp_path):
         (clone / leftover).parent.mkdir(parents=True, exist_ok=True)
         (clone / leftover).write_text("x")
     temporary = tmp_path / "tmp"
-    (temporary / f"pytest-of-{pwd.getpwuid(os.getuid()).pw_name}" / "x").mkdir(parents=True)
+    user = pwd.getpwuid(os.getuid()).pw_name
+    others = temporary / f"pytest-of-{user}" / "another-project"  # not this checkout's: kept
+    others.mkdir(parents=True)
+    printed = subprocess.run(
+        ["make", "-s", "--eval", "print-tmp:\n\t@echo $(PYTEST_TMP)", "print-tmp"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(temporary)},
+    )
+    ours = printed.stdout.strip()
+    assert ours.startswith(str(temporary / f"elmo-suite-pytest-{user}-"))
+    (temporary / ours / "popen-gw0" / "x").mkdir(parents=True)
     done = subprocess.run(
         ["make", "clean"],
         cwd=clone,
@@ -57,4 +69,4 @@ def test_make_clean_leaves_only_what_it_documents(tmp_path):
         ["git", "status", "--ignored", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert sorted(status) == ["!! checkpoints/", "!! runs/"]
-    assert not any(temporary.iterdir())
+    assert [p.name for p in temporary.iterdir()] == [f"pytest-of-{user}"] and others.exists()

@@ -159,6 +159,7 @@ def reads_committed_results(argv: list[str]) -> bool:
 
 @pytest.mark.parametrize("part", ["runs and tools", "reports of the committed records"])
 def test_every_documented_command_runs(part, env, tmp_path):
+    before = checkout_files()
     commands = [(w, as_run(a)) for w, a in documented_commands()]
     assert len(commands) > 30
     commands = [(w, a) for w, a in commands if reads_committed_results(a) == (part != "runs and tools")]
@@ -181,6 +182,16 @@ def test_every_documented_command_runs(part, env, tmp_path):
             pytest.fail(f"{where}: no rule runs this documented command: {line}")
     for where, argv in later:
         run_module(argv, where, env, tmp_path)
+    assert checkout_files() <= before, sorted(checkout_files() - before)  # the commands wrote only under tmp_path
+
+
+def checkout_files() -> set[str]:
+    """What git does not track in the checkout (untracked and ignored), caches of Python and tools aside."""
+    listed = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=REPO, capture_output=True, text=True
+    ).stdout.splitlines()
+    skip = ("__pycache__", ".pytest_cache", ".ruff_cache", ".venv")
+    return {line[3:] for line in listed if line[:2] in ("??", "!!") and not any(s in line for s in skip)}
 
 
 def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:

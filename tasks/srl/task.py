@@ -101,9 +101,20 @@ class SrlTask(Task):
         for k, (line, text) in enumerate(zip(lines["line"], lines["text"])):
             tokens, marked = [], []
             for token in text.split():
-                if len(token) > 2 and token.startswith("[") and token.endswith("]"):
+                if (
+                    len(token) > 2
+                    and token.startswith("[")
+                    and token.endswith("]")
+                    and "[" not in token[1:-1]
+                    and ("]" not in token[1:-1])
+                ):
                     marked.append(len(tokens))
                     token = token[1:-1]
+                elif "[" in token or "]" in token:
+                    raise DataError(
+                        f"{where}:{line}: {token!r}: a predicate is one word in square brackets, as in "
+                        "'The cat [sat] .' (no nested, unclosed or multi-word brackets)"
+                    )
                 tokens.extend(tokenize(token))
             if not marked:
                 raise DataError(

@@ -100,3 +100,75 @@ def test_an_address_that_does_not_answer_is_one_line(tmp_path, monkeypatch):
         port = s.getsockname()[1]
     with pytest.raises(WeightsError, match=rf"http://127.0.0.1:{port}/w.hdf5: cannot download .*pass local files"):
         local_path(f"http://127.0.0.1:{port}/w.hdf5", progress=False)
+
+
+@pytest.fixture
+def cutting_server(bilm_tf, tmp_path, monkeypatch):
+    """A server that sends half of lm_weights.hdf5 and closes the connection: with the full
+    ``Content-Length`` (``/with-length/...``) or with none (``/no-length/...``)."""
+    monkeypatch.setenv("ELMO_SUITE_CACHE", str(tmp_path / "suite_cache"))
+    data = (bilm_tf / "lm_weights.hdf5").read_bytes()
+    requests = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            requests.append(self.path)
+            self.send_response(200)
+            if self.path.startswith("/with-length/"):
+                self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.close_connection = True
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", requests
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.parametrize("how", ["with-length", "no-length"])
+def test_a_download_cut_short_is_not_kept_and_a_retry_downloads_again(cutting_server, tmp_path, how):
+    base, requests = cutting_server
+    url = f"{base}/{how}/lm_weights.hdf5"
+    expected = "stopped after .* of .* bytes" if how == "with-length" else "not a readable HDF5 file"
+    for attempt in (1, 2):
+        with pytest.raises(WeightsError, match=rf"{expected}.*nothing was kept, try again"):
+            local_path(url, progress=False)
+        assert len(requests) == attempt  # the retry asked the server again
+    assert not [p for p in (tmp_path / "suite_cache" / "remote").iterdir() if not p.name.startswith(".")]
+
+
+def test_a_wrong_pin_on_a_cached_url_blames_the_pin(server):
+    base, _ = server
+    local_path(f"{base}/options.json", progress=False)
+    with pytest.raises(WeightsError, match=r"the pin does not match the file at that address .*correct the pin"):
+        local_path(f"{base}/options.json#sha256={'0' * 64}", progress=False)
+
+
+def test_the_embed_command_names_its_own_flags_when_a_download_fails(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ELMO_SUITE_CACHE", str(tmp_path))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "s.txt").write_text("hello\n")
+    with pytest.raises(SystemExit) as stopped:
+        embed_main(["--options", f"http://127.0.0.1:{port}/o.json", "--weights", f"http://127.0.0.1:{port}/w.hdf5",
+                    "--input", str(tmp_path / "s.txt"), "--output", str(tmp_path / "e.hdf5")])  # fmt: skip
+    message = str(stopped.value) + capsys.readouterr().err
+    assert "--options FILE --weights FILE" in message and "encoder.options" not in message
+
+
+def test_the_pinned_url_composes_as_the_docs_show_it():
+    """docs/bilm.md types the pin with Hydra quoting; the composed value keeps the whole fragment."""
+    from conftest import REPO
+
+    docs = (REPO / "docs" / "bilm.md").read_text()
+    typed = next(line.strip() for line in docs.splitlines() if "#sha256=" in line and "encoder.weights=" in line)
+    override = next(w for w in typed.split() if "encoder.weights=" in w).strip("`'")
+    cfg = compose_cfg(["task=ner", override])
+    assert cfg.encoder.weights.startswith("https://") and cfg.encoder.weights.endswith("#sha256=<hex>")

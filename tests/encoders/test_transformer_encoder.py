@@ -106,7 +106,7 @@ def test_live_layers_equal_cached_layers(tmp_path):
 def test_identities_keep_encoders_apart_and_bilm_records_unchanged(tmp_path):
     bilm = _cfg(["task=ner"])
     resolved = runner.OmegaConf.to_container(bilm, resolve=True)
-    # a record made before #28: the biLM's settings under elmo.*, no encoder group
+    # a record made before 2026-11-23: the biLM's settings under elmo.*, no encoder group
     without_key = {k: v for k, v in resolved.items() if k != "encoder"}
     without_key["elmo"] = {**resolved["elmo"], **{k: resolved["encoder"][k] for k in BILM_KEYS}}
     identity = {"bilm_sha256": "x", "data_sha256": {}, "task_version": 1}
@@ -202,3 +202,38 @@ def test_a_baseline_is_the_same_run_whichever_encoder_is_named():
         for enc in ([], ["encoder=transformer"])
     ]
     assert probe[0] != probe[1]  # a probe always reads the encoder
+
+
+@pytest.mark.parametrize("broken", ["model.safetensors", "config.json", "tokenizer.json"])
+def test_a_broken_transformer_directory_is_one_line_and_leaves_nothing(tmp_path, broken):
+    import shutil
+    import subprocess
+    import sys
+
+    model_dir = tmp_path / "bert"
+    shutil.copytree(REPO / "bert_core" / "pretrained" / "small", model_dir)
+    data = (model_dir / broken).read_bytes()
+    (model_dir / broken).write_bytes(data[: len(data) // 3])
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "task=ner",
+            f"data.dir={FIXTURES}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            "encoder=transformer",
+            f"encoder.model={model_dir}",
+            "+ablation=elmo",
+            f"runs_root={tmp_path / 'runs'}",
+            f"cache.dir={tmp_path / 'cache'}",
+            "threads=1",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and str(model_dir) in last and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("*"))

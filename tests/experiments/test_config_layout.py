@@ -1,4 +1,4 @@
-"""The move of the encoder's and the cache's settings out of ``elmo.*`` (#28): today's keys compose to
+"""The move of the encoder's and the cache's settings out of ``elmo.*`` (2026-11-23): today's keys compose to
 the identities the committed records were given under the earlier ones, records of either layout
 read the same, and the earlier keys on the command line name their new place."""
 

@@ -86,3 +86,28 @@ def test_dry_run_counts_the_training_batches_the_trainer_makes(bilm_files, tmp_p
     assert len(task.batches(train, 3, shuffle=False)) != len(
         make_task(clustered).batches(train, 3, shuffle=True, rng=random.Random(0))
     ), "the fixture no longer tells the two batchings apart"
+
+
+def test_dry_run_estimates_the_duration_and_memory_and_explains_its_counts(bilm_files, tmp_path, capsys):
+    cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={tmp_path / 'runs'}")
+    report = dry_run(cfg)
+    assert report["estimated_duration"].startswith("at most ") and report["estimated_seconds"] > 0
+    assert "updates of the real model timed on this machine" in report["how_estimated"]
+    assert report["memory_needed"].endswith("GB (this process's peak while timing its updates)")
+    counts = ["train_examples", "batches_per_epoch", "max_epochs", *{k for s in report["data"].values() for k in s}]
+    assert set(counts) <= set(report["counts_explained"])
+    assert files_under(tmp_path / "runs") == [] and files_under(tmp_path / "cache") == []
+
+
+def test_every_count_a_reader_reports_is_explained():
+    """The counts a dry run prints come from the readers' statistics: each has its meaning."""
+    import re
+
+    from experiments.time_estimate import COUNTS
+
+    keys = set()
+    for reader in sorted((REPO / "tasks").glob("*/reader.py")):
+        text = reader.read_text()
+        keys |= set(re.findall(r'stats\["(\w+)"\]', text)) | set(re.findall(r'"(\w+)": (?:0|len\(|sum\()', text))
+    keys -= {"tokens"} - set(COUNTS)  # (tokens is explained)
+    assert keys and keys <= set(COUNTS), sorted(keys - set(COUNTS))

@@ -34,8 +34,10 @@ def test_threads_zero_is_one_line_and_leaves_no_run_directory(tmp_path):
         timeout=120,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
+    from experiments.config_schema import THREADS_MAX
+
     assert [line for line in done.stderr.splitlines() if line.strip()] == [
-        "error: threads=0: must be auto or a whole number of at least 1"
+        f"error: threads=0: must be auto or a whole number from 1 to {THREADS_MAX}"
     ]
     assert not (tmp_path / "runs").exists()
 
@@ -50,6 +52,22 @@ def test_a_full_disk_under_torch_save_names_the_file(tmp_path, monkeypatch):
     with pytest.raises(StorageError, match=r"best.pt: cannot write \(RuntimeError: .*PytorchStreamWriter"):
         torch_save_atomic({"x": 1}, tmp_path / "best.pt")
     assert list(tmp_path.iterdir()) == []  # no temporary left
+
+
+def test_torchs_unexpected_pos_on_a_full_disk_says_the_disk_is_full(tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    import torch
+
+    def full(obj, f):  # torch's zip writer when the disk filled in the middle of a tensor
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598")
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(torch, "save", full)
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**9, 10**9, 0))
+    with pytest.raises(StorageError, match=r"train_state.pt: cannot write \(the disk is full\)"):
+        torch_save_atomic({"x": 1}, tmp_path / "train_state.pt")
 
 
 @pytest.mark.parametrize(

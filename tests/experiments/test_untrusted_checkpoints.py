@@ -36,7 +36,6 @@ def plant(path: Path, marker: Path) -> Path:
 def test_the_payload_runs_code_when_unpickled(tmp_path):
     """The planted file is a real attack: unpickling its ``data.pkl`` (what a full ``torch.load`` does)
     creates the marker."""
-    import pickle
     import zipfile
 
     marker = tmp_path / "marker"
@@ -63,7 +62,7 @@ def test_a_planted_training_state_is_refused(tmp_path):
     marker = tmp_path / "marker"
     path = plant(tmp_path / "train_state.pt", marker)
     model = torch.nn.Linear(2, 2)
-    with pytest.raises(SuiteError, match="not a training state"):
+    with pytest.raises(SuiteError, match="not a training state") as refused:
         train_state.load(
             path,
             run="x",
@@ -75,6 +74,7 @@ def test_a_planted_training_state_is_refused(tmp_path):
             batch_order=random.Random(0),
         )
     assert not marker.exists() and path.exists()  # refused, and the file is left as it is
+    assert "\n" not in str(refused.value)  # in one line
 
 
 def test_a_planted_bilm_pretraining_checkpoint_is_refused(tmp_path):
@@ -104,9 +104,9 @@ def test_the_report_tool_refuses_a_planted_best_pt(tmp_path):
 
     marker = tmp_path / "marker"
     plant(tmp_path / "run" / "best.pt", marker)
-    with pytest.raises(pickle.UnpicklingError):  # torch.load(weights_only=True) refuses the payload
-        input_norms(tmp_path / "run")
-    assert not marker.exists()
+    with pytest.raises(SuiteError, match=r"best.pt: not a checkpoint of tensors and plain data") as refused:
+        input_norms(tmp_path / "run")  # torch.load(weights_only=True) refuses the payload: one line
+    assert not marker.exists() and "\n" not in str(refused.value)
 
 
 def test_no_torch_load_in_the_suite_unpickles_objects():
