@@ -78,6 +78,6 @@ def predict_mode(cfg, out_dir: Path | None = None) -> Path:
     out = path.parent / "predictions" / f"{raw.name}@{content_sha256(raw)[:12]}" / "predictions.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     count = predictor.predict_file(raw, out)
-    print(f"{count} predictions -> {out}", file=sys.stderr, flush=True)
-    print(out, flush=True)
+    print(f"{count} predictions, one JSON object per line:", file=sys.stderr, flush=True)
+    print(out, flush=True)  # the path once, on standard output (for scripts)
     return out

@@ -94,6 +94,11 @@ def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
     ]
     commands = sources.command.map(general_paths)
     lines += [f"- `{cmd}` ({n} run{'s' if n > 1 else ''})" for cmd, n in commands.value_counts().sort_index().items()]
+    if commands.str.startswith("python ").any():
+        lines += [
+            "",
+            "`python`: the checkout's `.venv/bin/python` (what `make` installs; the README's commands name it).",
+        ]
     if commands.str.contains("runs_root=RUNS", regex=False).any():
         lines += [
             "",
@@ -333,7 +338,7 @@ def main(argv=None) -> None:
             print(f"{stem}: no runs for this figure; none written")
     n_probe, n_tuned = len(probe_sources), len(tuned_sources)
     print(
-        f"{len(df)} task runs (distinct configurations; {len(runs) - len(df)} with a Transformer), {n_probe} probe "
+        f"{df.path.nunique()} task run records ({runs.path.nunique() - df.path.nunique()} with a Transformer), {n_probe} probe "
         f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(target.written)}"
     )
 

@@ -275,3 +275,24 @@ def test_a_finetuning_is_moved_in_whole_and_another_hosts_finished_one_is_kept(t
     monkeypatch.setattr(elmo_core.pretrain, "finetune", finetune_while_another_host_finishes)
     assert encoder.finetuned(text, text, "ner").finetune_report == first
     assert (out / "marker").is_file() and sorted(p.name for p in finetuned.iterdir()) == [".locks", out.name]
+
+
+def test_a_complete_cache_on_a_read_only_file_system_is_read(bilm_files, tmp_path, monkeypatch):
+    """Its lock files cannot be made there: a complete, valid entry is read without a lock; a missing one
+    is one line naming the cache."""
+    from encoders import activation_cache
+    from suite_common.errors import StorageError
+
+    sentences = [["a", "b"], ["c"]]
+    built = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2)).get(sentences)
+
+    def read_only(path, wait=True):
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(activation_cache, "acquire", read_only)
+    before = ActivationCache.encoder_passes
+    again = ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2)).get(sentences)
+    assert ActivationCache.encoder_passes == before
+    np.testing.assert_array_equal(again.sentence(1), built.sentence(1))
+    with pytest.raises(StorageError, match="read-only"):
+        ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2)).get([["other"]])

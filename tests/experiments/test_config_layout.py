@@ -20,7 +20,7 @@ COMMITTED = sorted(ROOT.glob("results/**/results.json"))
 
 # committed records of the earlier layout, and the command-line overrides that spell them today
 SPELLED_TODAY = {
-    "results/runs/ner/+ablation=elmo,elmo.state=stateful_warmup,profile=quick,seed=0,source=local": [
+    "results/history/small-v1_quick/runs/ner/+ablation=elmo,elmo.state=stateful_warmup,profile=quick,seed=0,source=local": [  # noqa: E501
         "task=ner",
         "+ablation=elmo",
         "encoder.state=stateful_warmup",

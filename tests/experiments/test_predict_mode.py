@@ -76,6 +76,7 @@ def test_ner_tags_raw_text_from_the_command_line_and_from_python(bilm_files, tmp
     )
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout.strip().splitlines()[-1]
+    assert (done.stdout + done.stderr).count(out) == 1  # the path is printed once
     rows = [json.loads(line) for line in open(out)]
     assert [r["line"] for r in rows] == [1, 3]  # the blank line is skipped, numbers kept
     assert rows[0]["tokens"] == ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."]

@@ -87,3 +87,18 @@ def test_another_options_json_is_another_run(tmp_path, bilm_files):
     identities = [json.loads(p.read_text())["identity"] for p in found]
     assert identities[0]["bilm_options_sha256"] != identities[1]["bilm_options_sha256"]
     assert identities[0]["bilm_sha256"] == identities[1]["bilm_sha256"]
+
+
+def test_a_run_routed_to_another_directory_that_fails_leaves_nothing_there(tmp_path):
+    good, bad = tmp_path / "good.conll", tmp_path / "bad.conll"
+    shutil.copyfile(FIXTURES / "ner_tiny.conll", good)
+    lines = (FIXTURES / "ner_tiny.conll").read_text().splitlines(keepends=True)
+    bad.write_text("".join(lines[:5]) + "a line with no tag columns\n" + "".join(lines[5:]))
+    common = [f"data.dev_path={FIXTURES / 'ner_tiny.conll'}", "+ablation=baseline"]
+    first = launch(tmp_path, f"data.train_path={good}", *common)
+    assert first.wait(timeout=300) == 0
+    failed = launch(tmp_path, f"data.train_path={bad}", *common)
+    out = failed.communicate(timeout=300)[0]
+    assert failed.returncode == 2 and "bad.conll:6" in out, out
+    dirs = sorted(p.name for p in (tmp_path / "runs" / "ner").iterdir())
+    assert len(dirs) == 1 and "@" not in dirs[0], dirs  # the @<digest> directory it was routed to is gone

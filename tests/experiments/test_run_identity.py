@@ -101,12 +101,12 @@ def test_legacy_records_are_migrated_to_the_same_identity(bilm_files, tmp_path, 
 
 
 def test_committed_records_carry_their_identity():
-    roots = [REPO / "results" / "runs", REPO / "results" / "small" / "runs"]
+    roots = [REPO / "results" / "history" / "small-v1_quick" / "runs", REPO / "results" / "small" / "runs"]
     records = sorted(p for root in roots for name in run_directories.RECORD_NAMES for p in root.glob(f"**/{name}"))
     assert records
     for path in records:
         r = json.loads(path.read_text())
-        assert "identity" in r, f"{path}: not migrated (python -m experiments.record_migration results/runs)"
+        assert "identity" in r, f"{path}: not migrated (python -m experiments.record_migration DIR)"
         assert r["config_hash"] == run_identity.run_digest(r["config"], r["identity"]), path
         if r.get("elmo_position", "input") == "none":
             assert r["identity"]["bilm_sha256"] is None and "encoder_sha256" not in r["identity"], path

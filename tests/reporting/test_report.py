@@ -268,13 +268,17 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
     shutil.copytree(REPO / "conf", tmp_path / "conf")
     monkeypatch.setattr("reporting.cell_rules.CONF", tmp_path / "conf")
     before = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file()}
-    for out in ("results", "results/small"):
+    directories = sorted(str(p.parent.relative_to(tmp_path)) for p in (tmp_path / "results").glob("**/report.json"))
+    assert {"results/small", "results/paper"} <= set(directories)
+    for out in directories:  # every committed table directory, from its own records
         report.main(["--out", out, "--collect"])
     after = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file() and p.suffix != ".png"}
     changed = sorted(str(p.relative_to(tmp_path)) for p in after if before.get(p) != after[p])
     assert not changed
-    with pytest.raises(SystemExit, match=r"results was built with --accept \['elmo.dropout'\], not \['task.model'\]"):
-        report.main(["--out", "results", "--accept", "task.model"])
+    with pytest.raises(
+        SystemExit, match=r"small-v1_quick was built with --accept \['elmo.dropout'\], not \['task.model'\]"
+    ):
+        report.main(["--out", "results/history/small-v1_quick", "--accept", "task.model"])
     with pytest.raises(SystemExit, match="no results.json under outputs/runs"):
         report.main(["--collect"])
     assert not (tmp_path / "outputs" / "tables").exists() or not any((tmp_path / "outputs" / "tables").iterdir())
@@ -288,3 +292,12 @@ def test_footers_write_the_runs_root_as_RUNS_and_the_cache_directory_as_CACHE():
     assert report.general_paths("python run.py task=ner my_runs_root=/a +cache.dir=/b") == (
         "python run.py task=ner my_runs_root=/a +cache.dir=CACHE"
     )
+
+
+def test_footers_say_which_python_and_the_summary_counts_records_once(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    write_record(runs, "ner", "baseline", 0, 80.0, command="python run.py task=ner +ablation=baseline")
+    write_record(runs, "ner", "elmo", 0, 85.0, command="python run.py task=ner +ablation=elmo")
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    assert "`python`: the checkout's `.venv/bin/python`" in (tmp_path / "out" / "table1.md").read_text()
+    assert "2 task run records" in capsys.readouterr().out
