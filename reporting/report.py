@@ -338,7 +338,8 @@ def main(argv=None) -> None:
             print(f"{stem}: no runs for this figure; none written")
     n_probe, n_tuned = len(probe_sources), len(tuned_sources)
     print(
-        f"{df.path.nunique()} task run records ({runs.path.nunique() - df.path.nunique()} with a Transformer), {n_probe} probe "
+        f"{df.path.nunique()} task run records ({runs.path.nunique() - df.path.nunique()} with a Transformer), "
+        f"{n_probe} probe "
         f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(target.written)}"
     )
 
