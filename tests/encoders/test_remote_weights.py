@@ -98,7 +98,11 @@ def test_an_address_that_does_not_answer_is_one_line(tmp_path, monkeypatch):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(WeightsError, match=rf"http://127.0.0.1:{port}/w.hdf5: cannot download .*pass local files"):
+    with pytest.raises(
+        WeightsError,
+        match=rf"http://127.0.0.1:{port}/w.hdf5: cannot download .*the published biLMs are only on the network .*"
+        r"pass local files: encoder.options=FILE encoder.weights=FILE",
+    ):
         local_path(f"http://127.0.0.1:{port}/w.hdf5", progress=False)
 
 
