@@ -41,6 +41,13 @@ def test_paper_position_reuses_the_run_with_the_position_spelled_out(bilm_files,
     again = runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=paper", f"runs_root={root}"), second)
     assert again["reused_from"] == str(first) and again["dev"] == done["dev"]  # NER's paper position is 'input'
     assert json.loads((second / "results.json").read_text())["dev"] == done["dev"]
+    from experiments.record import Record  # the reused record keeps the predictions it names: it re-scores
+    from reporting.rescoring import TOLERANCE, rescore
+
+    entry = again["predictions"]["dev"]
+    assert (second / entry["file"]).read_bytes() == (first / entry["file"]).read_bytes()
+    reused = Record.read(second / "results.json")
+    assert abs(rescore(reused).value - reused.value) <= TOLERANCE
 
 
 def test_same_seed_same_result_and_cached_equals_live(bilm_files, tmp_path):
