@@ -14,6 +14,7 @@ counted as not re-scored and give intervals over seeds only.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -60,19 +61,28 @@ def _dev_split(task_name: str, task_json: str, data_json: str, dev_path: str):
     return task, task.prepare(ds, "dev")
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
 def dev_file(r: Record) -> Path:
-    """The dev file the record's run read, here: its configured path, checked against the SHA-256 in
-    its identity (``NotRescored`` when the file is not here or holds other bytes)."""
+    """The dev file the record's run read, here: its configured path (from the working directory, else
+    from the checkout, else below ``ELMO_SHARED`` for a path into ``shared/``), checked against the
+    SHA-256 in its identity (``NotRescored`` when the file is not here or holds other bytes)."""
     path = data_files(r.config.get("data") or {}).get("dev")
     wanted = ((r.identity or {}).get("data_sha256") or {}).get("dev")
     if path is None or wanted is None:
         raise NotRescored("no local dev file recorded")
-    found = content_sha256(path)
-    if found == "missing":
+    candidates = [Path(path), REPO / path]
+    if os.environ.get("ELMO_SHARED") and "shared" in Path(path).parts:
+        parts = Path(path).parts
+        candidates.append(Path(os.environ["ELMO_SHARED"]).joinpath(*parts[parts.index("shared") + 1 :]))
+    found = [(p, content_sha256(p)) for p in candidates]
+    for p, sha in found:
+        if sha == wanted:
+            return p
+    if all(sha == "missing" for _, sha in found):
         raise NotRescored(f"its dev file {path} is not here")
-    if found != wanted:
-        raise NotRescored(f"{path} differs from the dev file the run read")
-    return Path(path)
+    raise NotRescored(f"{path} differs from the dev file the run read")
 
 
 def rescore(r: Record) -> Rescored:

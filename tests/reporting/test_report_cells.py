@@ -166,6 +166,8 @@ def test_accepted_keys_let_deliberate_variations_into_the_tables(tmp_path):
     r["config"]["trainer"]["max_epochs"] = 1
     (tmp_path / "runs" / "ner" / "x").mkdir(parents=True)
     (tmp_path / "runs" / "ner" / "x" / "results.json").write_text(json.dumps(r))
+    for entry in (r.get("predictions") or {}).values():  # the predictions travel with the record
+        (tmp_path / "runs" / "ner" / "x" / entry["file"]).write_bytes((source.parent / entry["file"]).read_bytes())
     with pytest.raises(SystemExit, match="every record below .* differs from what its profile prescribes"):
         report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "a")])
     report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "b"), "--accept", "trainer.max_epochs"])
@@ -181,7 +183,9 @@ def test_a_baselines_elmo_settings_never_make_it_an_extra():
     from experiments.record import Record
     from reporting.cell_rules import differences
 
-    runs = [Record.read(p) for p in sorted((REPO / "results" / "small" / "runs" / "nli").glob("*/results.json"))]
+    made_then = REPO / "results" / "history" / "small_before_predictions" / "runs" / "nli"  # baselines rerun since
+    kept = REPO / "results" / "small" / "runs" / "nli"
+    runs = [Record.read(p) for d in (made_then, kept) for p in sorted(d.glob("*/results.json"))]
     baseline = next(r for r in runs if r.ablation == "baseline" and r.fraction == 1.0)
     elmo = next(r for r in runs if r.ablation == "elmo" and r.fraction == 1.0 and r.config["elmo"]["dropout"] == 0.5)
     assert baseline.config["elmo"]["dropout"] == 0.5 and differences(baseline) == {}
@@ -241,7 +245,9 @@ def test_a_run_fills_every_cell_its_configuration_is_however_its_command_spelled
     from conftest import REPO
 
     source = (
-        REPO / "results/small/runs/ner/+ablation:elmo+elmo.dropout:0.0+profile:quick+seed:0+source:local/results.json"
+        REPO
+        / "results/history/small_before_predictions/runs/ner"
+        / "+ablation:elmo+elmo.dropout:0.0+profile:quick+seed:0+source:local/results.json"
     )
     demo = json.loads(source.read_text())
     demo["config"]["elmo"]["position"] = "both"
