@@ -73,3 +73,27 @@ def tiny_ner_run_cfg(bilm, tmp_path, data_dir=FIXTURES, *overrides):
             *overrides,
         ]
     )
+
+
+def run_tiny_ner(tmp_path, *overrides, timeout=300):
+    """``python run.py task=ner`` on the tiny fixture in a new interpreter, runs and cache under ``tmp_path``."""
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "task=ner",
+            f"data.dir={FIXTURES}",
+            "data.train_file=ner_tiny.conll",
+            "data.dev_file=ner_tiny.conll",
+            f"runs_root={tmp_path / 'runs'}",
+            f"cache.dir={tmp_path / 'cache'}",
+            *overrides,
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=timeout,
+    )

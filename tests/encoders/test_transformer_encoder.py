@@ -207,32 +207,14 @@ def test_a_baseline_is_the_same_run_whichever_encoder_is_named():
 @pytest.mark.parametrize("broken", ["model.safetensors", "config.json", "tokenizer.json"])
 def test_a_broken_transformer_directory_is_one_line_and_leaves_nothing(tmp_path, broken):
     import shutil
-    import subprocess
-    import sys
+
+    from run_configs import run_tiny_ner
 
     model_dir = tmp_path / "bert"
     shutil.copytree(REPO / "bert_core" / "pretrained" / "small", model_dir)
     data = (model_dir / broken).read_bytes()
     (model_dir / broken).write_bytes(data[: len(data) // 3])
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "run.py"),
-            "task=ner",
-            f"data.dir={FIXTURES}",
-            "data.train_file=ner_tiny.conll",
-            "data.dev_file=ner_tiny.conll",
-            "encoder=transformer",
-            f"encoder.model={model_dir}",
-            "+ablation=elmo",
-            f"runs_root={tmp_path / 'runs'}",
-            f"cache.dir={tmp_path / 'cache'}",
-            "threads=1",
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_tiny_ner(tmp_path, "encoder=transformer", f"encoder.model={model_dir}", "+ablation=elmo", "threads=1")
     assert done.returncode == 2, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and str(model_dir) in last and "Traceback" not in done.stderr

@@ -3,11 +3,10 @@ the path or the setting, exit status 2, and leave nothing that blocks a retry.""
 
 import errno
 import os
-import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import REPO
 
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, StorageError
@@ -17,22 +16,9 @@ import run  # noqa: E402  (the entry point's helpers)
 
 
 def test_threads_zero_is_one_line_and_leaves_no_run_directory(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "run.py"),
-            "task=ner",
-            f"data.dir={FIXTURES}",
-            "data.train_file=ner_tiny.conll",
-            "data.dev_file=ner_tiny.conll",
-            "threads=0",
-            f"runs_root={tmp_path / 'runs'}",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    from run_configs import run_tiny_ner
+
+    done = run_tiny_ner(tmp_path, "threads=0", timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     from experiments.config_schema import THREADS_MAX
 
