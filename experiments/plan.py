@@ -26,6 +26,7 @@ from tasks.registry import is_probe_function
 from . import train_state
 from .config_schema import validate
 from .identity import make_identity, run_digest
+from .predictions_file import copy_predictions
 from .record import Record
 from .run_directories import (
     claim,
@@ -40,15 +41,6 @@ from .run_directories import (
 from .settings import ElmoSettings
 
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
-
-
-def copy_kept_predictions(record: Record, source: Path, target: Path) -> None:
-    """The predictions files a record names, copied from the directory of the run that made them."""
-    from suite_common.atomic_files import write_bytes_atomic
-
-    for entry in (record.predictions or {}).values():
-        if (source / entry["file"]).is_file() and source.resolve() != target.resolve():
-            write_bytes_atomic(target / entry["file"], (source / entry["file"]).read_bytes())
 
 
 @dataclass(frozen=True)
@@ -133,7 +125,7 @@ class RunPlan:
                         "reused_from": previous.get("run_dir"),
                     }
                 )
-                copy_kept_predictions(reused, Path(previous["run_dir"]), out_dir)  # the record names them
+                copy_predictions(reused.predictions, Path(previous["run_dir"]), out_dir)  # the record names them
                 reused.write(out_dir / self.record_name)
                 previous = reused.to_dict()
             mark_finished(out_dir)

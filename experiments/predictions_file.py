@@ -83,3 +83,11 @@ def read_predictions_file(path: Path, entry: dict) -> list:
         except (IndexError, TypeError):
             raise DataError(f"{path}: a tag id outside the file's vocabulary") from None
     return predictions
+
+
+def copy_predictions(entries: dict | None, source: Path, target: Path) -> None:
+    """The predictions files a record names (``Record.predictions``), copied from ``source`` (the
+    directory of the run that made them) to ``target``, each complete or not at all."""
+    for entry in (entries or {}).values():
+        if (Path(source) / entry["file"]).is_file() and Path(source).resolve() != Path(target).resolve():
+            write_bytes_atomic(Path(target) / entry["file"], (Path(source) / entry["file"]).read_bytes())

@@ -21,6 +21,7 @@ def collect(src: Path, root: Path, dest_root: Path) -> Path:
     of another identity already there is kept, and this one goes to ``<dir>@<digest>`` beside it (as
     ``run.py`` does). A record of the same identity already there is never replaced: if its content
     differs, it is kept and the copy is skipped with a line saying so."""
+    from experiments.predictions_file import copy_predictions
     from experiments.run_directories import record_dir
     from suite_common.atomic_files import write_bytes_atomic
 
@@ -36,8 +37,7 @@ def collect(src: Path, root: Path, dest_root: Path) -> Path:
             print(f"note: {dest} is kept: a record of the same configuration is there already (not replaced by {src})")
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    for entry in (record.predictions or {}).values():  # the predictions first: a record never names a missing file
-        write_bytes_atomic(dest.parent / entry["file"], (src.parent / entry["file"]).read_bytes())
+    copy_predictions(record.predictions, src.parent, dest.parent)  # first: a record never names a missing file
     write_bytes_atomic(dest, src.read_bytes())
     return dest
 

@@ -5,8 +5,12 @@ import re
 
 from conftest import REPO
 
-PATTERN = re.compile("|".join([r"#[0-9]{1,3}\b", r"issue [0-9]+", "this " + "workplace", r"\blent" + " to\b"]))
-WHERE = ["conf", "docs", "README.md", "RELIABILITY.md", "results/README.md", "results/CHANGES.md", "run.py",
+PATTERN = re.compile(
+    "|".join(
+        [r"#[0-9]{1,3}\b", r"[Ii]ssue [0-9]+", "this " + "workplace", r"\blent" + " to\b", r"\bthe " + r"session\b"]
+    )
+)
+WHERE = ["conf", "docs", "README.md", "RELIABILITY.md", "results", "run.py",
          "elmo_core", "encoders", "bert_core", "tasks", "experiments", "reporting", "suite_common", "benchmarks",
          "tests"]  # fmt: skip
 
