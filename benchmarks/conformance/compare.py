@@ -1,0 +1,200 @@
+"""One task head beside its AllenNLP reference: same data, same biLM, matched settings; the dev curve
+and the time of both sides.
+
+    python -m benchmarks.conformance.compare --task nli --arm elmo --epochs 3 [--suite-seeds 0 1]
+        [--reference-seeds 0] [--limit N] [--work DIR] [--out results/conformance]
+
+Needs the harness's environment (``make conformance-env``: ``.venv-conformance``, allennlp 2.10.1 and
+allennlp-models 2.10.1). The reference runs through ``allennlp_launcher.py`` in that environment, the
+suite through ``run.py`` in this one, each on one thread, one after the other. Both read the
+suite's embedded biLM (``elmo_core/pretrained/small``, already in the original format) and the files
+``prepare.py`` writes under ``--work``. A side already finished under ``--work`` is not run again.
+
+Writes ``<out>/<task>_<arm>.json``: each run's dev metric after every epoch, wall seconds per epoch,
+the CPU seconds of the whole process (``getrusage`` of the child: data reading and the suite's
+activation cache included), the commands, the matched settings and the hardware.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.conformance import prepare, reference_configs
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE_PYTHON = ROOT / ".venv-conformance" / "bin" / "python"
+LAUNCHER = ROOT / "benchmarks" / "conformance" / "allennlp_launcher.py"
+BILM = {
+    "options": ROOT / "elmo_core/pretrained/small/options.json",
+    "weights": ROOT / "elmo_core/pretrained/small/weights.hdf5",
+}
+REFERENCE_METRIC = {
+    "ner": "f1-measure-overall",
+    "nli": "accuracy",
+    "sst": "accuracy",
+    "qa": "f1",
+    "srl": "f1-measure-overall",
+    "coref": "coref_f1",
+}
+
+
+def _run_timed(command: list[str], log: Path) -> tuple[int, float, float]:
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        rc = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return rc, round(cpu, 1), round(time.perf_counter() - start, 1)
+
+
+def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path) -> dict:
+    out = work / f"reference_{arm}_seed{seed}"
+    done = out / "conformance_run.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    config, _, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
+    config_path = work / f"reference_{arm}_seed{seed}.json"
+    config_path.write_text(json.dumps(config, indent=1))
+    command = [str(REFERENCE_PYTHON), str(LAUNCHER), str(config_path), str(out), reference_configs.PACKAGES[task]]
+    rc, cpu, wall = _run_timed(command, work / f"reference_{arm}_seed{seed}.log")
+    times = json.loads((out / "epoch_times.json").read_text()) if (out / "epoch_times.json").exists() else []
+    if rc != 0 or len(times) < epochs:
+        raise SystemExit(
+            f"reference run failed (exit {rc}, {len(times)} epochs): see {work}/reference_{arm}_seed{seed}.log"
+        )
+    key = "validation_" + REFERENCE_METRIC[task]
+    result = {
+        "dev": [round(100 * e["metrics"][key], 2) for e in times],
+        "epoch_seconds": [e["wall_seconds"] for e in times],
+        "epoch_cpu_seconds": [e["cpu_seconds"] for e in times],
+        "process_cpu_seconds": cpu,
+        "process_wall_seconds": wall,
+        "command": " ".join(
+            [
+                "python",
+                "benchmarks/conformance/allennlp_launcher.py",
+                config_path.name,
+                "OUT",
+                reference_configs.PACKAGES[task],
+            ]
+        ),
+        "config": config,
+    }
+    done.write_text(json.dumps(result, indent=1))
+    return result
+
+
+def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path) -> dict:
+    done = work / f"suite_{arm}_seed{seed}.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    _, overrides, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
+    data_overrides = [f"{k}={v}" for k, v in data["suite"].items()]
+    runs_root = work / "suite_runs"
+    args = [
+        f"task={task}",
+        "profile=paper",
+        "source=local",
+        f"+ablation={arm}",
+        f"seed={seed}",
+        "threads=1",
+        f"trainer.max_epochs={epochs}",
+        f"trainer.patience={epochs}",
+        *data_overrides,
+        *overrides,
+    ]
+    command = [sys.executable, "run.py", *args, f"runs_root={runs_root}", f"cache.dir={work / 'cache'}"]
+    rc, cpu, wall = _run_timed(command, work / f"suite_{arm}_seed{seed}.log")
+    records = sorted(runs_root.glob(f"{task}/*/results.json"), key=lambda p: p.stat().st_mtime)
+    if rc != 0 or not records:
+        raise SystemExit(f"suite run failed (exit {rc}): see {work}/suite_{arm}_seed{seed}.log")
+    record = json.loads(records[-1].read_text())
+    key = "dev_" + record["metric"]
+    elapsed = [e["seconds"] for e in record["epochs"]]  # the record's clock runs on from the first epoch
+    result = {
+        "dev": [round(e[key], 2) for e in record["epochs"]],
+        "epoch_seconds": [round(b - a, 1) for a, b in zip([0.0, *elapsed], elapsed)],
+        "process_cpu_seconds": cpu,
+        "process_wall_seconds": wall,
+        "command": " ".join(["python", "run.py", *args, "runs_root=RUNS", "cache.dir=CACHE"]),
+        "data_sha256": record["identity"]["data_sha256"],
+    }
+    done.write_text(json.dumps(result, indent=1))
+    return result
+
+
+def hardware() -> str:
+    model = ""
+    if Path("/proc/cpuinfo").exists():
+        model = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            "",
+        )
+    return f"{platform.machine()} {model}, {os.cpu_count()} CPUs, one thread per run"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--task", required=True, choices=sorted(reference_configs.BUILD))
+    p.add_argument("--arm", default="elmo", choices=["elmo", "baseline"])
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--suite-seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--reference-seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--limit", type=int, default=None, help="training sentences / pairs / articles / documents")
+    p.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "elmo-conformance")
+    p.add_argument("--out", type=Path, default=ROOT / "results" / "conformance")
+    a = p.parse_args(argv)
+    if not REFERENCE_PYTHON.exists():
+        print(f"{REFERENCE_PYTHON} is missing: build it with `make conformance-env`", file=sys.stderr)
+        return 2
+    work = a.work / a.task
+    data = prepare.PREPARE[a.task](work / "data", a.limit)
+    data = {
+        side: {k: v if isinstance(v, list) else str(v) for k, v in d.items()} if isinstance(d, dict) else d
+        for side, d in data.items()
+    }
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    reference = {s: run_reference(a.task, a.arm, s, a.epochs, data, work) for s in a.reference_seeds}
+    suite = {s: run_suite(a.task, a.arm, s, a.epochs, data, work) for s in a.suite_seeds}
+    _, _, matched = reference_configs.BUILD[a.task](data["reference"], BILM, a.arm == "elmo", 0, a.epochs)
+    finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    a.out.mkdir(parents=True, exist_ok=True)
+    summary = {
+        "task": a.task,
+        "arm": a.arm,
+        "epochs": a.epochs,
+        "limit": a.limit,
+        "notes": data["notes"],
+        "matched": matched,
+        "reference": reference,
+        "suite": suite,
+        "hardware": hardware(),
+        "dates": [started, finished],
+        "biLM": "elmo_core/pretrained/small",
+        "command": "python -m benchmarks.conformance.compare " + " ".join(argv or sys.argv[1:]),
+    }
+    for side in summary["reference"].values():
+        side.pop("config", None)
+    path = a.out / f"{a.task}_{a.arm}.json"
+    path.write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
