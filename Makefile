@@ -14,7 +14,7 @@ LOCK   := requirements.lock
 TORCH_INDEX ?=
 TORCH_FROM  := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: demo test lint format test-latest lock bench clean clean-cache
+.PHONY: demo test lint format test-latest lock bench clean clean-cache conformance-env
 
 # install VENV [CONSTRAINTS]: a venv with pip, torch 2.13.0 and this package (+ dev); with CONSTRAINTS
 # every version is the lock's (PIP_CONSTRAINT also reaches the isolated build of the editable install)
@@ -77,10 +77,22 @@ bench: $(STAMP)
 clean-cache:
 	rm -rf .cache/activations .cache/finetuned
 
+# the conformance harness's reference side (benchmarks/conformance/README.md): allennlp 2.10.1 and allennlp-models
+# 2.10.1 in their own environment beside torch 2.13.0, never a dependency of the suite and never in CI
+CONFORMANCE_VENV := .venv-conformance
+conformance-env: $(CONFORMANCE_VENV)/.installed
+$(CONFORMANCE_VENV)/.installed: benchmarks/conformance/requirements.txt
+	rm -rf $(CONFORMANCE_VENV)
+	$(PYTHON) -m venv $(CONFORMANCE_VENV)
+	$(CONFORMANCE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CONFORMANCE_VENV)/bin/python -m pip install --quiet -r benchmarks/conformance/requirements.txt
+	$(CONFORMANCE_VENV)/bin/python -m pip install --quiet --no-deps allennlp==2.10.1 allennlp-models==2.10.1 fairscale==0.4.6
+	touch $@
+
 # everything the suite and its tests make, back to a fresh checkout (the tests keep the temporary
 # directories of failed tests only: pyproject.toml's tmp_path_retention_policy), except what you trained
 # yourself and may want to keep: runs/ and checkpoints/ (the documented --out of biLM and BERT pretraining)
 clean: clean-cache
-	rm -rf $(VENV) .venv-latest .venv-lock outputs multirun .pytest_cache .ruff_cache .cache *.egg-info
+	rm -rf $(VENV) .venv-latest .venv-lock $(CONFORMANCE_VENV) outputs multirun .pytest_cache .ruff_cache .cache *.egg-info
 	find . -name __pycache__ -type d -prune -not -path "./.git/*" -exec rm -rf {} +
 	rm -rf "$(PYTEST_TMP)"

@@ -30,10 +30,13 @@ def embed_sample(cfg: DictConfig, out_dir: Path) -> None:
     """Embeds ``embed_sample.limit`` sentences of ``embed_sample.sentences`` into ``out_dir``."""
     from elmo_core import load_bilm
     from elmo_core.embed import embed_file
-    from encoders import BiLMEncoder
+    from experiments.plan import RunPlan
+    from suite_common.errors import ConfigError
     from tasks.ner.reader import read_conll2003_file
 
-    source = BiLMEncoder.from_config(cfg)
+    source = RunPlan.resolve(cfg).encoder  # the encoder as any run of this configuration builds it
+    if source.kind != "bilm":
+        raise ConfigError("mode=embed_sample embeds with the biLM (encoder=bilm)")
     options, weights = source.options, source.weights
     bilm = load_bilm(
         options, weights, stateful=source.state != "stateless", device=cfg.device, allow_extra=source.allow_extra

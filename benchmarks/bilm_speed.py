@@ -1,6 +1,7 @@
 """Speed of the biLM embed path on the paper-size model, against a plain reference implementation.
 
     python -m benchmarks.bilm_speed [--sentences 400] [--batch-size 64] [--repeats 2] [--conll PATH]
+        [--threads N] [--allennlp-python .venv-conformance/bin/python]
 
 Builds the paper's biLM (filters [[1,32],[2,32],[3,64],[4,128],[5,256],[6,512],[7,1024]],
 2 highway, 4096 cells, 512 projection, residual; Peters et al. 2018 §3.4) with random weights,
@@ -15,7 +16,11 @@ saves it in the original format and loads it back, then embeds real sentences (C
   sentence, one LSTM step at a time with separate input and recurrent products, token encoder on
   every position.
 
-Both run ``--batch-size`` LSTM rows at a time.
+Both run ``--batch-size`` LSTM rows at a time. With ``--allennlp-python`` (the conformance harness's
+environment, ``make conformance-env``), AllenNLP 2.10.1's ``_ElmoBiLm`` embeds the same sentences from the
+same saved files too (``benchmarks/conformance/allennlp_embed.py``: file-order batches padded to their
+longest sentence, every position through the token encoder, as AllenNLP's ``Elmo`` does), in a process of
+its own at the same ``--threads``, in the same rounds.
 
 Implementations run in turn, ``--repeats`` rounds; it prints each one's best tokens/s (and every
 run's time), peak resident memory of each phase, the speed ratio, the largest absolute
@@ -29,10 +34,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import resource
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from benchmarks import SHARED
@@ -199,7 +207,11 @@ def main(argv=None) -> None:
         help="rounds of all implementations in turn; each one's best time is reported (default 2)",
     )
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads of every side (default: torch's)")
+    ap.add_argument("--allennlp-python", type=Path, help="an interpreter with allennlp 2.10.1 (make conformance-env)")
     args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     sentences = read_conll_sentences(args.conll, args.sentences)
     n_tok = sum(len(s) for s in sentences)
@@ -212,11 +224,12 @@ def main(argv=None) -> None:
     peak = matmul_peak_flops()
     print(f"matmul peak (float32, measured): {peak / 1e9:.1f} GFLOP/s")
 
-    with tempfile.TemporaryDirectory() as tmp:
-        bilm = BiLM(parse_options(PAPER_OPTIONS))
-        save_bilm(bilm, Path(tmp) / "options.json", Path(tmp) / "weights.hdf5")
-        del bilm
-        bilm = load_bilm(Path(tmp) / "options.json", Path(tmp) / "weights.hdf5")
+    saved = tempfile.TemporaryDirectory()
+    tmp = Path(saved.name)
+    bilm = BiLM(parse_options(PAPER_OPTIONS))
+    save_bilm(bilm, tmp / "options.json", tmp / "weights.hdf5")
+    del bilm
+    bilm = load_bilm(tmp / "options.json", tmp / "weights.hdf5")
     n_params = sum(p.numel() for p in bilm.parameters())
     print(f"paper-size biLM: {n_params / 1e6:.1f}M parameters (random weights, original format round trip)")
 
@@ -245,11 +258,28 @@ def main(argv=None) -> None:
         out = run_reference(bilm, sentences, args.batch_size)
         return out, executed_flops(bilm.opts, padded, [bilm.opts.max_characters_per_token] * padded, padded)
 
+    def allennlp():
+        (tmp / "sentences.txt").write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
+        script = Path(__file__).resolve().parent / "conformance" / "allennlp_embed.py"
+        command = [str(args.allennlp_python), str(script), str(tmp / "options.json"), str(tmp / "weights.hdf5")]
+        command += [str(tmp / "sentences.txt"), str(tmp / "allennlp.npz"), "--batch-size", str(args.batch_size)]
+        command += ["--threads", str(torch.get_num_threads()), "--repeats", "1"]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"AllenNLP side failed:\n{done.stderr[-2000:]}")
+        seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"][0]
+        with np.load(tmp / "allennlp.npz") as layers:
+            kept = [layers[f"arr_{k}"] for k in range(len(layers.files))]
+        flops = executed_flops(bilm.opts, padded, [bilm.opts.max_characters_per_token] * padded, padded)
+        return kept, flops, seconds
+
     implementations = {
         "elmo_core": lambda: elmo_core(True),
         "elmo_core (no token cache)": lambda: elmo_core(False),
         "reference": reference,
     }
+    if args.allennlp_python:
+        implementations["allennlp _ElmoBiLm"] = allennlp
     results, outputs = {}, {}
     for _ in range(args.repeats):  # rounds in turn; each implementation's best time is kept
         outputs["reference"] = None
@@ -257,9 +287,9 @@ def main(argv=None) -> None:
             outputs[name] = None  # only elmo_core's output of this round is held while another one runs
             reset_peak_rss()
             start = time.perf_counter()
-            out, flops = run()
-            elapsed = time.perf_counter() - start
-            if name in ("elmo_core", "reference"):
+            out, flops, *timed = run()
+            elapsed = timed[0] if timed else time.perf_counter() - start  # its own process times its own pass
+            if name in ("elmo_core", "reference", "allennlp _ElmoBiLm"):
                 outputs[name] = out
             del out
             r = results.setdefault(name, {"seconds": float("inf"), "peak_rss_mb": 0.0, "runs_s": []})
@@ -267,6 +297,8 @@ def main(argv=None) -> None:
             r["peak_rss_mb"] = max(r["peak_rss_mb"], peak_rss_mb())
             if elapsed < r["seconds"]:
                 r.update(seconds=elapsed, tokens_per_s=n_tok / elapsed, peak_fraction=flops / elapsed / peak)
+    if args.allennlp_python:  # its own process's peak, not this one's
+        results["allennlp _ElmoBiLm"]["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     fast_out, ref_out = outputs["elmo_core"], outputs["reference"]
     max_diff = max(float((torch.from_numpy(fast_out[i]) - ref_out[i]).abs().max()) for i in range(len(sentences)))
 
@@ -285,16 +317,21 @@ def main(argv=None) -> None:
         f"{results['reference']['seconds'] / results['elmo_core (no token cache)']['seconds']:.2f}x)"
     )
     print(f"max |elmo_core - reference| over all layers: {max_diff:.2e}")
+    figures = {"results": results, "speedup": ratio, "max_abs_diff": max_diff, "matmul_peak_flops": peak}
+    if args.allennlp_python:
+        theirs = outputs["allennlp _ElmoBiLm"]
+        allennlp_diff = max(float(np.abs(fast_out[i] - theirs[i]).max()) for i in range(len(theirs)))
+        figures["allennlp_speedup"] = results["allennlp _ElmoBiLm"]["seconds"] / results["elmo_core"]["seconds"]
+        figures["max_abs_diff_allennlp"] = allennlp_diff
+        print(
+            f"speed-up over AllenNLP's _ElmoBiLm: {figures['allennlp_speedup']:.2f}x at {torch.get_num_threads()} "
+            f"thread(s); max |elmo_core - AllenNLP| on its first {len(theirs)} sentences: {allennlp_diff:.2e}"
+        )
+    saved.cleanup()
     if args.json:
         args.json.write_text(
             json.dumps(
-                {
-                    "results": results,
-                    "speedup": ratio,
-                    "max_abs_diff": max_diff,
-                    "matmul_peak_flops": peak,
-                    "tokens": n_tok,
-                },
+                {**figures, "tokens": n_tok, "threads": torch.get_num_threads()},
                 indent=2,
             )
         )

@@ -56,11 +56,9 @@ from elmo_core.options import parse_options
 from elmo_core.pretrain import build_parser, make_training_step
 from elmo_core.pretraining.lm_data import SentenceStream, Vocabulary
 from elmo_core.pretraining.lm_training import LanguageModel, detach_state
-from encoders import encoder_for
 from encoders.activation_cache import ActivationCache
-from experiments import runner
-from experiments.settings import ElmoSettings, effective_position
-from experiments.trainer import TrainerConfig, make_optimizer, on_device, train_step
+from experiments.plan import RunPlan
+from experiments.trainer import make_optimizer, on_device, train_step
 from tasks.base import TaskSplit
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -111,8 +109,8 @@ def SENTENCE_LENGTHS() -> list[list[str]]:
     stand-in for CoNLL-2012's sentence lengths, for SRL and coreference alike."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=["task=srl", "source=local"])
-    task = runner.make_task(cfg)
-    return task.sentences(runner.training_splits(cfg, task)["train"])
+    built = RunPlan.resolve(cfg).build(layers=False, finetune=False)
+    return built.task.sentences(built.splits["train"])
 
 
 def paper_bilm(directory: Path) -> tuple[Path, Path]:
@@ -164,15 +162,14 @@ def examples_per_update(task, full, batch_size: int) -> float:
     return len(full) / len(task.batches(full, batch_size, shuffle=False))
 
 
-def seconds_per_update(task, cfg, source, train, updates: int) -> float:
-    """Mean wall time of ``updates`` training updates (after one warm-up update), as the trainer does them."""
-    runner.set_seed(cfg.seed)
-    features = runner.build_features(ElmoSettings.of(cfg), source)
-    config = TrainerConfig.from_config(cfg)
-    model = task.build_model(features).to(config.device)
+def seconds_per_update(built, train, updates: int) -> float:
+    """Mean wall time of ``updates`` training updates (after one warm-up update) of a run's model, built by its
+    plan (``RunPlan.build``), as the trainer does them."""
+    task, config = built.task, built.trainer
+    model = built.model.to(config.device)
     optimizer = make_optimizer(model, config)
     params = [p for p in model.parameters() if p.requires_grad]
-    batches = task.batches(train.examples, cfg.trainer.batch_size, shuffle=True, rng=random.Random(0))
+    batches = task.batches(train.examples, config.batch_size, shuffle=True, rng=random.Random(0))
     batches = (batches * (updates + 1))[: updates + 1]
     model.train()
     times = []
@@ -230,11 +227,9 @@ def measure(
     threads: int,
     device: str = "cpu",
 ) -> dict:
-    cfg = compose_paper(task_name, options, weights, work / "cache", threads, "paper", device)
-    source = encoder_for(cfg)
-    task = runner.make_task(cfg)
-    full = runner.training_splits(cfg, task)["train"]
-    task.build_vocab(full)  # the full vocabulary: the embedding matrices have their real size
+    plan = RunPlan.resolve(compose_paper(task_name, options, weights, work / "cache", threads, "paper", device))
+    built = plan.build(layers=False, finetune=False)  # the full vocabulary: the embeddings have their real size
+    cfg, source, task, full = plan.run, built.encoder, built.task, built.splits["train"]
     part = task.prepare(
         full.select(range(sample_size(task, full, int(cfg.trainer.batch_size), sample_tokens))), "train"
     )
@@ -249,7 +244,7 @@ def measure(
         "sample_tokens": tokens,
         "batch_size": int(cfg.trainer.batch_size),
         "max_epochs": int(cfg.trainer.max_epochs),
-        "position": effective_position(cfg),
+        "position": plan.position,
         "examples_per_update": examples_per_update(task, full, int(cfg.trainer.batch_size)),
     }
     sizes = {}
@@ -266,10 +261,12 @@ def measure(
     out["cache_bytes_per_token"] = {d: s["written"] / tokens for d, s in sizes.items()}
     out["cache_planned_over_written"] = {d: s["planned"] / s["written"] for d, s in sizes.items()}
     train = TaskSplit("train", part, source.layer_source(sentences, f"{task_name}/sample"))
-    out["s_per_update_elmo"] = seconds_per_update(task, cfg, source, train, updates)
-    base_cfg = compose_paper(task_name, options, weights, work / "cache", threads, "none", device)
-    out["s_per_update_baseline"] = seconds_per_update(task, base_cfg, source, TaskSplit("train", part), updates)
-    if cfg.encoder.get("finetune"):
+    out["s_per_update_elmo"] = seconds_per_update(built, train, updates)
+    base = RunPlan.resolve(compose_paper(task_name, options, weights, work / "cache", threads, "none", device))
+    out["s_per_update_baseline"] = seconds_per_update(
+        base.build(layers=False, finetune=False), TaskSplit("train", part), updates
+    )
+    if cfg.encoder.finetune:
         out["finetune"] = {
             **finetune_rate(options, sentences, updates, device),
             "epochs": int(cfg.encoder.finetune_epochs),

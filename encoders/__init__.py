@@ -15,13 +15,11 @@ from .transformer import TransformerEncoder
 __all__ = ["BiLMEncoder", "CacheSettings", "Encoder", "TransformerEncoder", "encoder_for"]
 
 
-def encoder_for(cfg) -> Encoder:
-    """The encoder a composed configuration names: ``encoder.kind`` (configurations saved before the
-    key existed mean the biLM), with the run's device and cache settings."""
-    encoder = cfg.get("encoder") or {}
-    kind = encoder.get("kind", "bilm")
-    if kind == "bilm":
-        return BiLMEncoder.from_config(cfg)
-    if kind == "transformer":
-        return TransformerEncoder.from_config(cfg)
-    raise ConfigError(f"encoder.kind={kind!r}: must be bilm or transformer")
+def encoder_for(run) -> Encoder:
+    """The encoder a run's typed configuration names (``encoder.kind``: a ``BilmConfig`` or a
+    ``TransformerConfig``), with the run's device and cache settings."""
+    if run.encoder.kind == "bilm":
+        return BiLMEncoder.from_config(run.encoder, run.cache, run.device)
+    if run.encoder.kind == "transformer":
+        return TransformerEncoder.from_config(run.encoder, run.cache, run.device)
+    raise ConfigError(f"encoder.kind={run.encoder.kind!r}: must be bilm or transformer")

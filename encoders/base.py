@@ -16,26 +16,24 @@ from dataclasses import dataclass
 from suite_common.errors import ConfigError
 
 from .activation_cache import ActivationCache, LayerSource
+from .config import CacheConfig
+
+_CACHE = CacheConfig()
 
 
 @dataclass(frozen=True)
 class CacheSettings:
     """The activation cache of a run (``cache.enabled``, ``cache.dir``, ``cache.dtype``, ``cache.max_gb``)."""
 
-    enabled: bool = True
-    root: str = ".cache/activations"
-    dtype: str = "float32"
-    max_gb: float | None = 100
+    enabled: bool = _CACHE.enabled  # the defaults are the configuration's (encoders.config.CacheConfig)
+    root: str = _CACHE.dir
+    dtype: str = _CACHE.dtype
+    max_gb: float | None = _CACHE.max_gb
 
     @classmethod
-    def from_config(cls, cfg) -> CacheSettings:
-        cache = cfg.get("cache") or {}
-        return cls(
-            bool(cache.get("enabled", True)),
-            str(cache.get("dir", cls.root)),
-            str(cache.get("dtype", "float32")),
-            cache.get("max_gb"),
-        )
+    def from_config(cls, cache) -> CacheSettings:
+        """From the run's ``cache`` group (``encoders.config.CacheConfig``)."""
+        return cls(bool(cache.enabled), str(cache.dir), str(cache.dtype), cache.max_gb)
 
 
 class Encoder:

@@ -28,8 +28,9 @@ from suite_common.remote_files import local_path, preset_files
 
 from .activation_cache import ActivationCache, LayerSource
 from .base import CacheSettings, Encoder
+from .config import STATE_POLICIES, BilmConfig, CacheConfig
 
-STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
+_BILM = BilmConfig()
 
 
 class LiveLayers:
@@ -62,13 +63,13 @@ class BiLMEncoder(Encoder):
     options: Path
     weights: Path
     origin: str = "embedded"  # embedded | given | finetuned
-    state: str = "stateless"
-    batch_size: int = 64  # sentences per biLM batch when filling the cache
+    state: str = _BILM.state  # the defaults are the configuration's (encoders.config.BilmConfig)
+    batch_size: int = _BILM.batch_size  # sentences per biLM batch when filling the cache
     device: str = "cpu"
-    warmup_batches: int = 0
+    warmup_batches: int = _BILM.warmup_batches  # read with stateful_warmup only (0 otherwise)
     allow_extra: bool = False  # datasets of weights.hdf5 its options do not use are ignored instead of an error
     cache_settings: CacheSettings = CacheSettings()
-    finetune_epochs: int = 1
+    finetune_epochs: int = _BILM.finetune_epochs
     finetune_report: dict | None = field(default=None, compare=False)
     kind = "bilm"
 
@@ -81,23 +82,22 @@ class BiLMEncoder(Encoder):
             object.__setattr__(self, "warmup_batches", 0)
 
     @classmethod
-    def from_config(cls, cfg) -> BiLMEncoder:
-        """``encoder.options`` + ``encoder.weights``, or the embedded biLM when neither is given, with
-        the run's state policy, batch size, device and cache settings."""
-        bilm = cfg.get("encoder") or {}
+    def from_config(cls, bilm: BilmConfig, cache: CacheConfig, device: str = "cpu") -> BiLMEncoder:
+        """``encoder.options`` + ``encoder.weights`` (or ``encoder.preset``), or the embedded biLM when
+        none is given, with the run's state policy, batch size, device and cache settings."""
         settings = dict(
-            state=bilm.get("state", "stateless"),
-            batch_size=int(bilm.get("batch_size", 64)),
-            device=str(cfg.get("device", "cpu")),
-            warmup_batches=int(bilm.get("warmup_batches", 0)),
-            cache_settings=CacheSettings.from_config(cfg),
-            finetune_epochs=int(bilm.get("finetune_epochs", 1)),
+            state=bilm.state,
+            batch_size=int(bilm.batch_size),
+            device=str(device),
+            warmup_batches=int(bilm.warmup_batches),
+            cache_settings=CacheSettings.from_config(cache),
+            finetune_epochs=int(bilm.finetune_epochs),
         )
-        options, weights = bilm.get("options"), bilm.get("weights")
-        if bilm.get("preset"):
+        options, weights = bilm.options, bilm.weights
+        if bilm.preset:
             if options or weights:
                 raise ConfigError("give encoder.preset or encoder.options + encoder.weights, not both")
-            options, weights = preset_files(bilm["preset"])
+            options, weights = preset_files(bilm.preset)
         if options or weights:
             if not (options and weights):
                 raise ConfigError("give both encoder.options and encoder.weights (or neither, for the embedded biLM)")
@@ -105,10 +105,14 @@ class BiLMEncoder(Encoder):
                 local_path(options),
                 local_path(weights),
                 "given",  # a URL: its verified cached copy
-                allow_extra=bool(bilm.get("allow_extra_weights", False)),
+                allow_extra=bool(bilm.allow_extra_weights),
                 **settings,
             )
         return cls(*embedded_files(), "embedded", **settings)
+
+    def file_hashes(self) -> dict[str, str]:
+        """The SHA-256 of each file its configuration names, by setting (a run's identity holds them)."""
+        return {"options": self.options_sha256, "weights": self.sha256}
 
     @cached_property
     def sha256(self) -> str:

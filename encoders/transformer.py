@@ -34,12 +34,12 @@ class TransformerEncoder(Encoder):
     kind = "transformer"
 
     @classmethod
-    def from_config(cls, cfg) -> TransformerEncoder:
-        """``encoder.model`` (null: the embedded small BERT), its revision, pooling, window and batch size."""
+    def from_config(cls, settings, cache, device: str = "cpu") -> TransformerEncoder:
+        """``encoder.model`` (null: the embedded small BERT), its revision, pooling, window and batch size
+        (a ``TransformerConfig``), with the run's cache settings and device."""
         from bert_core.word_layers import resolve_model_dir
 
-        encoder_cfg = cfg.encoder
-        model = encoder_cfg.get("model")
+        model = settings.model
         if not model:
             from bert_core.pretrained import model_dir
 
@@ -49,13 +49,17 @@ class TransformerEncoder(Encoder):
                 raise ConfigError(f"{e}; pass encoder.model=DIR") from None
         return cls(
             str(model),
-            resolve_model_dir(str(model), encoder_cfg.get("revision")),
-            encoder_cfg.get("pooling", "first"),
-            encoder_cfg.get("max_length"),
-            encoder_cfg.get("batch_size", 32),
-            str(cfg.get("device", "cpu")),
-            CacheSettings.from_config(cfg),
+            resolve_model_dir(str(model), settings.revision),
+            settings.pooling,
+            settings.max_length,
+            settings.batch_size,
+            str(device),
+            CacheSettings.from_config(cache),
         )
+
+    def file_hashes(self) -> dict[str, str]:
+        """The SHA-256 of the model's files, under the setting that names them."""
+        return {"model": self.sha256}
 
     @cached_property
     def sha256(self) -> str:

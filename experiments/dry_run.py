@@ -83,7 +83,7 @@ def cache_plan(encoder, named: dict[str, list[list[str]]]) -> dict:
 
 def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
     """What ``mode=train`` would do with ``cfg`` (printed, and returned as a dict)."""
-    from .pipeline import make_task, task_version, training_splits
+    from .pipeline import task_version
 
     plan = RunPlan.resolve(cfg, task_version(cfg.task.name))
     where = launch_dir(cfg)
@@ -105,15 +105,15 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
             else ""
         )
     if plan.kind == "task":
-        task = make_task(cfg)
-        splits = training_splits(cfg, task)
+        built = plan.build(layers=False, finetune=False)  # a dry run estimates the fine-tuning, does not do it
+        task, splits = built.task, built.splits
         report["data"] = task.data_stats
         # as the trainer makes them: shuffled (a task may batch training apart from evaluation, as SQuAD's
         # clustered batches do), and repeated passes_per_epoch times (trainer.equal_updates, data.fraction)
-        batches = task.batches(splits["train"], int(cfg.trainer.batch_size), shuffle=True, rng=random.Random(0))
+        batches = task.batches(splits["train"], int(plan.run.trainer.batch_size), shuffle=True, rng=random.Random(0))
         report["train_examples"] = len(splits["train"])
-        report["batches_per_epoch"] = len(batches) * passes_per_epoch(cfg)
-        report["max_epochs"] = int(cfg.trainer.max_epochs)
+        report["batches_per_epoch"] = len(batches) * passes_per_epoch(plan.run)
+        report["max_epochs"] = int(plan.run.trainer.max_epochs)
         named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
         cache_tokens = live_tokens = 0
         if plan.elmo.reads_encoder and plan.encoder.cache_settings.enabled:
@@ -121,7 +121,7 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
             cache_tokens = sum(sum(map(len, named[name])) for name in report["cache"]["missing"])
         elif plan.elmo.reads_encoder:
             live_tokens = sum(sum(map(len, s)) for s in named.values())
-        measured = measure(cfg, plan, task, splits, batches)
+        measured = measure(built, batches)
         report.update(
             estimate(
                 measured,

@@ -22,7 +22,23 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from suite_common.errors import ConfigError
 
-from .config_layout import RENAMED
+# names the encoder's and the cache's settings had under elmo.* until November 2026: on the command line
+# they stop the command with one line naming the key that replaced them
+_BILM_KEYS = (
+    "options",
+    "weights",
+    "allow_extra_weights",
+    "state",
+    "warmup_batches",
+    "batch_size",
+    "finetune",
+    "finetune_epochs",
+)
+_CACHE_KEYS = {"cache": "enabled", "cache_dir": "dir", "cache_dtype": "dtype", "cache_max_gb": "max_gb"}
+RENAMED = {
+    **{f"elmo.{k}": f"encoder.{k}" for k in _BILM_KEYS},
+    **{f"elmo.{k}": f"cache.{v}" for k, v in _CACHE_KEYS.items()},
+}
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from omegaconf import DictConfig
 
 from suite_common.errors import ConfigError
 from tasks.base import TaskSplit
@@ -15,11 +14,14 @@ from tasks.common.layers import ElmoFeatures
 from tasks.registry import is_probe_function, task_class
 
 from .plan import PROBE_VERSION
-from .settings import ElmoSettings
+from .run_config import RunConfig
+from .settings import ElmoSettings, as_run
 
 
-def make_task(cfg: DictConfig):
-    return task_class(cfg.task.name)(cfg.task)
+def make_task(run: RunConfig):
+    """The task of a run configuration, built on its typed ``task`` group."""
+    run = as_run(run)
+    return task_class(run.task.name)(run.task)
 
 
 def task_version(name: str) -> int:
@@ -29,7 +31,9 @@ def task_version(name: str) -> int:
 def build_features(elmo: ElmoSettings, encoder) -> ElmoFeatures:
     """The ELMo mixes a task model owns, sized to the encoder's layers."""
     num_layers, dim = encoder.layer_shape()
-    return ElmoFeatures(elmo.position, num_layers, dim, elmo.mix, elmo.dropout, elmo.layer_norm, elmo.l2)
+    return ElmoFeatures(
+        elmo.position, num_layers, dim, mix=elmo.mix, dropout=elmo.dropout, layer_norm=elmo.layer_norm, l2=elmo.l2
+    )
 
 
 def subsample(ds, fraction: float):
@@ -42,14 +46,16 @@ def subsample(ds, fraction: float):
     return ds.select(sorted(order[: max(1, math.ceil(fraction * len(ds)))].tolist()))
 
 
-def training_splits(cfg: DictConfig, task) -> dict:
+def training_splits(run: RunConfig, task) -> dict:
     """The task's splits (train and dev required), train cut to ``data.fraction``."""
-    splits = task.load_splits(cfg.data)
+    run = as_run(run)
+    splits = task.load_splits(run.data)
     for required in ("train", "dev"):
         if required not in splits:
             raise ConfigError(f"no {required} split (set data.dir or data.{required}_path)")
-    if cfg.data.get("fraction", 1.0) != 1.0:  # prepare again: per-split row bookkeeping must match the subset
-        splits["train"] = task.prepare(subsample(splits["train"], cfg.data.fraction), "train")
+    fraction = getattr(run.data, "fraction", 1.0)  # the probes' data have no fraction
+    if fraction != 1.0:  # prepare again: per-split row bookkeeping must match the subset
+        splits["train"] = task.prepare(subsample(splits["train"], fraction), "train")
     return splits
 
 

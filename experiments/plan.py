@@ -24,10 +24,10 @@ from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function
 
 from . import train_state
-from .config_schema import validate
-from .identity import make_identity, run_digest
+from .identity import digest_of, make_identity
 from .predictions_file import copy_predictions
 from .record import Record
+from .run_config import RunConfig
 from .run_directories import (
     claim,
     finished_run,
@@ -43,14 +43,30 @@ from .settings import ElmoSettings
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
 
+@dataclass
+class BuiltRun:
+    """What every mode runs on, built from a plan by ``RunPlan.build``: the task (its vocabulary and
+    labels), its splits (train cut to ``data.fraction``; none for a trained run), the encoder (the
+    fine-tuned biLM where the plan reads one), the splits with their layers (when asked), the ELMo
+    mixes the model owns, the model (seeded), and the trainer's settings."""
+
+    task: object
+    splits: dict
+    encoder: Encoder
+    data: dict | None
+    features: object
+    model: object
+    trainer: object
+
+
 @dataclass(frozen=True)
 class RunPlan:
-    cfg: DictConfig
+    run: RunConfig  # the configuration, typed (every group; ``run_config``)
     resolved: dict  # the configuration with every interpolation resolved, as records store it
     kind: str  # "task" | "probe" | "finetune"
     elmo: ElmoSettings  # where ELMo goes, whether the run reads an encoder, how its mixes are made
     data_files: dict[str, Path]
-    identity: dict  # what the paths point at, and the code's version
+    identity: dict  # what the run's files hold, and the code's version
     digest: str
     record_name: str  # results.json | finetune.json
     seed: int  # the run's seed (``seed``), set once before its model is built
@@ -59,38 +75,60 @@ class RunPlan:
     encoder: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
 
     @classmethod
-    def resolve(cls, cfg: DictConfig, task_version: int | None = None, finetune: bool = False) -> RunPlan:
-        """The plan of ``cfg``, whose task code is at ``task_version`` (probes have their own);
-        ``finetune``: the biLM fine-tuning of ``mode=finetune`` (Table 7), recorded in ``finetune.json``."""
-        validate(cfg)
-        encoder = encoder_for(cfg)
-        resolved = OmegaConf.to_container(cfg, resolve=True)
-        name = str(cfg.task.name)
+    def resolve(cls, cfg, task_version: int | None = None, finetune: bool = False) -> RunPlan:
+        """The plan of ``cfg`` (a composed configuration, or a plain mapping of one), whose task code is at
+        ``task_version`` (probes have their own); ``finetune``: the biLM fine-tuning of ``mode=finetune``
+        (Table 7), recorded in ``finetune.json``."""
+        resolved = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
+        run = RunConfig.from_resolved(resolved)  # every value checked by its field
+        encoder = encoder_for(run)
+        name = run.task.name
         kind = "finetune" if finetune else "probe" if is_probe_function(name) else "task"
-        elmo = ElmoSettings.of(cfg)
-        uses = elmo.reads_encoder
+        elmo = ElmoSettings.of(run)
         version = PROBE_VERSION if kind == "probe" else task_version
-        encoder_sha = encoder.sha256 if uses else None
-        if encoder.kind != "bilm":  # records name a Transformer's digest apart from a biLM's
-            identity = make_identity(resolved, None, version, encoder_sha)
-        else:
-            identity = make_identity(resolved, encoder_sha, version)
-            if uses:  # the options decide the network the weights are read into (activation, clipping, ...)
-                identity["bilm_options_sha256"] = encoder.options_sha256
-            if uses and (finetune or cfg.encoder.get("finetune", False)):
-                identity["finetune_seed"] = FINETUNE_SEED  # a fine-tuning made before it was seeded is another run
+        identity = make_identity(run, encoder, version)
+        if run.reads_encoder and encoder.kind == "bilm" and (finetune or run.encoder.finetune):
+            identity["finetune_seed"] = FINETUNE_SEED  # a fine-tuning made before it was seeded is another run
         return cls(
-            cfg=cfg,
+            run=run,
             encoder=encoder,
             resolved=resolved,
             kind=kind,
             elmo=elmo,
             data_files=data_files(resolved.get("data") or {}),
             identity=identity,
-            digest=run_digest(resolved, identity),
+            digest=digest_of(run, identity),
             record_name="finetune.json" if kind == "finetune" else "results.json",
-            seed=int(cfg.seed),
-            finetuned_encoder=bool(cfg.encoder.get("finetune", False)) and elmo.position != "none",
+            seed=int(run.seed),
+            finetuned_encoder=encoder.kind == "bilm" and bool(run.encoder.finetune) and elmo.position != "none",
+        )
+
+    def build(self, layers: bool = True, finetune: bool = True, task_state: dict | None = None) -> BuiltRun:
+        """The run's pieces, the one way every mode makes them: task, splits and vocabulary (or, with
+        ``task_state``, a trained run's vocabulary and labels), the encoder (fine-tuned on the task's text
+        where the plan says so and ``finetune``: a dry run estimates that step instead), the splits'
+        layers (``layers``), the mixes and the model (after seeding with the run's seed), the trainer's
+        settings."""
+        from .pipeline import build_features, make_task, task_text, training_splits, with_layers
+        from .trainer import TrainerConfig, set_seed
+
+        task = make_task(self.run)
+        splits = {}
+        if task_state is None or (finetune and self.finetuned_encoder):
+            splits = training_splits(self.run, task)
+        if task_state is None:
+            task.build_vocab(splits["train"])
+        else:
+            task.load_state(task_state)
+        encoder = self.encoder
+        if finetune and self.finetuned_encoder:
+            encoder = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+        data = with_layers(self.elmo, task, splits, encoder) if layers and task_state is None else None
+        set_seed(self.seed)  # the model's initialization; fit seeds the training stream again from the same seed
+        features = build_features(self.elmo, encoder)
+        model = task.build_model(features)
+        return BuiltRun(
+            task, splits, encoder, data, features, model, TrainerConfig.from_config(self.run, seed=self.seed)
         )
 
     @property
@@ -107,7 +145,7 @@ class RunPlan:
         """``(run directory, finished record or None)``: a record of this identity anywhere below the
         runs root is reused (copied here under this launch's name); otherwise the directory this run
         writes into (``record_dir``), marked as running."""
-        runs_root = Path(self.cfg.runs_root)
+        runs_root = Path(self.run.runs_root)
         for gone in remove_dead_runs(runs_root):
             print(f"removed {gone}: its run was stopped before it wrote anything", file=sys.stderr, flush=True)
         out_dir = claim(record_dir(launch_dir, self.digest, self.record_name), self.digest)
@@ -140,4 +178,4 @@ class RunPlan:
 
     def metadata(self, out_dir: Path, encoder) -> dict:
         """What every record of this run holds besides its measurements (``Record``'s first fields)."""
-        return run_metadata(self.cfg, out_dir, encoder.identity(), self.resolved, self.identity)
+        return run_metadata(self.run.device, out_dir, encoder.identity(), self.resolved, self.identity, self.digest)

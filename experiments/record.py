@@ -4,10 +4,10 @@
 The runner builds a ``Record`` and writes it (``write``); the report reads one (``Record.read``) and
 asks it what the run was: its ELMo position, whether it read an encoder, which biLM it depends on,
 its ablation setting and variant, its Transformer's label. Each of these is decided here once, from
-what the runner stored, so the tables never re-derive a setting from a raw configuration. Records
-of every earlier version still read (keys added since are optional, keys this version does not know
-are kept when a record is rewritten). The JSON keys are those records have always had; the
-identity (``config_hash``) is computed from ``config`` and ``identity`` only (``identity``).
+what the runner stored, so the tables never re-derive a setting from a raw configuration. A record
+states its format (``record_version``); one of another version is refused with one line (keys this
+version does not know are kept when a record is rewritten). The identity (``config_hash``) is
+computed from ``config`` and ``identity`` only (``identity``).
 """
 
 from __future__ import annotations
@@ -20,21 +20,24 @@ from typing import Any
 
 from suite_common.errors import DataError
 
-from .config_layout import current_layout
 from .settings import uses_encoder
 
 RECORD_NAMES = ("results.json", "finetune.json")
+# 2 (2026-11-25): configurations in today's layout (encoder.*, cache.*), digests from the typed configuration
+# (``run_config``); every committed record was migrated once. A record of another version is refused.
+RECORD_VERSION = 2
 TASK_RUN_NULLABLE = ("test", "bilm_finetune")
 
 
 @dataclass
 class Record:
     # what every record holds (``run_directories.run_metadata``), in the order records have it
+    record_version: int | None = None  # RECORD_VERSION
     bilm: dict | None = (
         None  # the biLM's files and hash (a Transformer run's record of the earlier layout had its model here)
     )
     transformer: dict | None = None  # a Transformer run's model, files and hash
-    identity: dict | None = None  # None: written before identities existed (``record_migration``)
+    identity: dict | None = None  # what the run's files held and its code's version (``identity``)
     hardware: dict = field(default_factory=dict)
     date: str = "?"
     command: str = "?"
@@ -72,6 +75,11 @@ class Record:
     def from_dict(cls, data: dict, path: Path | None = None) -> Record:
         if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
             raise DataError(f"{path or 'record'}: not a run record (no 'config' object)")
+        if data.get("record_version") != RECORD_VERSION:
+            raise DataError(
+                f"{path or 'record'}: record_version {data.get('record_version')!r}, this suite reads "
+                f"{RECORD_VERSION} (records of earlier versions are not read: run the configuration again)"
+            )
         known = {f.name for f in dataclasses.fields(cls)} - {"unknown", "path"}
         task = data.get("task") or (data["config"].get("task") or {}).get("name")
         if not task:
@@ -188,7 +196,7 @@ class Record:
         biLM state policy other than stateless, a fine-tuned biLM (§3.4), a Transformer's layers."""
         if not self.uses_encoder:
             return ""
-        encoder = current_layout(self.config).get("encoder") or {}  # records of either layout
+        encoder = self.config.get("encoder") or {}
         parts = [f"state={encoder['state']}"] if encoder.get("state", "stateless") != "stateless" else []
         parts += ["finetuned biLM"] if encoder.get("finetune") else []
         return ",".join(parts + (["encoder=transformer"] if self.encoder else []))
@@ -221,8 +229,8 @@ class Record:
         return tuple(out + ([f"encoder={self.encoder_kind}"] if self.encoder_kind != "bilm" else []))
 
     def digest(self) -> str | None:
-        """The run's identity digest, recomputed (for records written before identities existed,
-        from the files their configuration names, as they are now)."""
+        """The run's identity digest, recomputed from its configuration and identity; the stored one where
+        today's settings cannot describe its configuration (a key since removed)."""
         from .identity import record_digest
 
-        return record_digest(self.to_dict())
+        return record_digest(self.to_dict()) or self.config_hash

@@ -22,9 +22,8 @@ from pathlib import Path
 from suite_common.atomic_files import process_alive, write_text_atomic
 from suite_common.machine import cpu_model
 
-from .identity import record_digest, run_digest
-
-RECORD_NAMES = ("results.json", "finetune.json")
+from .identity import record_digest
+from .record import RECORD_VERSION
 
 
 def read_record(path: Path) -> dict | None:
@@ -42,7 +41,9 @@ def finished_run(out_dir: Path, runs_root: Path, digest: str, name: str = "resul
     candidates = own + (sorted(runs_root.glob(f"**/{name}")) if runs_root.exists() else [])
     for path in candidates:
         record = read_record(path) if path.exists() else None
-        if record is not None and (record.get("config_hash") == digest or record_digest(record) == digest):
+        if record is None or record.get("record_version") != RECORD_VERSION:  # another format: never reused
+            continue
+        if record.get("config_hash") == digest or record_digest(record) == digest:
             return {**record, "run_dir": str(path.parent)}  # where it is now (a runs root may have moved)
     return None
 
@@ -51,7 +52,7 @@ def record_dir(out_dir: Path, digest: str, name: str = "results.json") -> Path:
     """Where this run's record goes: the launch directory, unless it holds another identity's record
     (another biLM, other data files, another code version): then ``<dir>@<digest>`` beside it."""
     existing = read_record(out_dir / name) if (out_dir / name).exists() else None
-    if existing is None or record_digest(existing) == digest:
+    if existing is None or (record_digest(existing) or existing.get("config_hash")) == digest:
         return out_dir
     alternative = out_dir.with_name(f"{out_dir.name}@{digest}")
     print(
@@ -178,13 +179,16 @@ def hydra_choice(group: str) -> str | None:
     return HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
 
 
-def run_metadata(cfg, out_dir: Path, encoder_identity: dict, resolved: dict, identity: dict) -> dict:
+def run_metadata(
+    device: str, out_dir: Path, encoder_identity: dict, resolved: dict, identity: dict, digest: str
+) -> dict:
     """What every record holds besides its metrics: the encoder (under ``bilm``, or ``transformer``
     for a Transformer), run identity, hardware, date, command."""
     import torch
 
     kind = "transformer" if encoder_identity.get("kind") == "transformer" else "bilm"
     return {
+        "record_version": RECORD_VERSION,
         kind: encoder_identity,
         "identity": identity,
         "hardware": {
@@ -193,13 +197,13 @@ def run_metadata(cfg, out_dir: Path, encoder_identity: dict, resolved: dict, ide
             "torch": torch.__version__,
             "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
-            "device": cfg.device,
+            "device": device,
         },
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python", "run.py", *sys.argv[1:]]),
         "ablation": hydra_choice("ablation"),
         "profile": hydra_choice("profile"),
         "run_dir": str(out_dir),
-        "config_hash": run_digest(resolved, identity),
+        "config_hash": digest,
         "config": resolved,
     }

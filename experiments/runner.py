@@ -14,15 +14,12 @@ import sys
 import time
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from encoders import BiLMEncoder
-from encoders.bilm import FINETUNE_SEED, finetune_key
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError
 from tasks.registry import probe_function
 
-from .config_layout import current_layout
 from .pipeline import (  # noqa: F401 - also the names other modules use through the runner
     build_features,
     make_task,
@@ -35,39 +32,17 @@ from .plan import RunPlan
 from .predictions_file import write_predictions_file
 from .record import Record
 from .run_directories import mark_finished
-from .trainer import TrainerConfig, fit, set_seed
-
-
-def finetuned_base_sha256(record: dict) -> str | None:
-    """For a record written before identities existed by a run with a fine-tuned biLM (which stored
-    only the fine-tuned weights' hash): the base biLM it was fine-tuned from, found among the
-    configured and embedded biLMs by recomputing the fine-tuned model's directory key."""
-    from elmo_core.pretrained import model_dir
-
-    cfg = OmegaConf.create(current_layout(record["config"]))
-    task = make_task(cfg)
-    splits = training_splits(cfg, task)
-    texts = task_text(task, splits["train"]), task_text(task, splits["dev"])
-    candidates = [Path(cfg.encoder.weights)] if cfg.encoder.weights else []
-    candidates += [model_dir(name) / "weights.hdf5" for name in ("small", "small-v1")]
-    wanted = Path(record["bilm_finetune"]["dir"]).name
-    for weights in candidates:
-        sha = BiLMEncoder(weights.with_name("options.json"), weights).sha256 if weights.exists() else None
-        if sha and any(
-            finetune_key(sha, *texts, cfg.encoder.finetune_epochs, seed) == wanted for seed in (FINETUNE_SEED, None)
-        ):
-            return sha
-    return None
+from .trainer import fit
 
 
 def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
     """§5.3 layer probes: per-layer accuracy from the encoder's cached activations."""
-    cfg, started = plan.cfg, time.time()
-    results = probe_function(cfg.task.name)(cfg, encoder.cache(), plan.metadata(out_dir, encoder))
-    results.update(task=cfg.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.position)
+    run, started = plan.run, time.time()
+    results = probe_function(run.task.name)(run, encoder.cache(), plan.metadata(out_dir, encoder))
+    results.update(task=run.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.position)
     Record.from_dict(results).write(out_dir / plan.record_name)
     mark_finished(out_dir)
-    print(json.dumps({"task": cfg.task.name, **results["dev"]}, indent=2))
+    print(json.dumps({"task": run.task.name, **results["dev"]}, indent=2))
     return results
 
 
@@ -81,21 +56,13 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     results_path = out_dir / plan.record_name
     if plan.kind == "probe":
         return run_probe(plan, out_dir, encoder)
-    task = make_task(cfg)
-    splits = training_splits(cfg, task)
+    built = plan.build()
+    task, splits, encoder, features, model = built.task, built.splits, built.encoder, built.features, built.model
     print("data: " + json.dumps(task.data_stats), flush=True)
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    task.build_vocab(splits["train"])
-    if plan.finetuned_encoder:
-        encoder = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
-    data = with_layers(plan.elmo, task, splits, encoder)
-    set_seed(plan.seed)  # the model's initialization; fit seeds the training stream again from the same seed
-    features = build_features(plan.elmo, encoder)
-    model = task.build_model(features)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
-    trainer_config = TrainerConfig.from_config(cfg, seed=plan.seed)
-    result = fit(task, model, data, trainer_config, state_path=state_path, run=plan.digest)
+    result = fit(task, model, built.data, built.trainer, state_path=state_path, run=plan.digest)
     prediction_files = {
         split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
         for split, preds in result["predictions"].items()
@@ -179,8 +146,8 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
         return previous
-    task = make_task(cfg)
-    splits = training_splits(cfg, task)
+    task = make_task(plan.run)
+    splits = training_splits(plan.run, task)
     meta = plan.metadata(out_dir, encoder)  # the base biLM's identity
     tuned = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     record = Record(**meta, task=task.name, train_examples=len(splits["train"]), bilm_finetune=tuned.finetune_report)

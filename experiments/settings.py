@@ -1,70 +1,57 @@
 """Settings every part of the suite must read the same way, each decided here once (Peters et al. 2018
 §3.3: where ELMo goes; §3.4: the frozen encoder a run reads):
 
-* ``effective_position``: ``elmo.position``, with ``paper`` meaning the task's own placement
-  (``task.elmo_position``: NER/SRL/coref ``input``, SST/SQuAD/NLI ``both``; ``probe`` for probes);
-* ``uses_encoder``: whether a run reads contextual layers at all (ELMo somewhere, a probe, or
-  ``mode=finetune``); a run that does not is the same run whatever biLM or encoder is named;
-* ``ElmoSettings``: both of those and how the mixes are made, typed, as a run's plan holds them;
-* the keys that do not change a run's result: ``VOLATILE`` (how and where it runs), ``PATH_KEYS``
-  (where its files are: their content is in the identity instead; ``CONTENT_KEYS`` likewise for the optional
-  files a task model reads) and ``NEUTRAL`` (a run either goes
-  ahead or stops). They are left out of a run's identity (``identity``) and, with ``task``, out
-  of its directory name (``run_dir_excludes``, Hydra's ``override_dirname.exclude_keys``), and they
-  are what ``mode=evaluate`` takes from the command line over a checkpoint's settings. They are named
-  in today's layout (``experiments.config_layout``).
-
-Configurations may be ``DictConfig`` or plain dicts (a record's stored ``config``).
+* ``typed``: a plain configuration (composed, or a record's stored one) as a ``RunConfig``;
+* ``effective_position`` and ``uses_encoder`` on a plain configuration (a record's): ``elmo.position``
+  with ``paper`` meaning the task's own placement, and whether a run reads contextual layers at all;
+* ``ElmoSettings``: both of those and how the mixes are made, as a run's plan holds them;
+* ``run_dir_excludes`` (Hydra's ``override_dirname.exclude_keys``) and ``evaluate_overrides``: the
+  settings that do not count in a run's identity, read from the typed fields' own declarations.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
+from functools import lru_cache
 
-# "demo": embed_sample's earlier name, in the configurations of earlier records
-VOLATILE = ("device", "threads", "mode", "checkpoint", "runs_root", "embed_sample", "demo")
-PATH_KEYS = {
-    "data": ("dir", "train_path", "dev_path", "test_path"),
-    "encoder": ("options", "weights", "model", "preset"),  # preset: a name for published weights (options, weights)
-    "cache": ("dir",),
-}
-NEUTRAL = {"encoder": ("allow_extra_weights",), "cache": ("max_gb",)}
-# optional path-valued settings read by a task model: their file's SHA-256 replaces the path in the identity
-# (``identity["files_sha256"]``), and they never name a run directory; unset (null) they count as before
-CONTENT_KEYS = ("task.model.vectors",)
-# keys added after runs were recorded, with the value every earlier run had: at that value a key is
-# left out of the identity, so earlier records keep their digests; any other value is a new identity
-ADDED_AT_DEFAULT = {
-    ("task", "model", "embedding_init"): "normal",
-    ("task", "batching"): "token_capped",
-    ("task", "model", "dropout_style"): "variational",
-    ("task", "model", "lowercase_words"): False,
-}
+from suite_common.typed_config import COUNTS, role
 
 
-def without_added_defaults(config: dict) -> dict:
-    """``config`` (a plain dict) less the ``ADDED_AT_DEFAULT`` keys that hold their default."""
-    out = dict(config)
-    for path, default in ADDED_AT_DEFAULT.items():
-        parents, node = [out], out
-        for key in path[:-1]:
-            node = node.get(key) if isinstance(node, dict) else None
-            parents.append(node)
-        if not isinstance(node, dict) or node.get(path[-1], default) != default:
-            continue
-        node = {k: v for k, v in node.items() if k != path[-1]}
-        for depth in range(len(path) - 2, -1, -1):  # copy the branch down to the key, never the caller's dicts
-            node = {**parents[depth], path[depth]: node}
-        out = node
-    return out
+def typed(config: dict):
+    """``RunConfig`` of a plain configuration (a composed one, or a record's stored one)."""
+    return _typed(json.dumps(config, sort_keys=True, default=str))
+
+
+@lru_cache(maxsize=1024)
+def _typed(text: str):
+    from .run_config import RunConfig
+
+    return RunConfig.from_resolved(json.loads(text))
+
+
+def as_run(cfg):
+    """A typed ``RunConfig`` of ``cfg``: itself, or a composed ``DictConfig`` or plain mapping built once
+    (entry points and tests may hold a composed configuration; the packages below get the typed one)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    from .run_config import RunConfig
+
+    if isinstance(cfg, RunConfig):
+        return cfg
+    return typed(OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg))
 
 
 def _get(node, key: str, default=None):
-    return node.get(key, default) if node is not None else default
+    """A setting of a plain configuration or of a typed one."""
+    if node is None:
+        return default
+    return getattr(node, key, default) if dataclasses.is_dataclass(node) else node.get(key, default)
 
 
 def effective_position(config) -> str | None:
-    """Where ELMo goes in this run: ``none | input | output | both | probe``."""
+    """Where ELMo goes in this run (a plain or a typed configuration): ``none | input | output | both | probe``."""
     elmo, task = _get(config, "elmo") or {}, _get(config, "task") or {}
     position = _get(elmo, "position")
     return _get(task, "elmo_position") if position == "paper" else position
@@ -78,10 +65,9 @@ def uses_encoder(config) -> bool:
 
 @dataclass(frozen=True)
 class ElmoSettings:
-    """How one run uses ELMo (§3.2-3.3), read once from its configuration: where the mixes go
-    (``position``), whether it reads an encoder's layers at all (``reads_encoder``), and how each mix is
-    made (``mix``, ``dropout``, ``layer_norm``, ``l2``). The plan of a run holds one; a trained run's
-    is made from its checkpoint's configuration."""
+    """How one run uses ELMo (§3.2-3.3): where the mixes go (``position``), whether it reads an
+    encoder's layers at all (``reads_encoder``), and how each mix is made (``mix``, ``dropout``,
+    ``layer_norm``, ``l2``), read from a typed run configuration."""
 
     position: str | None  # none | input | output | both | probe
     reads_encoder: bool
@@ -91,150 +77,54 @@ class ElmoSettings:
     l2: float
 
     @classmethod
-    def of(cls, config) -> ElmoSettings:
-        elmo = _get(config, "elmo") or {}
+    def of(cls, run) -> ElmoSettings:
+        run = as_run(run)
         return cls(
-            position=effective_position(config),
-            reads_encoder=uses_encoder(config),
-            mix=str(_get(elmo, "mix", "all")),
-            dropout=float(_get(elmo, "dropout", 0.0)),
-            layer_norm=bool(_get(elmo, "layer_norm", False)),
-            l2=float(_get(elmo, "l2", 0.0)),
+            position=run.position,
+            reads_encoder=run.reads_encoder,
+            mix=run.elmo.mix,
+            dropout=float(run.elmo.dropout),
+            layer_norm=bool(run.elmo.layer_norm),
+            l2=float(run.elmo.l2),
         )
 
 
-def keys_of(groups: dict) -> list[str]:
-    return [f"{group}.{key}" for group, keys in groups.items() for key in keys]
+def _fields_by_role(cls, where: str, counting: bool) -> list[str]:
+    out = []
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("group"):
+            if role(f) == COUNTS:
+                out += _fields_by_role(type(f.default_factory()), f"{where}{f.name}.", counting)
+        elif (role(f) == COUNTS) == counting:
+            out.append(f"{where}{f.name}")
+    return out
+
+
+def non_counting_keys() -> list[str]:
+    """Every setting that counts in no run's identity (whatever the task, the data's shape or the
+    encoder: ``encoder.finetune`` counts for a biLM, so it is not one, though a Transformer ignores it)."""
+    from encoders.config import BilmConfig, CacheConfig, TransformerConfig
+    from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
+    from tasks.registry import available
+
+    from .run_config import RunConfig, task_config_class
+
+    groups = [(RunConfig, "")]
+    groups += [(cls, "data.") for cls in (DataConfig, TaggedProbeData, SenseProbeData)]
+    groups += [(cls, "encoder.") for cls in (BilmConfig, TransformerConfig)] + [(CacheConfig, "cache.")]
+    groups += [(task_config_class(name), "task.") for name in available()]
+    counting = {k for cls, where in groups for k in _fields_by_role(cls, where, True)}
+    keys = [k for cls, where in groups for k in _fields_by_role(cls, where, False)]
+    return [k for k in dict.fromkeys(keys) if k not in counting and not k.startswith("embed_sample")]
 
 
 def run_dir_excludes() -> list[str]:
-    """Overrides that do not name a run directory: the task (the directory above it) and every key
-    that does not change the result."""
-    return [
-        "task",
-        *[k for k in VOLATILE if k not in ("embed_sample", "demo")],
-        *keys_of(PATH_KEYS),
-        *keys_of(NEUTRAL),
-        *CONTENT_KEYS,
-    ]
+    """Overrides that do not name a run directory: the task (the directory above it) and every setting
+    that does not count in a run's identity (a file-valued one counts by its content instead)."""
+    return ["task", *non_counting_keys()]
 
 
 def evaluate_overrides() -> tuple[str, ...]:
     """What ``mode=evaluate`` takes from its command line over the checkpoint's own settings: the
     data (a test file and how to read it) and where the encoder's files and cache are."""
-    return ("data.", *[k for k in keys_of(PATH_KEYS) + keys_of(NEUTRAL) if not k.startswith("data.")])
-
-
-# Every configuration key, declared in or out of a run's identity (tests/experiments/test_run_settings.py fails on a
-# key that is neither, so that a new key is a decision). Out: ``VOLATILE``, ``PATH_KEYS``, ``NEUTRAL``,
-# ``CONTENT_KEYS`` (their files' content counts instead of their paths) and the groups below. In: every key
-# that can change a result; ``identity.comparable`` adds three conditions: the ``data.hf_*`` keys count
-# only when the hub copy is read, ``trainer.equal_updates`` only with ``data.fraction`` < 1, and the
-# ``encoder`` group only for a Transformer (a biLM counts by its weights' SHA-256) in a run that reads it.
-OUT_OF_IDENTITY_GROUPS = ("embed_sample",)  # mode=embed_sample's settings: no training run reads them
-IDENTITY_KEYS = (
-    "seed",
-    "source",
-    # the task: its head and how its data are cut (Peters et al. 2018, appendix A per task)
-    "task.name",
-    "task.elmo_position",
-    "task.batching",
-    "task.binary",
-    "task.max_answer_length",
-    "task.max_tokens_per_batch",
-    "task.max_training_sentences",
-    "task.phrases_min_tokens",
-    *(
-        f"task.model.{k}"
-        for k in (
-            "char_dim",
-            "char_filters",
-            "char_width",
-            "dropout",
-            "dropout_style",
-            "embedding_init",
-            "feature_size",
-            "feedforward",
-            "ffnn_depth",
-            "ffnn_size",
-            "freeze_vectors",
-            "hidden",
-            "layers",
-            "lexical_dropout",
-            "linear",
-            "lowercase_words",
-            "max_antecedents",
-            "max_span_width",
-            "min_word_count",
-            "predicate_dim",
-            "span_ratio",
-            "word_dim",
-        )
-    ),  # fmt: skip
-    # the data: which files (their content is hashed too), how they are read and sampled
-    "data.format",
-    "data.fraction",
-    "data.split_seed",
-    "data.train_file",
-    "data.dev_file",
-    "data.test_file",
-    "data.words",
-    "data.hf_name",
-    "data.hf_revision",
-    "data.hf_data_dir",
-    "data.hf_split.train",
-    "data.hf_split.dev",
-    "data.hf_split.test",
-    # ELMo's mixes (§3.2-3.3)
-    "elmo.position",
-    "elmo.mix",
-    "elmo.l2",
-    "elmo.dropout",
-    "elmo.layer_norm",
-    # the encoder's reading of the text (a Transformer's; a biLM's state policy and fine-tuning are in its
-    # configuration too): how it pools, cuts and batches, and the weights' revision
-    "encoder.kind",
-    "encoder.state",
-    "encoder.warmup_batches",
-    "encoder.finetune",
-    "encoder.finetune_epochs",
-    "encoder.batch_size",
-    "encoder.pooling",
-    "encoder.max_length",
-    "encoder.revision",
-    # the cache's number format changes the layers' last bits; whether a cache is used at all changes nothing
-    # measurable but is kept, as records have always had it
-    "cache.dtype",
-    "cache.enabled",
-    # the trainer (appendix A's optimizers and schedules)
-    *(
-        f"trainer.{k}"
-        for k in (
-            "optimizer",
-            "lr",
-            "adadelta_rho",
-            "batch_size",
-            "eval_batch_size",
-            "max_epochs",
-            "patience",
-            "grad_clip",
-            "weight_decay",
-            "ema",
-            "lr_halving",
-            "equal_updates",
-        )
-    ),  # fmt: skip
-)
-
-
-def out_of_identity(key: str) -> bool:
-    """Whether a dotted configuration key is declared out of a run's identity."""
-    group = key.split(".", 1)[0]
-    return (
-        key in VOLATILE
-        or group in VOLATILE
-        or group in OUT_OF_IDENTITY_GROUPS
-        or key in keys_of(PATH_KEYS)
-        or key in keys_of(NEUTRAL)
-        or key in CONTENT_KEYS
-    )
+    return ("data.", *[k for k in non_counting_keys() if k.split(".")[0] in ("encoder", "cache")])

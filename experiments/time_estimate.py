@@ -22,8 +22,7 @@ import torch
 from encoders.activation_cache import pad_layers
 from tasks.base import TaskSplit
 
-from .pipeline import build_features
-from .trainer import TrainerConfig, make_optimizer, predict, set_seed, train_step
+from .trainer import make_optimizer, predict, train_step
 
 COUNTS = {  # what each count a dry run prints means
     "train_examples": "training examples (after data.fraction)",
@@ -64,16 +63,16 @@ class _SampleLayers:
         return pad_layers([self.per_sentence[i] for i in indices], *self.shape)
 
 
-def measure(cfg, plan, task, splits: dict, batches: list[list[int]], updates: int = 3) -> dict:
-    """Time ``updates`` updates (after one untimed) of the run's model on its first training batches."""
-    encoder = plan.encoder
+def measure(built, batches: list[list[int]], updates: int = 3) -> dict:
+    """Time ``updates`` updates (after one untimed) of the run's model (``RunPlan.build``) on its first
+    training batches."""
+    task, splits, encoder, model, t = built.task, built.splits, built.encoder, built.model, built.trainer
     take = [batches[k % len(batches)] for k in range(updates + 1)]  # a small training set: its batches again
     chosen = sorted({i for b in take for i in b})
     position = {i: k for k, i in enumerate(chosen)}
     sample = task.prepare(splits["train"].select(chosen), "train")
-    task.build_vocab(splits["train"])
     layers, encoder_rate = None, None
-    if plan.elmo.reads_encoder:
+    if built.features.position != "none":
         sentences = task.sentences(sample)
         started = time.perf_counter()
         per_sentence = [None] * len(sentences)
@@ -83,9 +82,6 @@ def measure(cfg, plan, task, splits: dict, batches: list[list[int]], updates: in
         encoder_rate = sum(map(len, sentences)) / max(seconds, 1e-9)
         layers = _SampleLayers(per_sentence, encoder.layer_shape())
     split = TaskSplit("train", sample, layers)
-    set_seed(plan.seed)
-    model = task.build_model(build_features(plan.elmo, encoder))
-    t = TrainerConfig.from_config(cfg, seed=plan.seed)
     optimizer = make_optimizer(model, t)
     params = [p for p in model.parameters() if p.requires_grad]
     model.train()

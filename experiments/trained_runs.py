@@ -13,13 +13,12 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from encoders import encoder_for
 from suite_common.checkpoints import load_tensors
 from suite_common.errors import ConfigError, DataError, WeightsError
 
-from .config_layout import current_layout
 from .identity import content_sha256
-from .pipeline import build_features, make_task, task_text, training_splits, with_layers
+from .pipeline import with_layers
+from .plan import RunPlan
 from .run_directories import write_json_atomic
 from .settings import ElmoSettings, evaluate_overrides
 from .trainer import predict
@@ -99,7 +98,7 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
         data_stats=task.data_stats,
         data_warnings=task.data_warnings(),
         prediction_file=str(written),
-        data_format=saved.data.get("format") or next(iter(task.readers), None),
+        data_format=getattr(saved.data, "format", None) or next(iter(task.readers), None),
         overrides={k: str(v) for k, v in overrides.items()},
         encoder_kind=encoder.kind,
         encoder=encoder.identity(),
@@ -121,38 +120,26 @@ def test_file(cfg: DictConfig, mode: str) -> Path:
 
 
 def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None):
-    """``(configuration, task, model, encoder)`` of a trained run's ``best.pt`` (tensors only), with
-    ``overrides`` (key -> value: where the data and the encoder's files are) over its own settings; the
-    encoder must be the one it was trained with (SHA-256), a fine-tuned biLM included."""
+    """``(configuration, task, model, encoder)`` of a trained run's ``best.pt`` (tensors only), rebuilt through
+    the plan of its own configuration with ``overrides`` (key -> value: where the data and the encoder's files
+    are) and ``device`` over it; the encoder must be the one it was trained with (SHA-256), a fine-tuned biLM
+    included."""
     ckpt = load_tensors(path)
-    saved = OmegaConf.create(current_layout(ckpt["config"]))  # a checkpoint of either layout
-    saved.device = device
+    given = OmegaConf.create(ckpt["config"])
+    given.device = device
     for key, value in (overrides or {}).items():
-        OmegaConf.update(saved, key, value, force_add=True)
-    encoder = encoder_for(saved)
-    elmo = ElmoSettings.of(saved)
-    if saved.encoder.get("finetune", False) and elmo.position != "none":
-        encoder = finetuned_encoder(saved, encoder)  # the model read the fine-tuned biLM's layers, not the base's
-    trained_with = ckpt["encoder_sha256"] if "encoder_sha256" in ckpt else ckpt["bilm_sha256"]  # the earlier key
+        OmegaConf.update(given, key, value, force_add=True)
+    plan = RunPlan.resolve(OmegaConf.to_container(given, resolve=True))  # built and checked as a new run's
+    built = plan.build(layers=False, task_state=ckpt["task_state"])  # the fine-tuned biLM where it read one
+    encoder, trained_with = built.encoder, ckpt["encoder_sha256"]
     if encoder.sha256 != trained_with:
         raise WeightsError(
             f"{encoder.files} is not the {'biLM' if encoder.kind == 'bilm' else 'model'} this model "
             f"was trained with (SHA-256 {trained_with[:12]}...){shipped_hint(trained_with)}"
         )
-    task = make_task(saved)
-    task.load_state(ckpt["task_state"])
-    model = task.build_model(build_features(elmo, encoder))
-    model.load_state_dict(ckpt["model"])
-    model.to(device).eval()
-    return saved, task, model, encoder
-
-
-def finetuned_encoder(cfg: DictConfig, encoder):
-    """The biLM a run with ``encoder.finetune=true`` trained on: the base fine-tuned on the run's own
-    training text (the shared copy under the cache's ``finetuned/``, made again if it is not there)."""
-    task = make_task(cfg)
-    splits = training_splits(cfg, task)
-    return encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+    built.model.load_state_dict(ckpt["model"])
+    built.model.to(device).eval()
+    return plan.run, built.task, built.model, encoder
 
 
 def shipped_hint(sha256: str) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from omegaconf import OmegaConf
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
@@ -72,21 +73,18 @@ class TrainerConfig:
 
     @classmethod
     def from_config(cls, cfg, seed: int | None = None) -> TrainerConfig:
-        """From a composed run configuration: ``trainer.*``, ``data.fraction`` and the run's seed (the
-        plan's ``seed`` when given, else ``cfg.seed``)."""
-        given = dict(cfg.trainer)
-        given.pop("equal_updates", None)  # read by passes_per_epoch
-        names = {f.name for f in fields(cls)} - {"passes_per_epoch", "seed", "device"}
-        unknown = sorted(set(given) - names)
-        if unknown:
-            raise ConfigError(f"trainer.{unknown[0]}: no such trainer setting (known: {', '.join(sorted(names))})")
-        if given.get("optimizer", "adam") not in ("adam", "adadelta"):
-            raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {given['optimizer']!r}")
+        """From a run configuration (typed ``RunConfig``, or a composed one): ``trainer.*``,
+        ``data.fraction`` and the run's seed (the plan's ``seed`` when given, else ``cfg.seed``)."""
+        from .run_config import RunConfig
+        from .settings import typed
+
+        run = cfg if isinstance(cfg, RunConfig) else typed(OmegaConf.to_container(cfg, resolve=True))
+        given = {f.name: getattr(run.trainer, f.name) for f in fields(run.trainer) if f.name != "equal_updates"}
         return cls(
             **given,
-            passes_per_epoch=passes_per_epoch(cfg),
-            seed=int(cfg.seed if seed is None else seed),
-            device=str(cfg.get("device", "cpu")),
+            passes_per_epoch=passes_per_epoch(run),
+            seed=int(run.seed if seed is None else seed),
+            device=str(run.device),
         )
 
 
@@ -143,8 +141,8 @@ def passes_per_epoch(cfg) -> int:
     """Passes over the training split per epoch (dev is evaluated after each epoch): 1, or with
     ``trainer.equal_updates`` and ``data.fraction`` f < 1, round(1/f), so that a fraction of the data
     gets as many updates (and as many dev evaluations) as the whole of it (Figure 1)."""
-    fraction = float(cfg.data.get("fraction", 1.0))
-    return max(1, round(1 / fraction)) if cfg.trainer.get("equal_updates") and fraction < 1 else 1
+    fraction = float(getattr(cfg.data, "fraction", 1.0))  # the probes' data have no fraction
+    return max(1, round(1 / fraction)) if cfg.trainer.equal_updates and fraction < 1 else 1
 
 
 def fit(

@@ -19,15 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.config_layout import current_layout
-
 
 def records(root: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(root.glob("**/results.json"))]
 
 
 def cache_dtype(r: dict) -> str:
-    return (current_layout(r["config"]).get("cache") or {}).get("dtype", "float32")  # records of either layout
+    return r["config"]["cache"]["dtype"]
 
 
 def key(r: dict) -> tuple:

@@ -19,15 +19,17 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from experiments.config_layout import current_layout
-from experiments.identity import comparable, content_sha256
+from experiments.identity import content_sha256
 from experiments.record import Record
-from experiments.settings import ADDED_AT_DEFAULT, effective_position
+from experiments.run_config import counted_config
+from experiments.settings import effective_position, non_counting_keys, typed, uses_encoder
+from suite_common.errors import ConfigError
 from tasks.common.data_files import data_files
 
 from .rescoring import rescoring_differences
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
+RUNTIME_KEYS = ("mode", "device", "threads", "checkpoint", "runs_root", "embed_sample")
 VARYING = (
     "seed",
     "data.fraction",
@@ -82,13 +84,28 @@ def _prescribed_data(conf_dir: Path, shared: str | None, cwd: Path, choices: tup
 
 
 def settings(config: dict) -> dict:
-    """A configuration's comparable settings, flattened and named as ``conf/`` names them today
-    (records of the earlier layout are read through ``config_layout``); a key added later that a
-    configuration does not hold has the value every run had before it existed."""
-    out = flat(current_layout(comparable(config, {})))
-    for path, default in ADDED_AT_DEFAULT.items():
-        out.setdefault(".".join(path), default)
-    return out
+    """A configuration's settings that count in a run's identity, flattened and named as ``conf/``
+    names them today (its typed form: a setting it does not hold has its default). A configuration
+    today's settings cannot describe (a key since removed) is compared by its own keys."""
+    try:
+        run = typed(config)
+    except ConfigError:
+        return described_by_own_keys(config)
+    return flat({**counted_config(run, {}), "identity": {}})
+
+
+def described_by_own_keys(config: dict) -> dict:
+    """The settings of a configuration with a key no field declares any more: its own keys, less those
+    that never count (``settings.non_counting_keys``), the encoder only where ELMo is read, and
+    ``elmo.position`` spelled out."""
+    out = {k: v for k, v in config.items() if k not in RUNTIME_KEYS}
+    encoder = out.pop("encoder", None) or {}
+    if uses_encoder(out):
+        out["encoder"] = {"kind": encoder.get("kind", "bilm"), **encoder}
+    if isinstance(out.get("elmo"), dict) and effective_position(out):
+        out["elmo"] = {**out["elmo"], "position": effective_position(out)}
+    skip = set(non_counting_keys())
+    return {k: v for k, v in flat({**out, "identity": {}}).items() if k not in skip}
 
 
 def history_differences(r: Record) -> dict[str, tuple]:

@@ -19,19 +19,18 @@ import platform
 from pathlib import Path
 
 import torch
-from omegaconf import OmegaConf
 
 from encoders import encoder_for
 from experiments.pipeline import build_features, make_task, training_splits, with_layers
 from experiments.record import Record
-from experiments.settings import ElmoSettings
+from experiments.settings import ElmoSettings, as_run
 from suite_common.checkpoints import load_tensors
 
 
 def input_norms(run_dir: Path) -> dict:
     """Mean norms over the dev tokens of one run's input: the token embedding and the input ELMo mix."""
     ckpt = load_tensors(run_dir / "best.pt")
-    cfg = OmegaConf.create(ckpt["config"])
+    cfg = as_run(ckpt["config"])
     source = encoder_for(cfg)
     task = make_task(cfg)
     task.load_state(ckpt["task_state"])

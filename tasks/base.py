@@ -90,7 +90,7 @@ class Task:
             path = files.get(split)
             if path:
                 ds, self.data_stats[split] = self.read_file(path, data_cfg, split)
-            elif not data_cfg.get("dir") and (data_cfg.get("hf_split") or {}).get(split):
+            elif not data_cfg.dir and (getattr(data_cfg, "hf_split", None) or {}).get(split):
                 ds, self.data_stats[split] = self.read_hf(data_cfg, data_cfg.hf_split[split])
             else:
                 continue
@@ -98,11 +98,11 @@ class Task:
         return splits
 
     def read_file(self, path, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
-        fmt = data_cfg.get("format") or next(iter(self.readers), None)
+        fmt = getattr(data_cfg, "format", None) or next(iter(self.readers), None)
         if fmt not in self.readers:
             raise ConfigError(f"data.format must be one of {sorted(self.readers)}, got {fmt!r}")
         if not Path(path).is_file():
-            key = f"data.{split}_path" if data_cfg.get(f"{split}_path") else f"data.dir/data.{split}_file"
+            key = f"data.{split}_path" if getattr(data_cfg, f"{split}_path", None) else f"data.dir/data.{split}_file"
             raise DataError(f"{path}: no such file ({key})")
         return self.readers[fmt](path, self.cfg, split)
 
@@ -154,7 +154,7 @@ class Task:
 
     @cached_property
     def lowercase_words(self) -> bool:
-        return bool(self.cfg.model.get("lowercase_words", False))
+        return bool(getattr(self.cfg.model, "lowercase_words", False))  # a setting of NER's model only
 
     def label_list(self, train: datasets.Dataset) -> list[str]:
         """The output labels a model predicts (tagging tasks); none by default."""

@@ -2,6 +2,10 @@
 
 import json
 
+from experiments.record import RECORD_VERSION
+
+ENCODER = ("state", "finetune", "warmup_batches")  # keyword arguments that are the encoder's settings
+
 
 def write_record(
     root,
@@ -19,6 +23,7 @@ def write_record(
 ):
     metric = "f1" if task in ("ner", "srl", "qa") else "accuracy"
     r = {
+        "record_version": RECORD_VERSION,
         "task": task,
         "metric": metric,
         "dev": {metric: value},
@@ -34,7 +39,13 @@ def write_record(
             "seed": seed,
             "data": {"fraction": fraction},
             "task": {"elmo_position": position},
-            "elmo": {"position": "paper", "mix": "all", "l2": 0.1, **elmo},
+            "elmo": {
+                "position": "paper",
+                "mix": "all",
+                "l2": 0.1,
+                **{k: v for k, v in elmo.items() if k not in ENCODER},
+            },
+            "encoder": {"kind": "bilm", **{k: v for k, v in elmo.items() if k in ENCODER}},
         },
     }
     if elmo.get("finetune"):
@@ -52,6 +63,25 @@ def with_bilm(path, sha):
     r = json.loads(path.read_text())
     r["identity"] = {"bilm_sha256": None if r["elmo_position"] == "none" else sha, "data_sha256": {}, "task_version": 1}
     r["bilm"] = {"sha256": sha}
+    if r["elmo_position"] != "none":  # another biLM: another identity (a baseline reads none)
+        r["config_hash"] = f"{r['config_hash']}-{sha[:4]}"
+    path.write_text(json.dumps(r))
+
+
+def with_composed_config(path, *overrides):
+    """A synthetic record given the configuration run.py composes for its choices (and ``overrides``), and the
+    digest that configuration has with the record's identity."""
+    from omegaconf import OmegaConf
+    from run_configs import compose_cfg
+
+    from experiments.identity import run_digest
+
+    r = json.loads(path.read_text())
+    choices = [f"task={r['task']}", "source=local", f"+ablation={r['ablation']}", f"profile={r['profile']}"]
+    r["config"] = OmegaConf.to_container(
+        compose_cfg([*choices, f"seed={r['config']['seed']}", *overrides]), resolve=True
+    )
+    r["config_hash"] = run_digest(r["config"], r["identity"])
     path.write_text(json.dumps(r))
 
 

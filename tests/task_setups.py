@@ -4,9 +4,9 @@ configuration, task, encoder and the splits with their layers; ``new_model``), f
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
-from encoders import BiLMEncoder
+from encoders import encoder_for
 from experiments import runner
-from experiments.settings import ElmoSettings
+from experiments.settings import ElmoSettings, as_run
 from experiments.trainer import set_seed
 
 TASKS = {
@@ -51,7 +51,7 @@ def task_setup(task_name, bilm_files, tmp_path, more_overrides=()):
     task = runner.make_task(cfg)
     splits = runner.training_splits(cfg, task)
     task.build_vocab(splits["train"])
-    source = BiLMEncoder.from_config(cfg)
+    source = encoder_for(as_run(cfg))
     data = runner.with_layers(ElmoSettings.of(cfg), task, splits, source)
     return cfg, task, source, data
 

@@ -101,21 +101,19 @@ def definitions(pattern: str) -> list[str]:
 
 
 def test_each_cross_cutting_decision_is_defined_once():
-    # where ELMo goes, whether a run reads an encoder, which keys are paths / do not change a result,
-    # and where each setting lives (the layout and its earlier form)
+    # where ELMo goes, whether a run reads an encoder, what counts in a run's identity (the typed fields'
+    # declarations and the one walk over them), the names settings had before
     for pattern in (
         r"^def effective_position\(",
         r"^def uses_encoder\(",
-        r"^PATH_KEYS\s*=",
-        r"^VOLATILE\s*=",
-        r"^NEUTRAL\s*=",
+        r"^def counted\(",
+        r"^def run_file_hashes\(",
         r"^def run_digest\(",
         r"^def record_digest\(",
-        r"^def comparable\(",
+        r"^class RunConfig\b",
         r"^class Record\b",
         r"^class RunPlan\b",
         r"^RENAMED\s*=",
-        r"^def current_layout\(",
     ):
         assert len(definitions(pattern)) == 1, (pattern, definitions(pattern))
     # nobody else spells out what position=paper means

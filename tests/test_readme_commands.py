@@ -242,7 +242,6 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
             "--out",
             str(tmp_path / "paper_scale.md"),
         ],
-        "experiments.record_migration": [],
         "reporting.paper_profile": [],
         "reporting.cache_dtype_check": [],
         "reporting.setting_sweep": [],

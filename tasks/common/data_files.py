@@ -8,13 +8,17 @@ configuration and revision are in the configuration).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 
-def data_files(data_cfg: dict) -> dict[str, Path]:
-    """The local files a data configuration reads: ``<split>_path`` or ``dir``/``<split>_file`` per
-    split; a directory read as a whole (the WSD probe) contributes every file in it. Hugging Face
-    sources contribute none (their name, configuration and revision are in the configuration)."""
+def data_files(data_cfg) -> dict[str, Path]:
+    """The local files a data configuration (a typed data group, or a plain mapping of one) reads:
+    ``<split>_path`` or ``dir``/``<split>_file`` per split; a directory read as a whole (the WSD probe)
+    contributes every file in it. Hugging Face sources contribute none (their name, configuration and
+    revision are in the configuration)."""
+    if dataclasses.is_dataclass(data_cfg):  # a typed group: every data shape has dir, not every one each split
+        data_cfg = {f.name: getattr(data_cfg, f.name) for f in dataclasses.fields(data_cfg)}
     files = {}
     for split in ("train", "dev", "test"):
         path = data_cfg.get(f"{split}_path")

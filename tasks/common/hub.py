@@ -46,11 +46,11 @@ def load_hub_split(data_cfg, split: str) -> datasets.Dataset:
     Parquet export); any failure is a ``DataError`` that says how to use local files instead."""
     name = str(data_cfg.hf_name)
     kwargs = {"split": split}
-    if data_cfg.get("hf_revision"):
+    if data_cfg.hf_revision:
         kwargs["revision"] = data_cfg.hf_revision
-    if data_cfg.get("hf_data_dir"):
+    if data_cfg.hf_data_dir:
         kwargs["data_dir"] = data_cfg.hf_data_dir
-    args = [name] + ([data_cfg.hf_config] if data_cfg.get("hf_config") and not data_cfg.get("hf_data_dir") else [])
+    args = [name] + ([data_cfg.hf_config] if data_cfg.hf_config and not data_cfg.hf_data_dir else [])
     offline = not Path(name).exists() and not hub_reachable()
     if offline:
         go_offline()

@@ -57,7 +57,7 @@ class VariationalDropout(nn.Dropout):
 DROPOUT_STYLES = ("variational", "standard")
 
 
-def sequence_dropout(p: float, style: str = "variational") -> nn.Dropout:
+def sequence_dropout(p: float, style: str) -> nn.Dropout:
     """Dropout on (batch, time, features): ``variational``, one mask per sequence over its time steps;
     ``standard``, a mask per element (``torch.nn.Dropout``: what AllenNLP's ``CrfTagger`` applies to its
     input and output and ``nn.LSTM`` between its layers)."""
@@ -143,9 +143,9 @@ class TokenEmbedder(nn.Module):
             m.char_dim,
             m.char_filters,
             m.char_width,
-            m.get("vectors"),
-            m.get("freeze_vectors", False),
-            m.get("embedding_init", "normal"),
+            m.vectors,
+            m.freeze_vectors,
+            m.embedding_init,
         )
 
     def forward(self, word_ids: torch.Tensor, char_ids: torch.Tensor) -> torch.Tensor:
@@ -175,11 +175,12 @@ class ElmoFeatures(nn.Module):
         position: str,
         num_layers: int,
         dim: int,
-        mix: str = "all",
-        dropout: float = 0.5,
-        layer_norm: bool = False,
-        l2: float = 0.0,
-    ):
+        *,
+        mix: str,
+        dropout: float,
+        layer_norm: bool,
+        l2: float,
+    ):  # the mix settings have no defaults here: they are the run's (experiments.run_config.ElmoConfig)
         super().__init__()
         self.l2 = l2  # λ of λ‖w‖² on every mix's raw weights (elmo.l2)
         if position not in POSITIONS:

@@ -74,7 +74,7 @@ class CorefTask(Task):
 
     def prepare(self, ds, split):
         """Training documents in windows; ``first_row``: each document's first sentence among the biLM's."""
-        if split == "train" and self.cfg.get("max_training_sentences"):
+        if split == "train" and self.cfg.max_training_sentences:
             ds = windows(ds, int(self.cfg.max_training_sentences))
         rows, first = [], 0
         for sentences in ds["sentences"]:

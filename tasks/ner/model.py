@@ -19,7 +19,7 @@ class NerTagger(TaskModel):
         m = cfg.model
         self.features = features
         self.embedder = TokenEmbedder.from_config(words, m)
-        self.dropout = sequence_dropout(m.dropout, m.get("dropout_style", "variational"))
+        self.dropout = sequence_dropout(m.dropout, m.dropout_style)
         dims = [self.embedder.output_dim + features.input_dim] + [2 * h for h in m.hidden]
         self.lstms = nn.ModuleList(
             nn.LSTM(dims[i], h, batch_first=True, bidirectional=True) for i, h in enumerate(m.hidden)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,15 @@ import torch
 
 from suite_common.errors import ConfigError
 from suite_common.errors import DataError as DataFormatError
+from suite_common.typed_config import one_of, setting
+
+
+@dataclass(frozen=True)
+class ProbeWsdConfig:
+    """The probe's task settings (nothing to size: nearest sense centroid per layer)."""
+
+    name: str = setting("probe_wsd", one_of("probe_wsd"))
+    elmo_position: str = setting("probe", one_of("probe"))
 
 
 def read_senseval(path: str | Path) -> list[dict]:
@@ -100,7 +110,7 @@ def nearest_sense_accuracy(train_vecs, train, test_vecs, test) -> tuple[float, d
 
 
 def run_wsd_probe(cfg, cache, out: dict) -> dict:
-    if not cfg.data.get("dir"):
+    if not cfg.data.dir:
         raise ConfigError(f"{cfg.task.name} reads local files: set source=local or data.dir=...")
     d = Path(cfg.data.dir)
     instances = [i for w in cfg.data.words for i in read_senseval(d / f"{w}.pos")]

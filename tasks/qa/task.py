@@ -61,7 +61,7 @@ class QaTask(Task):
         of similar context length, as the paper's SQuAD code batches (document-qa: shuffle, sort by
         context length in buckets of 3 tokens, cut into batches of 45, shuffle the batches)."""
         lengths = [len(t) for t in ds["context_tokens"]]
-        batching = self.cfg.get("batching", "token_capped")
+        batching = self.cfg.batching
         if batching not in ("token_capped", "clustered"):
             raise ConfigError(f"task.batching: {batching!r} is not one of token_capped, clustered")
         if shuffle and batching == "clustered":

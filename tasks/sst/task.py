@@ -16,7 +16,7 @@ from .reader import from_hf_sst, read_sst_file
 
 def read_ptb_trees(path, cfg, split: str):
     """PTB-style SST trees; phrases (``phrases_min_tokens``) are training examples only."""
-    phrases = cfg.get("phrases_min_tokens") if split == "train" else None
+    phrases = cfg.phrases_min_tokens if split == "train" else None
     return read_sst_file(path, bool(cfg.binary), phrases)
 
 

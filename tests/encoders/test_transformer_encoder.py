@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 from task_setups import TASKS
 from tiny_models import tiny_bert
 
-from encoders import TransformerEncoder
+from encoders import TransformerEncoder, encoder_for
 from encoders.activation_cache import ActivationCache
 from experiments import runner, trained_runs
-from experiments.config_layout import BILM_KEYS
 from experiments.identity import run_digest
+from experiments.settings import as_run
 from suite_common.errors import EncoderError
 
 
@@ -52,11 +53,7 @@ def test_every_task_trains_on_a_tiny_random_bert(task_name, tmp_path):
     record = json.loads((out / "results.json").read_text())
     assert "bilm" not in record and "bilm_sha256" not in record["identity"]  # a Transformer's record names no biLM
     assert record["transformer"]["kind"] == "transformer"
-    assert (
-        record["transformer"]["sha256"]
-        == TransformerEncoder.from_config(cfg).sha256
-        == record["identity"]["encoder_sha256"]
-    )
+    assert record["transformer"]["sha256"] == encoder_for(as_run(cfg)).sha256 == record["identity"]["encoder_sha256"]
     weights = record["mixing_weights"]
     assert any(len(w["s"]) == 3 for w in weights.values())  # embeddings + 2 hidden layers, mixed like the biLM's
     assert np.isfinite(results["dev"][record["metric"]])
@@ -75,7 +72,7 @@ def test_cache_is_keyed_by_model_and_pooling(tmp_path):
                 f"cache.dir={tmp_path / 'cache'}",
             ]
         )
-        return TransformerEncoder.from_config(cfg).cache()
+        return encoder_for(as_run(cfg)).cache()
 
     before = ActivationCache.encoder_passes
     first = cache(a).get(sentences, "t")
@@ -96,27 +93,18 @@ def test_live_layers_equal_cached_layers(tmp_path):
     model_dir = tiny_bert(tmp_path / "bert")
     cfg = _cfg(["encoder=transformer", f"encoder.model={model_dir}", f"cache.dir={tmp_path / 'cache'}"])
     sentences = [["the", "cat"], ["a", "big", "red", "dog", "sat"]]
-    cached = TransformerEncoder.from_config(cfg).layer_source(sentences, "t").batch([1, 0])
+    cached = encoder_for(as_run(cfg)).layer_source(sentences, "t").batch([1, 0])
     cfg.cache.enabled = False
-    live = TransformerEncoder.from_config(cfg).layer_source(sentences, "t").batch([1, 0])
+    live = encoder_for(as_run(cfg)).layer_source(sentences, "t").batch([1, 0])
     np.testing.assert_allclose(cached[0].numpy(), live[0].numpy(), atol=1e-6)
     assert cached[1].tolist() == live[1].tolist()
 
 
-def test_identities_keep_encoders_apart_and_bilm_records_unchanged(tmp_path):
-    bilm = _cfg(["task=ner"])
-    resolved = runner.OmegaConf.to_container(bilm, resolve=True)
-    # a record made before 2026-11-23: the biLM's settings under elmo.*, no encoder group
-    without_key = {k: v for k, v in resolved.items() if k != "encoder"}
-    without_key["elmo"] = {**resolved["elmo"], **{k: resolved["encoder"][k] for k in BILM_KEYS}}
+def test_identities_keep_encoders_apart(tmp_path):
+    resolved = OmegaConf.to_container(_cfg(["task=ner"]), resolve=True)
     identity = {"bilm_sha256": "x", "data_sha256": {}, "task_version": 1}
-    assert run_digest(resolved, identity) == run_digest(without_key, identity)
-    bert = runner.OmegaConf.to_container(_cfg(["task=ner", "encoder=transformer"]), resolve=True)
+    bert = OmegaConf.to_container(_cfg(["task=ner", "encoder=transformer"]), resolve=True)
     assert run_digest(bert, identity) != run_digest(resolved, identity)
-    moved = runner.OmegaConf.to_container(
-        _cfg(["task=ner", "encoder=transformer", "encoder.model=/elsewhere"]), resolve=True
-    )
-    assert run_digest(moved, identity) == run_digest(bert, identity)  # a path; its files are in the identity
 
 
 def test_evaluate_a_model_trained_on_a_transformer(tmp_path):
@@ -191,14 +179,12 @@ def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
 def test_a_baseline_is_the_same_run_whichever_encoder_is_named():
     identity = {"bilm_sha256": None, "data_sha256": {}, "task_version": 1}
     digests = {
-        run_digest(
-            runner.OmegaConf.to_container(_cfg(["task=srl", "elmo.position=none", *enc]), resolve=True), identity
-        )
+        run_digest(OmegaConf.to_container(_cfg(["task=srl", "elmo.position=none", *enc]), resolve=True), identity)
         for enc in ([], ["encoder=transformer"], ["encoder=transformer", "encoder.pooling=mean"])
     }
     assert len(digests) == 1
     probe = [
-        run_digest(runner.OmegaConf.to_container(_cfg(["task=probe_pos", *enc]), resolve=True), identity)
+        run_digest(OmegaConf.to_container(_cfg(["task=probe_pos", *enc]), resolve=True), identity)
         for enc in ([], ["encoder=transformer"])
     ]
     assert probe[0] != probe[1]  # a probe always reads the encoder

@@ -19,7 +19,9 @@ def test_config_composes(task, profile, position, mix):
     cfg = compose_cfg([f"task={task}", f"profile={profile}", f"elmo.position={position}", f"elmo.mix={mix}"])
     assert cfg.task.name == task and cfg.elmo.position == position and cfg.elmo.mix == mix
     assert cfg.data.train_file and cfg.trainer.lr > 0
-    features = ElmoFeatures(cfg.elmo.position, 3, 16, cfg.elmo.mix, cfg.elmo.dropout)
+    features = ElmoFeatures(
+        cfg.elmo.position, 3, 16, mix=cfg.elmo.mix, dropout=cfg.elmo.dropout, layer_norm=False, l2=0.0
+    )
     assert features.input_dim == (16 if position in ("input", "both") else 0)
     assert features.output_dim == (16 if position in ("output", "both") else 0)
 

@@ -1,6 +1,6 @@
 """Run identity (Peters et al. 2018 Tables 1-3 are rebuilt from run records): two configurations that
 can give different results never share a directory or a record; the same configuration is skipped
-wherever its files lie; records written before identities existed are migrated."""
+wherever its files lie."""
 
 import json
 import os
@@ -15,8 +15,9 @@ from run_configs import tiny_ner_run_cfg as _ner
 
 from elmo_core import save_bilm
 from experiments import identity as run_identity
-from experiments import record_migration, run_directories, runner
-from experiments.config_layout import current_layout
+from experiments import run_directories, runner
+from experiments.record import RECORD_NAMES
+from experiments.settings import typed
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 
@@ -84,30 +85,14 @@ def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch)
     assert before.digest != after.digest
 
 
-def test_legacy_records_are_migrated_to_the_same_identity(bilm_files, tmp_path, monkeypatch):
-    launch = tmp_path / "runs" / "ner" / "old"
-    done = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)
-    legacy = {k: v for k, v in done.items() if k != "identity"}
-    legacy["config_hash"] = "0123456789abcdef"  # the hash of the configuration alone, as older versions wrote it
-    (launch / "results.json").write_text(json.dumps(legacy))
-    with monkeypatch.context() as m:  # read as it is, a legacy record is still recognised
-        _no_training(m)
-        assert runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)["dev"] == done["dev"]
-    assert record_migration.migrate([tmp_path / "runs"]) == (1, 0)
-    migrated = json.loads((launch / "results.json").read_text())
-    assert migrated["identity"] == done["identity"] and migrated["config_hash"] == done["config_hash"]
-    assert migrated["config_hash_before_identity"] == "0123456789abcdef"
-    assert record_migration.migrate([tmp_path / "runs"]) == (0, 1)
-
-
 def test_committed_records_carry_their_identity():
     roots = [REPO / "results" / "history" / "small-v1_quick" / "runs", REPO / "results" / "small" / "runs"]
-    records = sorted(p for root in roots for name in run_directories.RECORD_NAMES for p in root.glob(f"**/{name}"))
+    records = sorted(p for root in roots for name in RECORD_NAMES for p in root.glob(f"**/{name}"))
     assert records
     for path in records:
         r = json.loads(path.read_text())
-        assert "identity" in r, f"{path}: not migrated (python -m experiments.record_migration DIR)"
-        assert r["config_hash"] == run_identity.run_digest(r["config"], r["identity"]), path
+        assert "identity" in r, f"{path}: a record without its identity"
+        assert run_identity.record_digest(r) in (r["config_hash"], None), path  # None: a key since removed
         if r.get("elmo_position", "input") == "none":
             assert r["identity"]["bilm_sha256"] is None and "encoder_sha256" not in r["identity"], path
         elif r["identity"].get("encoder_sha256"):  # a Transformer's layers: its files, no biLM
@@ -115,9 +100,7 @@ def test_committed_records_carry_their_identity():
             assert r["identity"].get("bilm_sha256") is None and r["identity"]["encoder_sha256"] == encoder["sha256"], (
                 path
             )
-        elif not current_layout(r["config"])["encoder"].get(
-            "finetune"
-        ):  # a fine-tuned run's identity names its base biLM
+        elif not r["config"]["encoder"].get("finetune"):  # a fine-tuned run's identity names its base biLM
             assert r["identity"]["bilm_sha256"] == r["bilm"]["sha256"], path
 
 
@@ -138,13 +121,6 @@ def test_dead_processes_leftovers_are_removed(tmp_path):
     removed = remove_dead_leftovers(tmp_path)
     assert sorted(removed) == sorted([orphan_file, orphan_dir])
     assert mine.exists() and other_host.exists() and alive.exists()
-
-
-def test_migrate_command_reports_counts(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "experiments.record_migration", str(tmp_path)], capture_output=True, text=True, cwd=REPO
-    )
-    assert done.returncode == 0 and "0 records given their identity" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -176,7 +152,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     config = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": str(vectors)}}, "elmo": {"position": "none"}}
 
     def digest():
-        return run_identity.run_digest(config, run_identity.make_identity(config, None, 1))
+        return run_identity.run_digest(config, run_identity.make_identity(typed(config), None, 1))
 
     first = digest()
     moved = tmp_path / "elsewhere.txt"
@@ -187,7 +163,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     run_identity._file_sha256.cache_clear()
     assert digest() != first  # edited: another run
     plain = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": None}}, "elmo": {"position": "none"}}
-    assert "files_sha256" not in run_identity.make_identity(plain, None, 1)  # unset: identities as before
+    assert "files_sha256" not in run_identity.make_identity(typed(plain), None, 1)  # unset: identities as before
     assert "task.model.vectors" in runner_excludes()
     name = run_directories.run_dir_name("task.model.vectors:../../../../x/vec.txt+seed:0")
     assert "/" not in name and (tmp_path / name).resolve().parent == tmp_path.resolve()
@@ -198,20 +174,6 @@ def runner_excludes():
     from experiments.settings import run_dir_excludes
 
     return run_dir_excludes()
-
-
-def test_the_base_biLM_of_a_record_fine_tuned_before_fine_tuning_was_seeded_is_still_found(monkeypatch):
-    """Such a record names its fine-tuned biLM's directory by the earlier key (no seed in it)."""
-    from conftest import SHARED, shared_path
-
-    shared_path("data/nli_sick")  # fails under CI, skips elsewhere
-    monkeypatch.setenv("ELMO_SHARED", str(SHARED))
-    record = next(
-        r
-        for r in (json.loads(p.read_text()) for p in sorted((REPO / "results/paper/runs/nli").glob("*/results.json")))
-        if r.get("bilm_finetune")
-    )
-    assert runner.finetuned_base_sha256(record) == record["identity"]["bilm_sha256"]
 
 
 def test_a_run_on_the_seeded_finetuning_is_another_run_than_one_on_an_unseeded_draw(bilm_files, tmp_path):

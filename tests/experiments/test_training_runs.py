@@ -10,6 +10,7 @@ from hydra import compose, initialize_config_dir
 from run_configs import CONF, compose_cfg, tiny_ner_cfg
 
 from experiments import runner
+from experiments.settings import as_run
 from tasks.common.layers import ElmoFeatures
 
 
@@ -81,7 +82,7 @@ def test_regularizer_pulls_mix_towards_uniform(bilm_files, tmp_path):
 def test_regularizer_is_added_per_mix():
     values = {}
     for lam in (0.1, 0.0):
-        features = ElmoFeatures("both", 3, 4, l2=lam)
+        features = ElmoFeatures("both", 3, 4, mix="all", layer_norm=False, dropout=0.5, l2=lam)
         with torch.no_grad():
             features.elmo.mixes[0].scalar_parameters.copy_(torch.tensor([1.0, 0.0, -1.0]))
             features.elmo.mixes[1].scalar_parameters.copy_(torch.tensor([0.5, 0.5, 0.0]))
@@ -112,9 +113,9 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
     from tasks.common.layers import ElmoFeatures
 
     task = runner.make_task(cfg)
-    splits = task.load_splits(cfg.data)
+    splits = task.load_splits(as_run(cfg).data)
     task.build_vocab(splits["train"])
-    model = task.build_model(ElmoFeatures("input", 3, 16))
+    model = task.build_model(ElmoFeatures("input", 3, 16, mix="all", layer_norm=False, dropout=0.5, l2=0.0))
     opt = make_optimizer(model, TrainerConfig.from_config(cfg))
     assert isinstance(opt, torch.optim.Adadelta)
     decayed = {id(p) for g in opt.param_groups if g["weight_decay"] > 0 for p in g["params"]}
@@ -152,7 +153,7 @@ def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
             *(["data.format=sick"] if task == "nli" else []),
         ]
     )
-    full = len(runner.make_task(cfg).load_splits(cfg.data)["train"])
+    full = len(runner.make_task(cfg).load_splits(as_run(cfg).data)["train"])
     r = runner.train(cfg, out)
     assert r["train_examples"] == -(-full // 2)  # ⌈n/2⌉ of a fixed permutation
 

@@ -11,6 +11,7 @@ from reporting.epoch_curves import main
 def _record(path, seed, curve, task="ner"):
     path.mkdir(parents=True)
     record = {
+        "record_version": 2,
         "task": task,
         "metric": "f1",
         "ablation": "elmo",

@@ -74,6 +74,7 @@ def test_probes_table(tmp_path):
     (runs / "results.json").write_text(
         json.dumps(
             {
+                "record_version": 2,
                 "task": "probe_pos",
                 "config_hash": "p",
                 "config": {},
@@ -143,6 +144,7 @@ def test_table7_from_finetune_records_and_collect(tmp_path):
         (d / "finetune.json").write_text(
             json.dumps(
                 {
+                    "record_version": 2,
                     "task": task,
                     "command": f"python run.py mode=finetune task={task}",
                     "date": "2026-11-21T10:00:00+00:00",

@@ -4,9 +4,8 @@ encoders, data, debug runs, accepted keys."""
 import json
 
 import pytest
-from report_records import has_cell, with_bilm, with_finetune, write_bert_record, write_record
+from report_records import has_cell, with_bilm, with_composed_config, with_finetune, write_bert_record, write_record
 
-from experiments.identity import run_digest
 from reporting import report
 
 
@@ -81,6 +80,7 @@ def test_transformer_runs_go_to_encoders_md_never_into_the_paper_tables(tmp_path
         write_record(runs, "ner", "elmo", seed, e)
         write_bert_record(runs, "ner", seed, t)
     probe = {
+        "record_version": 2,
         "task": "probe_pos",
         "dev": {"accuracy_per_layer": {"0": 90.0, "1": 94.0, "2": 93.0, "mix": 95.0}},
         "config_hash": "p1",
@@ -327,10 +327,10 @@ def test_a_rerun_on_the_seeded_finetuning_replaces_one_on_an_unseeded_draw(tmp_p
             "task_version": 1,
             **({"finetune_seed": 0} if seeded else {}),
         }
-        r["config_hash"] = run_digest(r["config"], r["identity"])
         if seeded:
             r["bilm_finetune"]["seed"] = 0
         path.write_text(json.dumps(r))
+        with_composed_config(path, "encoder.finetune=true")
     report.main(["--runs", str(runs), "--out", str(tmp_path / "after")])
     variants = (tmp_path / "after" / "variants.md").read_text()
     assert "84.00 (n=1)" in variants and "80.00" not in variants

@@ -184,7 +184,9 @@ def test_candidate_spans_stay_inside_sentences_and_width():
             }
         }
     )
-    model = CorefModel(["<pad>", "<unk>"], cfg, ElmoFeatures("none", 3, 4))
+    model = CorefModel(
+        ["<pad>", "<unk>"], cfg, ElmoFeatures("none", 3, 4, mix="all", layer_norm=False, dropout=0.5, l2=0.0)
+    )
     starts, ends = model.candidate_spans(torch.tensor([0, 0, 0, 1, 1]))
     assert list(zip(starts.tolist(), ends.tolist())) == [(0, 0), (0, 1), (1, 1), (1, 2), (2, 2), (3, 3), (3, 4), (4, 4)]
 

@@ -118,7 +118,11 @@ def test_pos_probe_model_on_meta(shapes_only):
     from tasks.common.layers import ElmoFeatures
     from tasks.probe_pos.model import LayerProbe
 
-    model = LayerProbe(["A", "B", "C"], ElmoFeatures("probe", 3, 8, dropout=0.1)).to("meta").train()
+    model = (
+        LayerProbe(["A", "B", "C"], ElmoFeatures("probe", 3, 8, mix="all", layer_norm=False, dropout=0.1, l2=0.0))
+        .to("meta")
+        .train()
+    )
     batch = on_meta(
         {
             "layers": torch.randn(3, 2, 5, 8),

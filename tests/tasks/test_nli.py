@@ -81,7 +81,7 @@ def test_esim_padding_never_changes_the_prediction():
     ds = ds.add_column("premise_row", list(range(len(ds)))).add_column("hypothesis_row", list(range(len(ds))))
     task.build_vocab(ds)
     torch.manual_seed(0)
-    features = ElmoFeatures("both", 3, 10, dropout=0.0)
+    features = ElmoFeatures("both", 3, 10, mix="all", layer_norm=False, dropout=0.0, l2=0.0)
     model = task.build_model(features).eval()
     layers = {"premise": torch.randn(3, 12, 12, 10), "hypothesis": torch.randn(3, 12, 12, 10)}
 

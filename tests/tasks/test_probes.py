@@ -97,7 +97,7 @@ def test_the_pos_probe_heads_train_as_if_alone():
     from tasks.probe_pos.model import LayerProbe
 
     torch.manual_seed(0)
-    features = ElmoFeatures("probe", 3, 8, dropout=0.0)
+    features = ElmoFeatures("probe", 3, 8, mix="all", layer_norm=False, dropout=0.0, l2=0.0)
     model = LayerProbe(["A", "B", "C"], features)
     batch = {
         "layers": torch.randn(3, 2, 5, 8),

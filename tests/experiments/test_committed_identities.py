@@ -1,6 +1,6 @@
-"""The move of the encoder's and the cache's settings out of ``elmo.*`` (2026-11-23): today's keys compose to
-the identities the committed records were given under the earlier ones, records of either layout
-read the same, and the earlier keys on the command line name their new place."""
+"""The committed records (record_version 2): today's command-line keys compose to the identity each record was
+given, every record's stored digest is the one its typed configuration gives, and the keys the encoder's and the
+cache's settings had under ``elmo.*`` before 2026-11-23 name their new place on the command line."""
 
 import json
 from pathlib import Path
@@ -9,9 +9,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from experiments.config_layout import RENAMED, current_layout
-from experiments.identity import run_digest
-from experiments.override_check import check_overrides
+from experiments.identity import record_digest, run_digest
+from experiments.override_check import RENAMED, check_overrides
+from experiments.record import RECORD_VERSION
 from suite_common.errors import ConfigError
 from tests.run_configs import CONF
 
@@ -61,22 +61,23 @@ def composed(overrides: list[str]) -> dict:
 @pytest.mark.parametrize("run_dir", sorted(SPELLED_TODAY))
 def test_todays_keys_compose_to_the_identity_the_record_was_given(run_dir):
     record = json.loads((ROOT / run_dir / "results.json").read_text())
-    assert "state" in record["config"]["elmo"]  # written in the earlier layout
     config = composed(SPELLED_TODAY[run_dir])
     assert run_digest(config, record["identity"]) == record["config_hash"]
 
 
-def test_every_committed_record_has_one_identity_in_either_layout():
+def test_every_committed_record_is_of_this_version_and_has_the_digest_its_typed_configuration_gives():
     assert len(COMMITTED) > 100
+    untyped = []
     for path in COMMITTED:
         record = json.loads(path.read_text())
-        config, identity = record["config"], record.get("identity")
-        if identity is None:
+        assert record["record_version"] == RECORD_VERSION, path
+        assert not any(k in record["config"]["elmo"] for k in ("state", "cache", "cache_dir", "options")), path
+        digest = record_digest(record)
+        if digest is None:  # a key since removed: no run configured today is that run
+            untyped.append(path.relative_to(ROOT).parts[1])
             continue
-        now = current_layout(config)
-        assert run_digest(now, identity) == run_digest(config, identity) == record["config_hash"], path
-        assert current_layout(now) == now, path
-        assert not any(k in (now.get("elmo") or {}) for k in ("state", "cache", "cache_dir", "options")), path
+        assert digest == record["config_hash"], path
+    assert sorted(untyped) == ["history", "small", "small"]  # the POS probe's three records of before it was a task
 
 
 def test_a_transformer_configuration_carries_no_bilm_keys():
@@ -86,27 +87,6 @@ def test_a_transformer_configuration_carries_no_bilm_keys():
     assert config["cache"]["enabled"] is True
     bilm = composed(["task=ner"])
     assert {"state", "options", "weights", "finetune", "batch_size"} <= set(bilm["encoder"])
-
-
-def test_a_record_of_the_old_layout_reads_in_todays():
-    earlier = {
-        "elmo": {"position": "both", "state": "stateful", "cache": False, "cache_dir": "c", "finetune": True},
-        "encoder": {"kind": "bilm"},
-    }
-    assert current_layout(earlier) == {
-        "elmo": {"position": "both"},
-        "cache": {"enabled": False, "dir": "c"},
-        "encoder": {"kind": "bilm", "state": "stateful", "finetune": True},
-    }
-    transformer = {
-        "elmo": {"position": "both", "state": "stateless", "batch_size": 64, "cache_dtype": "float16"},
-        "encoder": {"kind": "transformer", "batch_size": 32},
-    }
-    assert current_layout(transformer) == {
-        "elmo": {"position": "both"},
-        "cache": {"dtype": "float16"},
-        "encoder": {"kind": "transformer", "batch_size": 32},
-    }
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,223 @@
+"""A run's configuration resolved once into typed groups (Peters et al. 2018 §3.2-3.4: the ELMo mix,
+the frozen encoder that feeds it, the task and its trainer), and the run's identity derived from them.
+
+``RunConfig.from_resolved(mapping)`` builds every group from a composed configuration (or a record's
+stored one, in today's layout): ``elmo`` (``ElmoConfig``), ``encoder`` (``BilmConfig`` or
+``TransformerConfig`` by ``encoder.kind``), ``cache``, ``trainer``, ``data`` and ``task`` (the class
+the task's folder declares in its ``config.py``). Unknown keys and values a field cannot take stop
+the run with one line naming the key.
+
+``identity_parts(run, hashes, task_version)`` walks the typed groups: each field declares beside
+itself whether it counts (``suite_common.typed_config``), and every file-valued field's content hash
+enters the identity under the name the field gives. ``hashes`` comes from ``identity.run_file_hashes``, the one
+place a run's files are hashed, which refuses a file-valued field it was not given a hash for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass
+
+from encoders.config import BilmConfig, CacheConfig, encoder_config_class
+from suite_common.errors import ConfigError
+from suite_common.typed_config import (
+    PROBABILITY,
+    RUNTIME,
+    boolean,
+    build,
+    content_fields,
+    counted,
+    group,
+    integer,
+    number,
+    one_of,
+    setting,
+)
+from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
+
+from .settings import effective_position, uses_encoder
+
+SEED_MAX = 2**32 - 1  # numpy's seed range; Python's and torch's are wider
+POSITIONS = ("none", "input", "output", "both", "paper")
+
+
+def reads_encoder(run) -> bool:
+    return uses_encoder(run)
+
+
+def _position_check(v):
+    return one_of(*POSITIONS)(v)
+
+
+@dataclass(frozen=True)
+class ElmoConfig:
+    position: str = setting("paper", _position_check)  # paper: the task's own (task.elmo_position)
+    mix: str = setting("all", one_of("all", "last", "average"))
+    l2: float = setting(0.001, number(0))
+    dropout: float = setting(0.5, PROBABILITY)
+    layer_norm: bool = setting(False, boolean)
+
+
+def _equal_updates_count(run) -> bool:
+    return bool(run.trainer.equal_updates) and float(getattr(run.data, "fraction", 1.0)) < 1
+
+
+@dataclass(frozen=True)
+class TrainerSettings:
+    optimizer: str = setting("adam", one_of("adam", "adadelta"))
+    lr: float = setting(0.001, number(0, low_open=True))
+    adadelta_rho: float = setting(0.95, number(0, 1, low_open=True, high_open=True))
+    batch_size: int = setting(32, integer(1))
+    eval_batch_size: int = setting(128, integer(1))
+    max_epochs: int = setting(30, integer(1))
+    patience: int = setting(5, integer(1))
+    grad_clip: float = setting(5.0, number(0))
+    weight_decay: float = setting(0.0, number(0))
+    ema: float = setting(0.0, PROBABILITY)
+    lr_halving: bool = setting(False, boolean)
+    equal_updates: bool = setting(False, boolean, when=_equal_updates_count)
+
+
+@dataclass(frozen=True)
+class EmbedSampleConfig:
+    sentences: str = setting("../shared/data/conll2003/eng.testa", identity=RUNTIME)
+    limit: int = setting(500, integer(1), identity=RUNTIME)
+    batch_size: int = setting(64, integer(1), identity=RUNTIME)
+    out: str = setting("outputs/embed_sample", identity=RUNTIME)
+
+
+def _threads_check(v):
+    import os
+
+    top = 4 * (os.cpu_count() or 1)  # beyond this OpenMP fails to start its threads (config_schema.THREADS_MAX)
+    if v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= top):
+        return None
+    return f"must be auto or a whole number from 1 to {top} (this machine has {os.cpu_count()} CPUs)"
+
+
+def _device_check(v):
+    import re
+
+    ok = isinstance(v, str) and re.fullmatch(r"cpu|cuda(:\d+)?|mps", v)
+    return None if ok else "must be cpu, cuda, cuda:N or mps"
+
+
+MODES = ("train", "evaluate", "predict", "finetune", "embed_sample", "dry_run")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    mode: str = setting("train", one_of(*MODES), identity=RUNTIME)
+    seed: int = setting(0, integer(0, SEED_MAX))
+    device: str = setting("cpu", _device_check, identity=RUNTIME)
+    threads: object = setting("auto", _threads_check, identity=RUNTIME)
+    checkpoint: str | None = setting(None, identity=RUNTIME)
+    runs_root: str = setting("outputs/runs", identity=RUNTIME)
+    # the source group only chooses the data files (conf/data/<task>_<source>.yaml); it holds no settings
+    source: dict = setting({}, lambda v: None if v == {} else "is chosen as source=hf or source=local")
+    task: object = group(lambda: task_config_class("ner")())
+    data: DataConfig = group(DataConfig)
+    elmo: ElmoConfig = group(ElmoConfig)
+    encoder: object = group(BilmConfig, when=reads_encoder)
+    cache: CacheConfig = group(CacheConfig)
+    trainer: TrainerSettings = group(TrainerSettings)
+    embed_sample: EmbedSampleConfig = group(EmbedSampleConfig, identity=RUNTIME)
+
+    @classmethod
+    def from_resolved(cls, mapping: dict) -> RunConfig:
+        """The typed configuration of a composed (resolved) one; ``ConfigError`` names a bad key."""
+        name = str(((mapping or {}).get("task") or {}).get("name", ""))
+        task_cls = task_config_class(name)
+        nested = {
+            "task": lambda m, where: build(task_cls, m, where),
+            "data": lambda m, where: build(data_config_class(name), m, where),
+            "encoder": lambda m, where: build(encoder_config_class(m), m, where),
+        }
+        return build(cls, mapping, "", nested)
+
+    @property
+    def position(self) -> str:
+        return effective_position(self)
+
+    @property
+    def reads_encoder(self) -> bool:
+        return reads_encoder(self)
+
+
+def task_config_class(name: str) -> type:
+    """The settings class ``tasks/<name>/config.py`` declares (a probe function's: its own module's)."""
+    from tasks.registry import available, is_probe_function
+
+    if name not in available():
+        raise ConfigError(f"unknown task {name!r} (available: {', '.join(available())})")
+    kind = name.removeprefix("probe_")
+    module = importlib.import_module(f"tasks.probes.{kind}" if is_probe_function(name) else f"tasks.{name}.config")
+    found = [
+        c
+        for c in vars(module).values()
+        if isinstance(c, type)
+        and dataclasses.is_dataclass(c)
+        and c.__module__ == module.__name__
+        and getattr(c, "__dataclass_fields__", {}).get("name") is not None
+        and c().name == name
+    ]
+    if len(found) != 1:
+        raise ConfigError(f"{module.__name__} must declare exactly one settings class for task {name!r}")
+    return found[0]
+
+
+def data_config_class(name: str) -> type:
+    return {"probe_pos": TaggedProbeData, "probe_wsd": SenseProbeData}.get(name, DataConfig)
+
+
+# ---- identity -----------------------------------------------------------------------------------------
+
+
+def counted_config(run: RunConfig, hashes: dict[str, str]) -> dict:
+    """What of the configuration decides the run's result (``typed_config.counted``), with
+    ``elmo.position`` spelled out (``paper`` is the task's own position)."""
+    out = counted(run, run, hashes)
+    if "elmo" in out and effective_position(run):
+        out["elmo"] = {**out["elmo"], "position": effective_position(run)}
+    for name in ("data", "encoder", "cache"):  # a group with nothing that counts is as no group
+        if name in out and not out[name]:
+            del out[name]
+    if "encoder" in out:  # the kind always names the encoder a run reads
+        out["encoder"] = {"kind": run.encoder.kind, **out["encoder"]}
+    return out
+
+
+def file_fields(run: RunConfig) -> dict[str, dataclasses.Field]:
+    """Every file-valued field of this run's groups that counts in it (``CONTENT``), by dotted path."""
+    out = {}
+    for f in dataclasses.fields(run):
+        value = getattr(run, f.name)
+        when = f.metadata.get("when")
+        if dataclasses.is_dataclass(value) and f.metadata.get("identity") != RUNTIME and (when is None or when(run)):
+            out.update(content_fields(type(value), f"{f.name}."))
+    return out
+
+
+def identity_parts(run: RunConfig, hashes: dict[str, str], data_sha256: dict, task_version: int | None) -> dict:
+    """The run's identity: what its files hold (``hashes``: dotted field path -> SHA-256, from
+    ``identity.run_file_hashes``; every counting file field must have one) and its task code's version."""
+    identity = {"bilm_sha256": None, "data_sha256": data_sha256, "task_version": task_version}
+    for path, f in file_fields(run).items():
+        if path not in hashes:
+            raise ConfigError(f"{path}: a file the run reads has no content hash (the identity would miss it)")
+        if f.metadata.get("in_config"):
+            if _value(run, path) is not None:
+                identity.setdefault("files_sha256", {})[path] = hashes[path]
+        else:
+            identity[f.metadata["hash_name"]] = hashes[path]
+    if "encoder_sha256" in identity:  # a Transformer run names no biLM
+        del identity["bilm_sha256"]
+    return identity
+
+
+def _value(run, path: str):
+    node = run
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node

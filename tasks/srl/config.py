@@ -1,0 +1,24 @@
+"""SRL settings (appendix A.5; ``conf/task/srl.yaml`` holds the same defaults)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from suite_common.typed_config import PROBABILITY, group, integer, one_of, setting
+
+from ..common.config import TaskConfig, WordModelConfig
+
+
+@dataclass(frozen=True)
+class SrlModelConfig(WordModelConfig):
+    predicate_dim: int = setting(100, integer(1))
+    layers: int = setting(8, integer(1))  # interleaved directions
+    hidden: int = setting(300, integer(1))
+    dropout: float = setting(0.1, PROBABILITY)
+
+
+@dataclass(frozen=True)
+class SrlConfig(TaskConfig):
+    name: str = setting("srl", one_of("srl"))
+    elmo_position: str = setting("input", one_of("input", "output", "both"))
+    model: SrlModelConfig = group(SrlModelConfig)

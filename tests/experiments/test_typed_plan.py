@@ -1,0 +1,211 @@
+"""The typed plan (experiments.run_config): every setting is a typed field that declares beside itself whether it
+counts in a run's identity; every file a run reads counts by its content; defaults live in one place; the packages
+below experiments never see an untyped configuration; every mode builds its run through the plan."""
+
+import ast
+import dataclasses
+import json
+import typing
+
+import pytest
+from conftest import FIXTURES, REPO, random_bilm
+from omegaconf import OmegaConf
+from run_configs import compose_cfg
+from run_configs import tiny_ner_run_cfg as _ner
+
+from elmo_core import save_bilm
+from encoders.config import BilmConfig, CacheConfig, TransformerConfig
+from experiments import identity, runner
+from experiments.plan import RunPlan
+from experiments.run_config import ElmoConfig, RunConfig, TrainerSettings, task_config_class
+from suite_common.errors import ConfigError
+from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, role
+from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
+from tasks.registry import available
+
+GROUPS = [RunConfig, ElmoConfig, TrainerSettings, BilmConfig, TransformerConfig, CacheConfig, DataConfig]
+GROUPS += [TaggedProbeData, SenseProbeData] + [task_config_class(name) for name in available()]
+
+
+def every_class(classes):
+    seen = []
+    for cls in classes:
+        for f in dataclasses.fields(cls):
+            if f.metadata.get("group"):
+                seen += every_class([type(f.default_factory())])
+        seen.append(cls)
+    return list(dict.fromkeys(seen))
+
+
+def test_a_field_that_holds_a_path_counts_by_its_content_or_is_where_files_are_looked_up():
+    """A new path-valued setting cannot be forgotten: typed as a path it must be a file field (its content hashed
+    into the identity), and a text field named like a path is either that or a place the data's files are found in
+    (a Hugging Face dataset's names, ``hf_*``, are names on the hub, not local files)."""
+    pathlike = ("path", "dir", "file", "options", "weights", "vectors", "model")
+    for cls in every_class(GROUPS):
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if annotation_mentions_path(cls, f):
+                assert role(f) == CONTENT and f.metadata.get("hash_name"), (cls.__name__, f.name)
+            elif f.name.endswith(pathlike) and "str" in str(hints[f.name]) and not f.name.startswith("hf_"):
+                assert role(f) == LOCATION or f.name.endswith("_file"), (cls.__name__, f.name)
+
+
+def test_every_file_field_of_a_run_is_hashed_into_its_identity(bilm_files, tmp_path):
+    """The plan hashes every file-valued field that counts in the run (an unset one counts as unset), and refuses
+    an identity that would miss one."""
+    vectors = tmp_path / "vec.txt"
+    vectors.write_text("EU 0.1 0.2\n")
+    plan = RunPlan.resolve(
+        _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"task.model.vectors={vectors}"), 1
+    )
+    wanted = {"bilm_sha256", "bilm_options_sha256", "files_sha256"}
+    assert wanted <= set(plan.identity) and plan.identity["files_sha256"]["task.model.vectors"]
+    assert set(identity.run_file_hashes(plan.run, plan.encoder)) == {
+        "encoder.options",
+        "encoder.weights",
+        "task.model.vectors",
+    }
+    from experiments.run_config import identity_parts
+
+    with pytest.raises(ConfigError, match="encoder.weights: a file the run reads has no content hash"):
+        identity_parts(plan.run, {"encoder.options": "o", "task.model.vectors": "v"}, {}, 1)
+
+
+@pytest.mark.parametrize("field", ["options", "weights", "vectors"])
+def test_changing_what_any_file_field_holds_changes_the_digest(field, bilm_files, tmp_path):
+    options, weights = bilm_files
+    vectors = tmp_path / "vec.txt"
+    vectors.write_text("EU 0.1 0.2\n")
+    files = {"options": tmp_path / "o.json", "weights": tmp_path / "w.hdf5", "vectors": vectors}
+    files["options"].write_bytes(options.read_bytes())
+    files["weights"].write_bytes(weights.read_bytes())
+
+    def digest():
+        identity._file_sha256.cache_clear()
+        cfg = _ner((files["options"], files["weights"]), tmp_path, FIXTURES, "elmo.position=input",
+                   f"task.model.vectors={vectors}")  # fmt: skip
+        return RunPlan.resolve(cfg, 1).digest
+
+    before = digest()
+    if field == "options":  # the same network read another way: tanh instead of relu
+        opts = json.loads(files["options"].read_text())
+        opts["char_cnn"]["activation"] = "tanh"
+        files["options"].write_text(json.dumps(opts))
+    elif field == "weights":
+        save_bilm(random_bilm(seed=7), tmp_path / "other.json", files["weights"])
+    else:
+        vectors.write_text("EU 0.3 0.2\n")
+    assert digest() != before
+
+
+def test_no_package_below_experiments_imports_omegaconf():
+    for package in ("tasks", "encoders", "elmo_core", "bert_core", "suite_common"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+                assert not any(n.split(".")[0] in ("omegaconf", "hydra") for n in names), path
+
+
+def test_the_task_its_model_and_the_encoder_get_typed_settings(bilm_files, tmp_path):
+    plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), 1)
+    built = plan.build(layers=False)
+    assert dataclasses.is_dataclass(built.task.cfg) and dataclasses.is_dataclass(built.task.cfg.model)
+    assert type(plan.run.encoder) is BilmConfig and dataclasses.is_dataclass(plan.run.data)
+    assert not any(isinstance(v, OmegaConf.__class__) for v in vars(plan).values())
+
+
+def _yaml(path):
+    return OmegaConf.to_container(OmegaConf.load(REPO / "conf" / path), resolve=False)
+
+
+def plain_defaults(cls) -> dict:
+    out = {}
+    for f in dataclasses.fields(cls):
+        value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        out[f.name] = plain_defaults(type(value)) if dataclasses.is_dataclass(value) else value
+    return out
+
+
+@pytest.mark.parametrize(
+    "path, cls",
+    [
+        ("elmo/default.yaml", ElmoConfig),
+        ("trainer/default.yaml", TrainerSettings),
+        ("cache/default.yaml", CacheConfig),
+        ("encoder/bilm.yaml", BilmConfig),
+        *[(f"task/{name}.yaml", task_config_class(name)) for name in available()],
+    ],
+)
+def test_each_base_yaml_file_holds_exactly_its_typed_groups_defaults(path, cls):
+    """A default is defined once: the base YAML files (before profiles and overrides) equal the dataclasses."""
+    assert _yaml(path) == plain_defaults(cls)
+
+
+def test_the_transformer_yaml_and_the_top_level_defaults_are_the_typed_ones():
+    transformer = plain_defaults(TransformerConfig)
+    assert _yaml("encoder/transformer.yaml") == {k: v for k, v in transformer.items() if not k.startswith("finetune")}
+    top = _yaml("config.yaml")
+    typed = plain_defaults(RunConfig)
+    for key in ("mode", "seed", "device", "threads", "checkpoint"):
+        assert top[key] == typed[key], key
+    assert {k: v for k, v in top["embed_sample"].items() if k != "sentences"} == {
+        k: v for k, v in typed["embed_sample"].items() if k != "sentences"
+    }
+
+
+def test_a_bad_value_or_an_unknown_key_is_one_line_naming_it():
+    with pytest.raises(ConfigError, match=r"^trainer\.optimizer='sgd': must be one of adam, adadelta$"):
+        RunConfig.from_resolved({"task": {"name": "ner"}, "trainer": {"optimizer": "sgd"}})
+    with pytest.raises(ConfigError, match=r"^task\.model\.dropout_styl: no such setting \(did you mean dropout_style"):
+        RunConfig.from_resolved({"task": {"name": "ner", "model": {"dropout_styl": "standard"}}})
+    with pytest.raises(ConfigError, match=r"^elmo\.l2=nan: must be a finite number$"):
+        RunConfig.from_resolved({"task": {"name": "ner"}, "elmo": {"l2": float("nan")}})
+
+
+@pytest.mark.parametrize("mode", ["dry_run", "evaluate", "predict", "embed_sample", "train"])
+def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, monkeypatch, capsys):
+    """train and dry_run build through ``RunPlan.build``; evaluate and predict rebuild a trained run through the
+    plan of its checkpoint's configuration; embed_sample takes the plan's encoder."""
+    launch = tmp_path / "runs" / "ner" / "run"
+    trained = (
+        runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch) if mode != "train" else None
+    )
+    resolved, built = [], []
+    real_resolve, real_build = RunPlan.resolve.__func__, RunPlan.build
+    monkeypatch.setattr(
+        RunPlan, "resolve", classmethod(lambda cls, *a, **k: resolved.append(1) or real_resolve(cls, *a, **k))
+    )
+    monkeypatch.setattr(RunPlan, "build", lambda self, *a, **k: built.append(1) or real_build(self, *a, **k))
+    cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"mode={mode}")
+    if mode == "train":
+        runner.train(cfg, tmp_path / "runs" / "ner" / "again")
+    elif mode == "dry_run":
+        from experiments.dry_run import dry_run
+
+        dry_run(cfg)
+    elif mode in ("evaluate", "predict"):
+        from experiments.predictor import predict_mode
+        from experiments.trained_runs import evaluate
+
+        raw = tmp_path / "raw.txt"
+        raw.write_text("EU rejects German call\n")
+        test = FIXTURES / "ner_tiny.conll" if mode == "evaluate" else raw
+        cfg = compose_cfg([f"mode={mode}", f"checkpoint={trained['run_dir']}", f"data.test_path={test}"])
+        (evaluate if mode == "evaluate" else predict_mode)(cfg, tmp_path / "out")
+    else:
+        import run
+
+        (tmp_path / "sample").mkdir()
+        run.embed_sample(compose_cfg(["embed_sample.limit=3", f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}",
+                                      f"encoder.options={bilm_files[0]}", f"encoder.weights={bilm_files[1]}"]),
+                         tmp_path / "sample")  # fmt: skip
+    assert resolved, f"mode={mode} did not resolve a plan"
+    if mode != "embed_sample":
+        assert built, f"mode={mode} did not build through the plan"
