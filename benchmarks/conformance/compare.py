@@ -95,8 +95,9 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
     return result
 
 
-def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path) -> dict:
-    done = work / f"suite_{arm}_seed{seed}.json"
+def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
+    name = f"suite_{arm}{'_' + variant if variant else ''}_seed{seed}"
+    done = work / f"{name}.json"
     if done.exists():
         return json.loads(done.read_text())
     _, overrides, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
@@ -113,12 +114,13 @@ def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Pat
         f"trainer.patience={epochs}",
         *data_overrides,
         *overrides,
+        *extra,
     ]
     command = [sys.executable, "run.py", *args, f"runs_root={runs_root}", f"cache.dir={work / 'cache'}"]
-    rc, cpu, wall = _run_timed(command, work / f"suite_{arm}_seed{seed}.log")
+    rc, cpu, wall = _run_timed(command, work / f"{name}.log")
     records = sorted(runs_root.glob(f"{task}/*/results.json"), key=lambda p: p.stat().st_mtime)
     if rc != 0 or not records:
-        raise SystemExit(f"suite run failed (exit {rc}): see {work}/suite_{arm}_seed{seed}.log")
+        raise SystemExit(f"suite run failed (exit {rc}): see {work}/{name}.log")
     record = json.loads(records[-1].read_text())
     key = "dev_" + record["metric"]
     elapsed = [e["seconds"] for e in record["epochs"]]  # the record's clock runs on from the first epoch
@@ -158,6 +160,8 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=int, default=None, help="training sentences / pairs / articles / documents")
     p.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "elmo-conformance")
     p.add_argument("--out", type=Path, default=ROOT / "results" / "conformance")
+    p.add_argument("--suite-override", nargs="*", default=[], help="more run.py overrides for the suite's side")
+    p.add_argument("--variant", default="", help="the name of a comparison with --suite-override (file suffix)")
     a = p.parse_args(argv)
     if not REFERENCE_PYTHON.exists():
         print(f"{REFERENCE_PYTHON} is missing: build it with `make conformance-env`", file=sys.stderr)
@@ -170,13 +174,15 @@ def main(argv=None) -> int:
     }
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     reference = {s: run_reference(a.task, a.arm, s, a.epochs, data, work) for s in a.reference_seeds}
-    suite = {s: run_suite(a.task, a.arm, s, a.epochs, data, work) for s in a.suite_seeds}
+    if bool(a.variant) != bool(a.suite_override):
+        raise SystemExit("error: --variant names a comparison with --suite-override; give both or neither")
+    suite = {s: run_suite(a.task, a.arm, s, a.epochs, data, work, a.suite_override, a.variant) for s in a.suite_seeds}
     _, _, matched = reference_configs.BUILD[a.task](data["reference"], BILM, a.arm == "elmo", 0, a.epochs)
     finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     a.out.mkdir(parents=True, exist_ok=True)
     summary = {
         "task": a.task,
-        "arm": a.arm,
+        "arm": a.arm + (f" ({' '.join(a.suite_override)} on the suite's side)" if a.variant else ""),
         "epochs": a.epochs,
         "limit": a.limit,
         "notes": data["notes"],
@@ -185,12 +191,15 @@ def main(argv=None) -> int:
         "suite": suite,
         "hardware": hardware(),
         "dates": [started, finished],
+        "suite_commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip(),
         "biLM": "elmo_core/pretrained/small",
         "command": "python -m benchmarks.conformance.compare " + " ".join(argv or sys.argv[1:]),
     }
     for side in summary["reference"].values():
         side.pop("config", None)
-    path = a.out / f"{a.task}_{a.arm}.json"
+    path = a.out / f"{a.task}_{a.arm}{'_' + a.variant if a.variant else ''}.json"
     path.write_text(json.dumps(summary, indent=1) + "\n")
     print(f"wrote {path}")
     return 0
