@@ -17,8 +17,7 @@ from pathlib import Path
 
 from tasks.common.data_files import data_files
 
-from .run_config import RunConfig, counted_config, file_fields, identity_parts
-from .settings import typed
+from .run_config import RunConfig, counted_config, file_fields, identity_parts, typed
 
 
 @lru_cache(maxsize=256)

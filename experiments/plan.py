@@ -25,6 +25,7 @@ from tasks.registry import is_probe_function
 
 from . import train_state
 from .identity import digest_of, make_identity
+from .pipeline import PROBE_VERSION, build_features, make_task, task_text, training_splits, with_layers
 from .predictions_file import copy_predictions
 from .record import Record
 from .run_config import RunConfig
@@ -39,8 +40,6 @@ from .run_directories import (
     run_metadata,
 )
 from .settings import ElmoSettings
-
-PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
 
 @dataclass
@@ -109,7 +108,6 @@ class RunPlan:
         where the plan says so and ``finetune``: a dry run estimates that step instead), the splits'
         layers (``layers``), the mixes and the model (after seeding with the run's seed), the trainer's
         settings."""
-        from .pipeline import build_features, make_task, task_text, training_splits, with_layers
         from .trainer import TrainerConfig, set_seed
 
         task = make_task(self.run)

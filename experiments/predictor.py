@@ -69,7 +69,7 @@ class Predictor:
 def predict_mode(cfg, out_dir: Path | None = None) -> Path:
     """``mode=predict``: ``data.test_path`` (raw text) through the model of ``checkpoint``."""
     from .identity import content_sha256
-    from .settings import evaluate_overrides
+    from .run_config import evaluate_overrides
     from .trained_runs import checkpoint_file, command_line_overrides, test_file
 
     path = checkpoint_file(cfg.checkpoint)

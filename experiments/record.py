@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite_common.atomic_files import write_text_atomic
 from suite_common.errors import DataError
 
 from .settings import uses_encoder
@@ -121,9 +122,7 @@ class Record:
             raise DataError(f"{self.path or 'record'}: a run record needs its configuration and task")
 
     def write(self, path: Path) -> None:
-        from .run_directories import write_json_atomic
-
-        write_json_atomic(Path(path), self.to_dict())
+        write_text_atomic(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
 
     # ---- what the run was, decided once ---------------------------------------------------------
     @property

@@ -16,12 +16,16 @@ place a run's files are hashed, which refuses a file-valued field it was not giv
 from __future__ import annotations
 
 import dataclasses
+import enum
 import importlib
+import json
 from dataclasses import dataclass
+from functools import lru_cache
 
 from encoders.config import BilmConfig, CacheConfig, encoder_config_class
 from suite_common.errors import ConfigError
 from suite_common.typed_config import (
+    COUNTS,
     PROBABILITY,
     RUNTIME,
     boolean,
@@ -32,6 +36,7 @@ from suite_common.typed_config import (
     integer,
     number,
     one_of,
+    role,
     setting,
 )
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
@@ -39,7 +44,20 @@ from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
 from .settings import effective_position, uses_encoder
 
 SEED_MAX = 2**32 - 1  # numpy's seed range; Python's and torch's are wider
-POSITIONS = ("none", "input", "output", "both", "paper")
+
+
+class Position(enum.StrEnum):
+    """Where ELMo goes (§3.3): with x_k (input), with h_k (output), both, none, or the task's own (paper).
+    A ``StrEnum``: it compares, prints and serializes as its value."""
+
+    NONE = "none"
+    INPUT = "input"
+    OUTPUT = "output"
+    BOTH = "both"
+    PAPER = "paper"
+
+
+POSITIONS = tuple(p.value for p in Position)
 
 
 def reads_encoder(run) -> bool:
@@ -52,7 +70,7 @@ def _position_check(v):
 
 @dataclass(frozen=True)
 class ElmoConfig:
-    position: str = setting("paper", _position_check)  # paper: the task's own (task.elmo_position)
+    position: Position = setting(Position.PAPER, _position_check, convert=Position)  # paper: task.elmo_position
     mix: str = setting("all", one_of("all", "last", "average"))
     l2: float = setting(0.001, number(0))
     dropout: float = setting(0.5, PROBABILITY)
@@ -221,3 +239,65 @@ def _value(run, path: str):
     for part in path.split("."):
         node = getattr(node, part)
     return node
+
+
+# ---- a plain configuration as a typed one; the settings that never count -------------------------------
+
+
+def typed(config: dict):
+    """``RunConfig`` of a plain configuration (a composed one, or a record's stored one)."""
+    return _typed(json.dumps(config, sort_keys=True, default=str))
+
+
+@lru_cache(maxsize=1024)
+def _typed(text: str):
+    return RunConfig.from_resolved(json.loads(text))
+
+
+def as_run(cfg):
+    """A typed ``RunConfig`` of ``cfg``: itself, or a composed ``DictConfig`` or plain mapping built once
+    (entry points and tests may hold a composed configuration; the packages below get the typed one)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cfg, RunConfig):
+        return cfg
+    return typed(OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg))
+
+
+def _fields_by_role(cls, where: str, counting: bool) -> list[str]:
+    out = []
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("group"):
+            if role(f) == COUNTS:
+                out += _fields_by_role(type(f.default_factory()), f"{where}{f.name}.", counting)
+        elif (role(f) == COUNTS) == counting:
+            out.append(f"{where}{f.name}")
+    return out
+
+
+def non_counting_keys() -> list[str]:
+    """Every setting that counts in no run's identity (whatever the task, the data's shape or the
+    encoder: ``encoder.finetune`` counts for a biLM, so it is not one, though a Transformer ignores it)."""
+    from encoders.config import BilmConfig, CacheConfig, TransformerConfig
+    from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
+    from tasks.registry import available
+
+    groups = [(RunConfig, "")]
+    groups += [(cls, "data.") for cls in (DataConfig, TaggedProbeData, SenseProbeData)]
+    groups += [(cls, "encoder.") for cls in (BilmConfig, TransformerConfig)] + [(CacheConfig, "cache.")]
+    groups += [(task_config_class(name), "task.") for name in available()]
+    counting = {k for cls, where in groups for k in _fields_by_role(cls, where, True)}
+    keys = [k for cls, where in groups for k in _fields_by_role(cls, where, False)]
+    return [k for k in dict.fromkeys(keys) if k not in counting and not k.startswith("embed_sample")]
+
+
+def run_dir_excludes() -> list[str]:
+    """Overrides that do not name a run directory: the task (the directory above it) and every setting
+    that does not count in a run's identity (a file-valued one counts by its content instead)."""
+    return ["task", *non_counting_keys()]
+
+
+def evaluate_overrides() -> tuple[str, ...]:
+    """What ``mode=evaluate`` takes from its command line over the checkpoint's own settings: the
+    data (a test file and how to read it) and where the encoder's files and cache are."""
+    return ("data.", *[k for k in non_counting_keys() if k.split(".")[0] in ("encoder", "cache")])

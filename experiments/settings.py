@@ -1,46 +1,17 @@
 """Settings every part of the suite must read the same way, each decided here once (Peters et al. 2018
 §3.3: where ELMo goes; §3.4: the frozen encoder a run reads):
 
-* ``typed``: a plain configuration (composed, or a record's stored one) as a ``RunConfig``;
 * ``effective_position`` and ``uses_encoder`` on a plain configuration (a record's): ``elmo.position``
   with ``paper`` meaning the task's own placement, and whether a run reads contextual layers at all;
-* ``ElmoSettings``: both of those and how the mixes are made, as a run's plan holds them;
-* ``run_dir_excludes`` (Hydra's ``override_dirname.exclude_keys``) and ``evaluate_overrides``: the
-  settings that do not count in a run's identity, read from the typed fields' own declarations.
+* ``ElmoSettings``: both of those and how the mixes are made, as a run's plan holds them.
+
+What counts in a run's identity is declared by the typed fields themselves (``run_config``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
-from functools import lru_cache
-
-from suite_common.typed_config import COUNTS, role
-
-
-def typed(config: dict):
-    """``RunConfig`` of a plain configuration (a composed one, or a record's stored one)."""
-    return _typed(json.dumps(config, sort_keys=True, default=str))
-
-
-@lru_cache(maxsize=1024)
-def _typed(text: str):
-    from .run_config import RunConfig
-
-    return RunConfig.from_resolved(json.loads(text))
-
-
-def as_run(cfg):
-    """A typed ``RunConfig`` of ``cfg``: itself, or a composed ``DictConfig`` or plain mapping built once
-    (entry points and tests may hold a composed configuration; the packages below get the typed one)."""
-    from omegaconf import DictConfig, OmegaConf
-
-    from .run_config import RunConfig
-
-    if isinstance(cfg, RunConfig):
-        return cfg
-    return typed(OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg))
 
 
 def _get(node, key: str, default=None):
@@ -78,7 +49,7 @@ class ElmoSettings:
 
     @classmethod
     def of(cls, run) -> ElmoSettings:
-        run = as_run(run)
+        """From a typed run configuration (``run_config.RunConfig``)."""
         return cls(
             position=run.position,
             reads_encoder=run.reads_encoder,
@@ -87,44 +58,3 @@ class ElmoSettings:
             layer_norm=bool(run.elmo.layer_norm),
             l2=float(run.elmo.l2),
         )
-
-
-def _fields_by_role(cls, where: str, counting: bool) -> list[str]:
-    out = []
-    for f in dataclasses.fields(cls):
-        if f.metadata.get("group"):
-            if role(f) == COUNTS:
-                out += _fields_by_role(type(f.default_factory()), f"{where}{f.name}.", counting)
-        elif (role(f) == COUNTS) == counting:
-            out.append(f"{where}{f.name}")
-    return out
-
-
-def non_counting_keys() -> list[str]:
-    """Every setting that counts in no run's identity (whatever the task, the data's shape or the
-    encoder: ``encoder.finetune`` counts for a biLM, so it is not one, though a Transformer ignores it)."""
-    from encoders.config import BilmConfig, CacheConfig, TransformerConfig
-    from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
-    from tasks.registry import available
-
-    from .run_config import RunConfig, task_config_class
-
-    groups = [(RunConfig, "")]
-    groups += [(cls, "data.") for cls in (DataConfig, TaggedProbeData, SenseProbeData)]
-    groups += [(cls, "encoder.") for cls in (BilmConfig, TransformerConfig)] + [(CacheConfig, "cache.")]
-    groups += [(task_config_class(name), "task.") for name in available()]
-    counting = {k for cls, where in groups for k in _fields_by_role(cls, where, True)}
-    keys = [k for cls, where in groups for k in _fields_by_role(cls, where, False)]
-    return [k for k in dict.fromkeys(keys) if k not in counting and not k.startswith("embed_sample")]
-
-
-def run_dir_excludes() -> list[str]:
-    """Overrides that do not name a run directory: the task (the directory above it) and every setting
-    that does not count in a run's identity (a file-valued one counts by its content instead)."""
-    return ["task", *non_counting_keys()]
-
-
-def evaluate_overrides() -> tuple[str, ...]:
-    """What ``mode=evaluate`` takes from its command line over the checkpoint's own settings: the
-    data (a test file and how to read it) and where the encoder's files and cache are."""
-    return ("data.", *[k for k in non_counting_keys() if k.split(".")[0] in ("encoder", "cache")])

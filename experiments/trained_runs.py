@@ -19,8 +19,9 @@ from suite_common.errors import ConfigError, DataError, WeightsError
 from .identity import content_sha256
 from .pipeline import with_layers
 from .plan import RunPlan
+from .run_config import evaluate_overrides
 from .run_directories import write_json_atomic
-from .settings import ElmoSettings, evaluate_overrides
+from .settings import ElmoSettings
 from .trainer import predict
 
 

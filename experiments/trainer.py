@@ -32,6 +32,9 @@ from suite_common.errors import ConfigError, SuiteError
 from tasks.base import TaskSplit
 
 from . import train_state
+from .run_config import TrainerSettings
+
+_DEFAULTS = TrainerSettings()
 
 
 class TrainingDiverged(SuiteError):
@@ -53,20 +56,21 @@ class History:
 
 @dataclass(frozen=True)
 class TrainerConfig:
-    """``conf/trainer/default.yaml``, typed (its comments say what each key does), with the run's
-    ``seed`` and ``passes_per_epoch`` (from ``trainer.equal_updates`` and ``data.fraction``)."""
+    """The trainer's settings of one run (``experiments.run_config.TrainerSettings``, whose defaults these are),
+    with the run's ``seed``, ``device`` and ``passes_per_epoch`` (from ``trainer.equal_updates`` and
+    ``data.fraction``)."""
 
-    optimizer: str = "adam"
-    lr: float = 0.001
-    adadelta_rho: float = 0.95
-    batch_size: int = 32
-    eval_batch_size: int = 128
-    max_epochs: int = 30
-    patience: int = 5
-    grad_clip: float = 5.0
-    weight_decay: float = 0.0
-    ema: float = 0.0
-    lr_halving: bool = False
+    optimizer: str = _DEFAULTS.optimizer
+    lr: float = _DEFAULTS.lr
+    adadelta_rho: float = _DEFAULTS.adadelta_rho
+    batch_size: int = _DEFAULTS.batch_size
+    eval_batch_size: int = _DEFAULTS.eval_batch_size
+    max_epochs: int = _DEFAULTS.max_epochs
+    patience: int = _DEFAULTS.patience
+    grad_clip: float = _DEFAULTS.grad_clip
+    weight_decay: float = _DEFAULTS.weight_decay
+    ema: float = _DEFAULTS.ema
+    lr_halving: bool = _DEFAULTS.lr_halving
     passes_per_epoch: int = 1
     seed: int = 0
     device: str = "cpu"  # the run's ``device``: the model and every batch are moved there
@@ -75,8 +79,7 @@ class TrainerConfig:
     def from_config(cls, cfg, seed: int | None = None) -> TrainerConfig:
         """From a run configuration (typed ``RunConfig``, or a composed one): ``trainer.*``,
         ``data.fraction`` and the run's seed (the plan's ``seed`` when given, else ``cfg.seed``)."""
-        from .run_config import RunConfig
-        from .settings import typed
+        from .run_config import RunConfig, typed
 
         run = cfg if isinstance(cfg, RunConfig) else typed(OmegaConf.to_container(cfg, resolve=True))
         given = {f.name: getattr(run.trainer, f.name) for f in fields(run.trainer) if f.name != "equal_updates"}

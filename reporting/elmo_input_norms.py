@@ -23,7 +23,8 @@ import torch
 from encoders import encoder_for
 from experiments.pipeline import build_features, make_task, training_splits, with_layers
 from experiments.record import Record
-from experiments.settings import ElmoSettings, as_run
+from experiments.run_config import as_run
+from experiments.settings import ElmoSettings
 from suite_common.checkpoints import load_tensors
 
 

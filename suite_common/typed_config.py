@@ -40,12 +40,13 @@ def setting(
     check: Callable | None = None,
     identity: str = COUNTS,
     when: Callable | None = None,
+    convert: Callable | None = None,
 ):
     """A field holding a value. ``check(value)`` returns None or what is wrong with it; ``when(run)``
-    says whether it counts in this run."""
+    says whether it counts in this run; ``convert``: the type a checked value is turned into (an enum)."""
     if identity not in ROLES or identity == CONTENT:
         raise ValueError(f"identity role {identity!r}: a value field is one of {ROLES} but not {CONTENT!r}")
-    meta = {"check": check, "identity": identity, "when": when}
+    meta = {"check": check, "identity": identity, "when": when, "convert": convert}
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -160,6 +161,8 @@ def build(cls, mapping, where: str, nested: dict | None = None):
             problem = f.metadata.get("check") and f.metadata["check"](value)
             if problem:
                 raise ConfigError(f"{key}={value!r}: {problem}")
+            if f.metadata.get("convert"):
+                value = f.metadata["convert"](value)
         values[f.name] = value
     return cls(**values)
 

@@ -27,13 +27,13 @@ from allennlp_launcher import install_stand_ins  # noqa: E402
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("options")
-    ap.add_argument("weights")
-    ap.add_argument("sentences", type=Path)
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("options", help="the biLM's options.json")
+    ap.add_argument("weights", help="the biLM's weights.hdf5")
+    ap.add_argument("sentences", type=Path, help="one sentence per line, tokens separated by spaces")
+    ap.add_argument("out", type=Path, help=".npz for the layers of the first five sentences")
+    ap.add_argument("--batch-size", type=int, default=64, help="sentences per batch, in file order (default 64)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    ap.add_argument("--repeats", type=int, default=2, help="rounds over all sentences; each is timed (default 2)")
     a = ap.parse_args(argv)
     install_stand_ins()
     import torch

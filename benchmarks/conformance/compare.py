@@ -58,21 +58,31 @@ def _run_timed(command: list[str], log: Path) -> tuple[int, float, float]:
     return rc, round(cpu, 1), round(time.perf_counter() - start, 1)
 
 
-def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path) -> dict:
-    out = work / f"reference_{arm}_seed{seed}"
+def set_dotted(config: dict, assignment: str) -> None:
+    """``model.include_start_end_transitions=true``: the value is JSON."""
+    key, value = assignment.split("=", 1)
+    *parents, name = key.split(".")
+    node = config
+    for part in parents:
+        node = node[part]
+    node[name] = json.loads(value)
+
+
+def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
+    out = work / f"reference_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = out / "conformance_run.json"
-    if done.exists():
+    if done.exists() and len(json.loads(done.read_text())["dev"]) == epochs:
         return json.loads(done.read_text())
     config, _, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
-    config_path = work / f"reference_{arm}_seed{seed}.json"
+    for assignment in extra:
+        set_dotted(config, assignment)
+    config_path = out.with_suffix(".json")
     config_path.write_text(json.dumps(config, indent=1))
     command = [str(REFERENCE_PYTHON), str(LAUNCHER), str(config_path), str(out), reference_configs.PACKAGES[task]]
-    rc, cpu, wall = _run_timed(command, work / f"reference_{arm}_seed{seed}.log")
+    rc, cpu, wall = _run_timed(command, out.with_suffix(".log"))
     times = json.loads((out / "epoch_times.json").read_text()) if (out / "epoch_times.json").exists() else []
     if rc != 0 or len(times) < epochs:
-        raise SystemExit(
-            f"reference run failed (exit {rc}, {len(times)} epochs): see {work}/reference_{arm}_seed{seed}.log"
-        )
+        raise SystemExit(f"reference run failed (exit {rc}, {len(times)} epochs): see {out.with_suffix('.log')}")
     key = "validation_" + REFERENCE_METRIC[task]
     result = {
         "dev": [round(100 * e["metrics"][key], 2) for e in times],
@@ -96,13 +106,13 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
 
 
 def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
-    name = f"suite_{arm}{'_' + variant if variant else ''}_seed{seed}"
+    name = f"suite_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = work / f"{name}.json"
-    if done.exists():
+    if done.exists() and len(json.loads(done.read_text())["dev"]) == epochs:
         return json.loads(done.read_text())
     _, overrides, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
     data_overrides = [f"{k}={v}" for k, v in data["suite"].items()]
-    runs_root = work / "suite_runs"
+    runs_root = work / "suite_runs" / name  # its own: the record read back is this run's, never another's
     args = [
         f"task={task}",
         "profile=paper",
@@ -152,16 +162,22 @@ def hardware() -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--task", required=True, choices=sorted(reference_configs.BUILD))
-    p.add_argument("--arm", default="elmo", choices=["elmo", "baseline"])
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--suite-seeds", type=int, nargs="+", default=[0, 1])
-    p.add_argument("--reference-seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--task", required=True, choices=sorted(reference_configs.BUILD), help="the task to compare")
+    p.add_argument("--arm", default="elmo", choices=["elmo", "baseline"], help="with ELMo (default) or without")
+    p.add_argument("--epochs", type=int, default=3, help="epochs on both sides (default 3)")
+    p.add_argument("--suite-seeds", type=int, nargs="+", default=[0, 1], help="the suite's seeds (default 0 1)")
+    p.add_argument("--reference-seeds", type=int, nargs="*", default=[0], help="none: the suite's side alone")
     p.add_argument("--limit", type=int, default=None, help="training sentences / pairs / articles / documents")
-    p.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "elmo-conformance")
-    p.add_argument("--out", type=Path, default=ROOT / "results" / "conformance")
+    p.add_argument(
+        "--work",
+        type=Path,
+        default=Path(os.environ.get("TMPDIR", "/tmp")) / "elmo-conformance",
+        help="data, runs and logs of both sides (default: $TMPDIR/elmo-conformance); finished sides are kept",
+    )
+    p.add_argument("--out", type=Path, default=ROOT / "results" / "conformance", help="where <task>_<arm>.json goes")
     p.add_argument("--suite-override", nargs="*", default=[], help="more run.py overrides for the suite's side")
-    p.add_argument("--variant", default="", help="the name of a comparison with --suite-override (file suffix)")
+    p.add_argument("--reference-override", nargs="*", default=[], help="KEY=JSON in the reference's configuration")
+    p.add_argument("--variant", default="", help="the name of a comparison with an override (file suffix)")
     a = p.parse_args(argv)
     if not REFERENCE_PYTHON.exists():
         print(f"{REFERENCE_PYTHON} is missing: build it with `make conformance-env`", file=sys.stderr)
@@ -173,16 +189,21 @@ def main(argv=None) -> int:
         for side, d in data.items()
     }
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    reference = {s: run_reference(a.task, a.arm, s, a.epochs, data, work) for s in a.reference_seeds}
-    if bool(a.variant) != bool(a.suite_override):
-        raise SystemExit("error: --variant names a comparison with --suite-override; give both or neither")
+    reference = {
+        s: run_reference(a.task, a.arm, s, a.epochs, data, work, a.reference_override, a.variant)
+        for s in a.reference_seeds
+    }
+    if bool(a.variant) != bool(a.suite_override or a.reference_override):
+        raise SystemExit("error: --variant names a comparison with an override; give both or neither")
     suite = {s: run_suite(a.task, a.arm, s, a.epochs, data, work, a.suite_override, a.variant) for s in a.suite_seeds}
     _, _, matched = reference_configs.BUILD[a.task](data["reference"], BILM, a.arm == "elmo", 0, a.epochs)
     finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     a.out.mkdir(parents=True, exist_ok=True)
     summary = {
         "task": a.task,
-        "arm": a.arm + (f" ({' '.join(a.suite_override)} on the suite's side)" if a.variant else ""),
+        "arm": a.arm
+        + (f" ({' '.join(a.suite_override)} on the suite's side)" if a.suite_override else "")
+        + (f" ({' '.join(a.reference_override)} on the reference's side)" if a.reference_override else ""),
         "epochs": a.epochs,
         "limit": a.limit,
         "notes": data["notes"],

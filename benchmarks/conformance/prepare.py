@@ -22,14 +22,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from suite_common.atomic_files import write_text_atomic
 from tasks.srl.reader import read_conllu_propbank_file
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def _write(path: Path, text: str) -> Path:
+    """Complete or absent (a comparison running beside this one may be reading the same file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)
     return path
 
 

@@ -194,7 +194,7 @@ def nli(data: dict, bilm: dict, elmo: bool, seed: int, epochs: int):
         learning_rate_scheduler={"type": "reduce_on_plateau", "factor": 0.5, "mode": "max", "patience": 0},
     )
     config = _common(seed, data["train"], data["dev"], reader, model, trainer, 32)
-    overrides = ["elmo.position=input", "trainer.weight_decay=0.0", "encoder.finetune=false"]
+    overrides = (["elmo.position=input"] if elmo else []) + ["trainer.weight_decay=0.0", "encoder.finetune=false"]
     matched = [
         "ELMo at the input only (allennlp's esim has no output ELMo)",
         "no weight decay (esim.jsonnet has none)",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -49,21 +50,25 @@ def summary(c: dict) -> dict:
 
 
 def figure(comparisons: list[dict], out: Path) -> None:
-    fig, axes = plt.subplots(1, len(comparisons), figsize=(3.2 * len(comparisons), 3.0), squeeze=False)
-    for ax, c in zip(axes[0], comparisons):
+    columns = 3
+    rows = -(-len(comparisons) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.2 * rows), squeeze=False)
+    for ax, c in zip(axes.flat, comparisons):
         x = range(1, c["epochs"] + 1)
         for seed, r in c["reference"].items():
             ax.plot(x, r["dev"], "o-", color="tab:orange", label=f"AllenNLP {REFERENCE[c['task']]} (seed {seed})")
         for seed, s in c["suite"].items():
             ax.plot(x, s["dev"], "s--", color="tab:blue", alpha=0.8, label=f"suite (seed {seed})")
-        ax.set_title(f"{NAMES[c['task']]}, {c['arm']}", fontsize=9)
+        ax.set_title(textwrap.fill(f"{NAMES[c['task']]}, {c['arm']}", 48), fontsize=8)
         ax.set_xlabel("epoch")
+        ax.set_ylabel("dev metric")
         ax.set_xticks(list(x))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
-    axes[0][0].set_ylabel("dev metric")
+    for ax in list(axes.flat)[len(comparisons) :]:
+        ax.axis("off")
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    fig.savefig(out, dpi=110)
     plt.close(fig)
 
 
@@ -126,8 +131,8 @@ def render(comparisons: list[dict], findings: str, figure_name: str) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dir", type=Path, default=ROOT / "results" / "conformance")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "conformance.md")
+    ap.add_argument("--dir", type=Path, default=ROOT / "results" / "conformance", help="the comparisons' JSON files")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "conformance.md", help="the page (and its figure)")
     a = ap.parse_args(argv)
     found = {p.stem: json.loads(p.read_text()) for p in sorted(a.dir.glob("*_*.json"))}
     if not found:

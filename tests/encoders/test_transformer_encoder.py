@@ -16,7 +16,7 @@ from encoders import TransformerEncoder, encoder_for
 from encoders.activation_cache import ActivationCache
 from experiments import runner, trained_runs
 from experiments.identity import run_digest
-from experiments.settings import as_run
+from experiments.run_config import as_run
 from suite_common.errors import EncoderError
 
 

@@ -17,7 +17,7 @@ from elmo_core import save_bilm
 from experiments import identity as run_identity
 from experiments import run_directories, runner
 from experiments.record import RECORD_NAMES
-from experiments.settings import typed
+from experiments.run_config import typed
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 
@@ -171,7 +171,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
 
 
 def runner_excludes():
-    from experiments.settings import run_dir_excludes
+    from experiments.run_config import run_dir_excludes
 
     return run_dir_excludes()
 

@@ -1,15 +1,10 @@
-"""Each setting that several parts of the suite read is decided once (experiments.settings)."""
+"""Each setting that several parts of the suite read is decided once (experiments.settings, experiments.run_config)."""
 
 from conftest import REPO
 from hydra import compose, initialize_config_dir
 
-from experiments.settings import (
-    ElmoSettings,
-    effective_position,
-    evaluate_overrides,
-    run_dir_excludes,
-    uses_encoder,
-)
+from experiments.run_config import as_run, evaluate_overrides, run_dir_excludes
+from experiments.settings import ElmoSettings, effective_position, uses_encoder
 
 
 def test_run_directory_names_leave_out_exactly_the_keys_that_do_not_change_a_result():
@@ -29,9 +24,9 @@ def test_effective_position_and_encoder_use_on_configs_and_records():
 
 def test_a_runs_elmo_settings_are_read_once_into_one_typed_value():
     elmo = {"position": "paper", "mix": "last", "dropout": 0.1, "layer_norm": True, "l2": 0.0}
-    settings = ElmoSettings.of({"elmo": elmo, "task": {"name": "srl", "elmo_position": "input"}})
+    settings = ElmoSettings.of(as_run({"elmo": elmo, "task": {"name": "srl", "elmo_position": "input"}}))
     assert settings == ElmoSettings("input", True, "last", 0.1, True, 0.0)
-    baseline = ElmoSettings.of({"elmo": {**elmo, "position": "none"}, "task": {"name": "srl"}})
+    baseline = ElmoSettings.of(as_run({"elmo": {**elmo, "position": "none"}, "task": {"name": "srl"}}))
     assert baseline.position == "none" and not baseline.reads_encoder
 
 

@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 from run_configs import CONF, compose_cfg, tiny_ner_cfg
 
 from experiments import runner
-from experiments.settings import as_run
+from experiments.run_config import as_run
 from tasks.common.layers import ElmoFeatures
 
 

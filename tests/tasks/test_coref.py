@@ -159,31 +159,34 @@ def test_metrics_empty_response_and_micro_average_over_documents():
 # -------------------------------------------------------------------------------- model
 def test_candidate_spans_stay_inside_sentences_and_width():
     import torch
-    from omegaconf import OmegaConf
 
+    from experiments.run_config import RunConfig
     from tasks.common.layers import ElmoFeatures
     from tasks.coref.model import CorefModel
 
-    cfg = OmegaConf.create(
+    cfg = RunConfig.from_resolved(
         {
-            "model": {
-                "word_dim": 4,
-                "vectors": None,
-                "char_dim": 2,
-                "char_filters": 0,
-                "char_width": 3,
-                "hidden": 3,
-                "ffnn_size": 4,
-                "ffnn_depth": 1,
-                "feature_size": 2,
-                "max_span_width": 2,
-                "span_ratio": 0.4,
-                "max_antecedents": 3,
-                "lexical_dropout": 0.0,
-                "dropout": 0.0,
+            "task": {
+                "name": "coref",
+                "model": {
+                    "word_dim": 4,
+                    "vectors": None,
+                    "char_dim": 2,
+                    "char_filters": 0,
+                    "char_width": 3,
+                    "hidden": 3,
+                    "ffnn_size": 4,
+                    "ffnn_depth": 1,
+                    "feature_size": 2,
+                    "max_span_width": 2,
+                    "span_ratio": 0.4,
+                    "max_antecedents": 3,
+                    "lexical_dropout": 0.0,
+                    "dropout": 0.0,
+                },
             }
         }
-    )
+    ).task
     model = CorefModel(
         ["<pad>", "<unk>"], cfg, ElmoFeatures("none", 3, 4, mix="all", layer_norm=False, dropout=0.5, l2=0.0)
     )

@@ -223,8 +223,7 @@ def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeyp
     from experiments import trainer
 
     cfg, task, source, data = _setup("sst", bilm_files, tmp_path)
-    cfg.device = "meta"
-    config = trainer.TrainerConfig.from_config(cfg)
+    config = replace(trainer.TrainerConfig.from_config(cfg), device="meta")  # not a device a run may name
     assert config.device == "meta"
     seen = []
 

@@ -57,25 +57,27 @@ def test_sick_reader(tmp_path):
 
 
 def test_esim_padding_never_changes_the_prediction():
-    from omegaconf import OmegaConf
-
+    from experiments.run_config import RunConfig
     from tasks.common.layers import ElmoFeatures
     from tasks.nli.task import NliTask
 
-    cfg = OmegaConf.create(
+    cfg = RunConfig.from_resolved(
         {
-            "model": {
-                "word_dim": 8,
-                "vectors": None,
-                "min_word_count": 1,
-                "char_dim": 4,
-                "char_filters": 4,
-                "char_width": 3,
-                "hidden": 6,
-                "dropout": 0.0,
+            "task": {
+                "name": "nli",
+                "model": {
+                    "word_dim": 8,
+                    "vectors": None,
+                    "min_word_count": 1,
+                    "char_dim": 4,
+                    "char_filters": 4,
+                    "char_width": 3,
+                    "hidden": 6,
+                    "dropout": 0.0,
+                },
             }
         }
-    )
+    ).task
     task = NliTask(cfg)
     ds, _ = read_sick_tsv(FIXTURES / "sick_tiny.tsv")
     ds = ds.add_column("premise_row", list(range(len(ds)))).add_column("hypothesis_row", list(range(len(ds))))
