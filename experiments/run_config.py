@@ -7,10 +7,13 @@ stored one, in today's layout): ``elmo`` (``ElmoConfig``), ``encoder`` (``BilmCo
 the task's folder declares in its ``config.py``). Unknown keys and values a field cannot take stop
 the run with one line naming the key.
 
-``identity_parts(run, hashes, task_version)`` walks the typed groups: each field declares beside
-itself whether it counts (``suite_common.typed_config``), and every file-valued field's content hash
-enters the identity under the name the field gives. ``hashes`` comes from ``identity.run_file_hashes``, the one
-place a run's files are hashed, which refuses a file-valued field it was not given a hash for.
+``counted_config`` walks the typed groups: each field declares beside itself whether it counts
+(``suite_common.typed_config``). ``identity_parts(run, hashes, data_sha256, task_version)`` puts every
+file-valued field's content hash under the name the field gives; ``hashes`` comes from
+``identity.run_file_hashes``, the one place a run's files are hashed, and a counting file field without a
+hash is refused. ``typed`` and ``as_run`` make a ``RunConfig`` of a plain or composed configuration;
+``non_counting_keys`` (run directory names, what ``mode=evaluate`` takes from its command line) is read
+off the fields' declarations.
 """
 
 from __future__ import annotations
