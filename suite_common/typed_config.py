@@ -41,12 +41,15 @@ def setting(
     identity: str = COUNTS,
     when: Callable | None = None,
     convert: Callable | None = None,
+    added_after_records: bool = False,
 ):
     """A field holding a value. ``check(value)`` returns None or what is wrong with it; ``when(run)``
-    says whether it counts in this run; ``convert``: the type a checked value is turned into (an enum)."""
+    says whether it counts in this run; ``convert``: the type a checked value is turned into (an enum).
+    ``added_after_records``: a setting added when records already existed, whose default is what those
+    runs did; it counts only off its default, so their identities stay what they were."""
     if identity not in ROLES or identity == CONTENT:
         raise ValueError(f"identity role {identity!r}: a value field is one of {ROLES} but not {CONTENT!r}")
-    meta = {"check": check, "identity": identity, "when": when, "convert": convert}
+    meta = {"check": check, "identity": identity, "when": when, "convert": convert, "added": added_after_records}
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -189,6 +192,8 @@ def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
             out[f.name] = None if value is None else "sha256:" + file_hashes.get(key, "unknown")
             continue
         if kind != COUNTS or (f.metadata.get("when") and not f.metadata["when"](run)):
+            continue
+        if f.metadata.get("added") and value == f.default:
             continue
         nested = dataclasses.is_dataclass(value)
         out[f.name] = counted(value, run, file_hashes, f"{key}.") if nested else value

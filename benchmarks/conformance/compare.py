@@ -47,6 +47,28 @@ REFERENCE_METRIC = {
 }
 
 
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def suite_commit() -> str:
+    """This checkout's commit, with ``+changes`` when tracked files differ from it."""
+    git = ["git", "-C", str(ROOT)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    changed = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    return head + ("+changes" if changed.stdout.strip() else "")
+
+
+def run_dates(result: dict, done: Path) -> list[str]:
+    """When a side ran: stored with it, or (sides written before dates were kept) its file's time less
+    the process's wall seconds."""
+    if "dates" in result:
+        return result["dates"]
+    end = datetime.datetime.fromtimestamp(done.stat().st_mtime, datetime.UTC)
+    start = end - datetime.timedelta(seconds=result["process_wall_seconds"])
+    return [start.isoformat(timespec="seconds"), end.isoformat(timespec="seconds")]
+
+
 def _run_timed(command: list[str], log: Path) -> tuple[int, float, float]:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -72,13 +94,14 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
     out = work / f"reference_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = out / "conformance_run.json"
     if done.exists() and len(json.loads(done.read_text())["dev"]) == epochs:
-        return json.loads(done.read_text())
+        return {**json.loads(done.read_text()), "dates": run_dates(json.loads(done.read_text()), done)}
     config, _, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
     for assignment in extra:
         set_dotted(config, assignment)
     config_path = out.with_suffix(".json")
     config_path.write_text(json.dumps(config, indent=1))
     command = [str(REFERENCE_PYTHON), str(LAUNCHER), str(config_path), str(out), reference_configs.PACKAGES[task]]
+    started = now()
     rc, cpu, wall = _run_timed(command, out.with_suffix(".log"))
     times = json.loads((out / "epoch_times.json").read_text()) if (out / "epoch_times.json").exists() else []
     if rc != 0 or len(times) < epochs:
@@ -100,6 +123,7 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
             ]
         ),
         "config": config,
+        "dates": [started, now()],
     }
     done.write_text(json.dumps(result, indent=1))
     return result
@@ -109,7 +133,7 @@ def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Pat
     name = f"suite_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = work / f"{name}.json"
     if done.exists() and len(json.loads(done.read_text())["dev"]) == epochs:
-        return json.loads(done.read_text())
+        return {**json.loads(done.read_text()), "dates": run_dates(json.loads(done.read_text()), done)}
     _, overrides, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
     data_overrides = [f"{k}={v}" for k, v in data["suite"].items()]
     runs_root = work / "suite_runs" / name  # its own: the record read back is this run's, never another's
@@ -127,6 +151,7 @@ def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Pat
         *extra,
     ]
     command = [sys.executable, "run.py", *args, f"runs_root={runs_root}", f"cache.dir={work / 'cache'}"]
+    started, commit = now(), suite_commit()
     rc, cpu, wall = _run_timed(command, work / f"{name}.log")
     records = sorted(runs_root.glob(f"{task}/*/results.json"), key=lambda p: p.stat().st_mtime)
     if rc != 0 or not records:
@@ -141,6 +166,8 @@ def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Pat
         "process_wall_seconds": wall,
         "command": " ".join(["python", "run.py", *args, "runs_root=RUNS", "cache.dir=CACHE"]),
         "data_sha256": record["identity"]["data_sha256"],
+        "dates": [started, now()],
+        "suite_commit": commit,
     }
     done.write_text(json.dumps(result, indent=1))
     return result
@@ -188,7 +215,6 @@ def main(argv=None) -> int:
         side: {k: v if isinstance(v, list) else str(v) for k, v in d.items()} if isinstance(d, dict) else d
         for side, d in data.items()
     }
-    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     reference = {
         s: run_reference(a.task, a.arm, s, a.epochs, data, work, a.reference_override, a.variant)
         for s in a.reference_seeds
@@ -197,7 +223,7 @@ def main(argv=None) -> int:
         raise SystemExit("error: --variant names a comparison with an override; give both or neither")
     suite = {s: run_suite(a.task, a.arm, s, a.epochs, data, work, a.suite_override, a.variant) for s in a.suite_seeds}
     _, _, matched = reference_configs.BUILD[a.task](data["reference"], BILM, a.arm == "elmo", 0, a.epochs)
-    finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    dates = [d for side in (*reference.values(), *suite.values()) for d in side["dates"]]
     a.out.mkdir(parents=True, exist_ok=True)
     summary = {
         "task": a.task,
@@ -211,10 +237,8 @@ def main(argv=None) -> int:
         "reference": reference,
         "suite": suite,
         "hardware": hardware(),
-        "dates": [started, finished],
-        "suite_commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
+        "dates": [min(dates), max(dates)],  # from the first run's start to the last one's end
+        "suite_commit": ", ".join(sorted({side.get("suite_commit") or suite_commit() for side in suite.values()})),
         "biLM": "elmo_core/pretrained/small",
         "command": "python -m benchmarks.conformance.compare " + " ".join(argv or sys.argv[1:]),
     }

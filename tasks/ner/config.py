@@ -17,6 +17,12 @@ class NerModelConfig(WordModelConfig):
     dropout: float = setting(0.5, PROBABILITY)
     dropout_style: str = setting("variational", one_of("variational", "standard"))
     lowercase_words: bool = setting(False, boolean)
+    # training_and_decoding: impossible BIOUL transitions never scored; decoding: Viterbi only (allennlp's CRF)
+    crf_constraints: str = setting(
+        "training_and_decoding", one_of("training_and_decoding", "decoding"), added_after_records=True
+    )
+    # mean: the negative log-likelihood averaged over the batch's sentences; sum: summed (allennlp's crf_tagger)
+    crf_loss: str = setting("mean", one_of("mean", "sum"), added_after_records=True)
 
 
 @dataclass(frozen=True)

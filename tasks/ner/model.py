@@ -25,7 +25,8 @@ class NerTagger(TaskModel):
             nn.LSTM(dims[i], h, batch_first=True, bidirectional=True) for i, h in enumerate(m.hidden)
         )
         self.output = nn.Linear(dims[-1] + features.output_dim, len(labels))
-        self.crf = ConstrainedCRF(labels)
+        self.crf = ConstrainedCRF(labels, constrain_training=m.crf_constraints == "training_and_decoding")
+        self.loss_reduction = m.crf_loss  # mean: over the batch's sentences; sum: allennlp's crf_tagger
 
     def scores(self, batch: dict) -> torch.Tensor:
         """The CRF's emissions (batch, words, tags)."""
@@ -36,7 +37,7 @@ class NerTagger(TaskModel):
         return self.output(self.dropout(self.features.add_output(x, elmo)))
 
     def loss_of(self, emissions: torch.Tensor, batch: dict) -> torch.Tensor:
-        return -self.crf(emissions, batch["tags"], batch["mask"], reduction="mean")
+        return -self.crf(emissions, batch["tags"], batch["mask"], reduction=self.loss_reduction)
 
     def decode(self, emissions: torch.Tensor, batch: dict) -> list[list[int]]:
         """The best tag sequence of each sentence under the BIOUL constraints (tag indices)."""

@@ -15,6 +15,8 @@ class SrlModelConfig(WordModelConfig):
     layers: int = setting(8, integer(1))  # interleaved directions
     hidden: int = setting(300, integer(1))
     dropout: float = setting(0.1, PROBABILITY)
+    # pytorch: nn.LSTM's U(±1/√hidden); orthogonal: He et al. (2017)'s orthonormal start (tasks/srl/model.py)
+    lstm_init: str = setting("pytorch", one_of("pytorch", "orthogonal"), added_after_records=True)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@ predicate-indicator embedding (+ ELMo) -> deep BiLSTM with interleaved direction
 left-to-right when l is even, right-to-left when odd) and highway connections between layers ->
 per-token tag scores; decoding is BIO-constrained Viterbi. He et al.'s recurrent (hidden-to-hidden)
 dropout is approximated by variational dropout on every layer's input, since ``nn.LSTM`` has no
-recurrent dropout."""
+recurrent dropout. ``lstm_init=orthogonal`` starts every weight matrix of the BiLSTM and of the output
+layer as a random orthonormal matrix, one block per gate, with the forget gates' bias at 1 (He et al.
+2017 §3; allennlp's ``AugmentedLstm``, which allennlp-models' SRL tagger stacks); ``pytorch`` keeps
+``nn.LSTM``'s U(±1/√hidden)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,15 @@ from elmo_core.bilm import reverse_padded
 from ..common import layers as task_layers
 from ..common.layers import TaskModel, TokenEmbedder, VariationalDropout, run_rnn
 from .decode import bio_constraints, viterbi
+
+
+def block_orthogonal_(weight: torch.Tensor, rows: int, columns: int) -> None:
+    """Each (rows, columns) block of ``weight`` becomes an independent random orthonormal matrix."""
+    with torch.no_grad():
+        for i in range(0, weight.shape[0], rows):
+            for j in range(0, weight.shape[1], columns):
+                block = weight[i : i + rows, j : j + columns]
+                block.copy_(nn.init.orthogonal_(torch.empty_like(block)))
 
 
 class HighwayLSTMLayer(nn.Module):
@@ -32,6 +44,22 @@ class HighwayLSTMLayer(nn.Module):
             h = reverse_padded(h, lengths)
         g = torch.sigmoid(self.gate(torch.cat([x, h], dim=-1)))
         return g * h + (1 - g) * self.carry(x)
+
+    def orthogonal_init(self) -> None:
+        """He et al.'s start: orthonormal blocks (one per gate, input and state apart), biases at zero
+        but the forget gates' at 1."""
+        hidden, inputs = self.lstm.hidden_size, self.lstm.input_size
+        block_orthogonal_(self.lstm.weight_ih_l0, hidden, inputs)
+        block_orthogonal_(self.lstm.weight_hh_l0, hidden, hidden)
+        block_orthogonal_(self.gate.weight[:, :inputs], hidden, inputs)  # the gate reads (x | h)
+        block_orthogonal_(self.gate.weight[:, inputs:], hidden, hidden)
+        if isinstance(self.carry, nn.Linear):
+            block_orthogonal_(self.carry.weight, hidden, inputs)
+        with torch.no_grad():
+            self.lstm.bias_ih_l0.zero_()
+            self.lstm.bias_hh_l0.zero_()
+            self.lstm.bias_hh_l0[hidden : 2 * hidden].fill_(1.0)  # PyTorch's gate order: i, f, g, o
+            self.gate.bias.zero_()
 
 
 class SrlTagger(TaskModel):
@@ -51,6 +79,10 @@ class SrlTagger(TaskModel):
             self.layers.append(HighwayLSTMLayer(dim, m.hidden, reverse=layer % 2 == 1))
             dim = m.hidden
         self.output = nn.Linear(dim + features.output_dim, len(labels))
+        if m.lstm_init == "orthogonal":
+            for layer in self.layers:
+                layer.orthogonal_init()
+            nn.init.orthogonal_(self.output.weight)
 
     def scores(self, batch: dict) -> torch.Tensor:
         """Tag scores (batch, words, tags)."""

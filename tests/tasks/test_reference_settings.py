@@ -1,0 +1,99 @@
+"""Settings that make a task head behave as its reference implementation does (results/conformance.md):
+SRL's orthonormal start (He et al. 2017 §3) and the two ways allennlp's CRF differs from the suite's."""
+
+import itertools
+
+import pytest
+import torch
+from task_setups import new_model as _new_model
+from task_setups import task_setup as _setup
+
+from experiments.run_config import as_run, counted_config
+from tasks.ner.crf import FORBIDDEN, ConstrainedCRF
+from tasks.srl.model import HighwayLSTMLayer
+
+
+def _orthonormal_rows(block: torch.Tensor) -> bool:
+    rows = block if block.shape[0] <= block.shape[1] else block.T
+    return torch.allclose(rows @ rows.T, torch.eye(rows.shape[0]), atol=1e-5)
+
+
+def test_orthogonal_init_gives_one_orthonormal_block_per_gate_and_forget_bias_one():
+    torch.manual_seed(0)
+    layer = HighwayLSTMLayer(12, 8, reverse=False)
+    layer.orthogonal_init()
+    lstm = layer.lstm
+    for gate in range(4):
+        rows = slice(8 * gate, 8 * gate + 8)
+        assert _orthonormal_rows(lstm.weight_ih_l0[rows].detach())
+        assert _orthonormal_rows(lstm.weight_hh_l0[rows].detach())
+    assert _orthonormal_rows(layer.gate.weight[:, :12].detach()) and _orthonormal_rows(
+        layer.gate.weight[:, 12:].detach()
+    )
+    assert _orthonormal_rows(layer.carry.weight.detach())
+    bias = (lstm.bias_ih_l0 + lstm.bias_hh_l0).detach()
+    assert torch.equal(bias[8:16], torch.ones(8)) and bias[:8].abs().sum() == 0 and bias[16:].abs().sum() == 0
+
+
+def test_srl_lstm_init_reaches_every_layer_and_the_output(bilm_files, tmp_path):
+    outs = {}
+    for how in ("pytorch", "orthogonal"):
+        cfg, task, source, _ = _setup("srl", bilm_files, tmp_path / how, [f"task.model.lstm_init={how}"])
+        outs[how] = _new_model(cfg, task, source)
+    orthogonal, default = outs["orthogonal"], outs["pytorch"]
+    assert all(_orthonormal_rows(layer.lstm.weight_hh_l0[:8].detach()) for layer in orthogonal.layers[:1])
+    assert all(layer.lstm.bias_hh_l0.detach().max() == 1.0 for layer in orthogonal.layers)
+    assert _orthonormal_rows(orthogonal.output.weight.detach())
+    assert not _orthonormal_rows(default.layers[0].lstm.weight_hh_l0[: default.layers[0].lstm.hidden_size].detach())
+
+
+def _path_score(crf: ConstrainedCRF, emissions: torch.Tensor, path: tuple, masked: bool) -> torch.Tensor:
+    trans, start, end = crf.free_transitions, crf.free_start_transitions, crf.free_end_transitions
+    if masked:
+        trans, start, end = trans + crf.transition_mask, start + crf.start_mask, end + crf.end_mask
+    score = start[path[0]] + end[path[-1]] + sum(emissions[i, t] for i, t in enumerate(path))
+    return score + sum(trans[a, b] for a, b in zip(path, path[1:]))
+
+
+@pytest.mark.parametrize("constrain_training", [True, False])
+def test_crf_likelihood_counts_the_impossible_paths_only_without_training_constraints(constrain_training):
+    """By enumeration over every path of 3 tags: allennlp's CRF (``decoding``) normalizes over all of
+    them, the suite's default over the allowed ones; Viterbi is constrained either way."""
+    labels = ["O", "B-PER", "L-PER", "U-PER"]
+    torch.manual_seed(0)
+    crf = ConstrainedCRF(labels, constrain_training=constrain_training)
+    emissions, gold = torch.randn(3, 4), (1, 2, 0)  # B-PER L-PER O
+    paths = list(itertools.product(range(4), repeat=3))
+    allowed = [p for p in paths if _path_score(crf, emissions, p, masked=True) > FORBIDDEN / 2]
+    assert 0 < len(allowed) < len(paths)
+    normalizer = torch.logsumexp(
+        torch.stack([_path_score(crf, emissions, p, masked=True) for p in allowed])
+        if constrain_training
+        else torch.stack([_path_score(crf, emissions, p, masked=False) for p in paths]),
+        0,
+    )
+    expected = _path_score(crf, emissions, gold, masked=constrain_training) - normalizer
+    got = crf(emissions[None], torch.tensor([gold]), torch.ones(1, 3, dtype=torch.bool))
+    assert torch.allclose(got, expected, atol=1e-5)
+    assert tuple(crf.decode(emissions[None], torch.ones(1, 3, dtype=torch.bool))[0]) in allowed
+
+
+def test_crf_loss_sum_is_the_batch_size_times_the_mean(bilm_files, tmp_path):
+    losses = {}
+    for reduction in ("mean", "sum"):
+        cfg, task, source, data = _setup("ner", bilm_files, tmp_path / reduction, [f"task.model.crf_loss={reduction}"])
+        model = _new_model(cfg, task, source).eval()
+        batch = task.make_batch(data["train"], next(iter(task.batches(data["train"].examples, 4, shuffle=False))))
+        losses[reduction] = model(batch).loss.item()
+    size = batch["mask"].shape[0]
+    assert size > 1 and losses["sum"] == pytest.approx(size * losses["mean"], rel=1e-5)
+
+
+@pytest.mark.parametrize("key, value", [("task.model.crf_constraints", "decoding"), ("task.model.crf_loss", "sum")])
+def test_a_setting_added_after_records_counts_only_off_its_default(key, value, bilm_files, tmp_path):
+    """Records made before these settings ran their defaults: at the default a run's counted
+    configuration does not name them (its identity is the records'), off it, it does."""
+    default = counted_config(as_run(_setup("ner", bilm_files, tmp_path / "a", [])[0]), {})
+    changed = counted_config(as_run(_setup("ner", bilm_files, tmp_path / "b", [f"{key}={value}"])[0]), {})
+    name = key.rsplit(".", 1)[1]
+    assert name not in default["task"]["model"] and changed["task"]["model"][name] == value
