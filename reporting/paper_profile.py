@@ -125,6 +125,7 @@ SPEC = [
     ("srl", "word embedding size", 100, "task.model.word_dim", "A.5"),
     ("srl", "predicate indicator embedding size", 100, "task.model.predicate_dim", "A.5"),
     ("srl", "recurrent dropout", 0.1, "task.model.dropout", "A.5"),
+    ("srl", "LSTM and dense layer init", "orthogonal", "task.model.lstm_init", "A.5 (He et al. 2017)"),
     ("srl", "optimizer", "adadelta", "trainer.optimizer", "A.5"),
     ("srl", "Adadelta ρ", 0.95, "trainer.adadelta_rho", "A.5"),
     ("srl", "learning rate", 1.0, "trainer.lr", "A.5"),
