@@ -69,6 +69,17 @@ def run_dates(result: dict, done: Path) -> list[str]:
     return [start.isoformat(timespec="seconds"), end.isoformat(timespec="seconds")]
 
 
+def read_back(done: Path, epochs: int, data: dict) -> dict | None:
+    """A side already run under ``--work`` with as many epochs on as much training data (``--limit``; a side
+    written before the limit was kept with it is taken as made with this one), with its dates; else None."""
+    if not done.exists():
+        return None
+    stored = json.loads(done.read_text())
+    if len(stored["dev"]) != epochs or stored.get("limit", data["limit"]) != data["limit"]:
+        return None
+    return {**stored, "dates": run_dates(stored, done)}
+
+
 def _run_timed(command: list[str], log: Path) -> tuple[int, float, float]:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -93,8 +104,8 @@ def set_dotted(config: dict, assignment: str) -> None:
 def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
     out = work / f"reference_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = out / "conformance_run.json"
-    if done.exists() and len(json.loads(done.read_text())["dev"]) == epochs:
-        return {**json.loads(done.read_text()), "dates": run_dates(json.loads(done.read_text()), done)}
+    if finished := read_back(done, epochs, data):
+        return finished
     config, _, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
     for assignment in extra:
         set_dotted(config, assignment)
@@ -124,6 +135,7 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
         ),
         "config": config,
         "dates": [started, now()],
+        "limit": data["limit"],
     }
     done.write_text(json.dumps(result, indent=1))
     return result
@@ -132,8 +144,8 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
 def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
     name = f"suite_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = work / f"{name}.json"
-    if done.exists() and len(json.loads(done.read_text())["dev"]) == epochs:
-        return {**json.loads(done.read_text()), "dates": run_dates(json.loads(done.read_text()), done)}
+    if finished := read_back(done, epochs, data):
+        return finished
     _, overrides, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
     data_overrides = [f"{k}={v}" for k, v in data["suite"].items()]
     runs_root = work / "suite_runs" / name  # its own: the record read back is this run's, never another's
@@ -168,6 +180,7 @@ def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Pat
         "data_sha256": record["identity"]["data_sha256"],
         "dates": [started, now()],
         "suite_commit": commit,
+        "limit": data["limit"],
     }
     done.write_text(json.dumps(result, indent=1))
     return result
@@ -215,6 +228,7 @@ def main(argv=None) -> int:
         side: {k: v if isinstance(v, list) else str(v) for k, v in d.items()} if isinstance(d, dict) else d
         for side, d in data.items()
     }
+    data["limit"] = a.limit
     reference = {
         s: run_reference(a.task, a.arm, s, a.epochs, data, work, a.reference_override, a.variant)
         for s in a.reference_seeds

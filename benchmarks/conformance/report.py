@@ -49,6 +49,10 @@ def summary(c: dict) -> dict:
     }
 
 
+def seeds(mean: float, runs: list[float]) -> str:
+    return f"{mean:.2f}" + (f" ({', '.join(f'{v:.2f}' for v in runs)})" if len(runs) > 1 else "")
+
+
 def figure(comparisons: list[dict], out: Path) -> None:
     columns = 3
     rows = -(-len(comparisons) // columns)
@@ -79,11 +83,11 @@ def render(comparisons: list[dict], findings: str, figure_name: str) -> str:
         "Both sides read the same files, the same biLM (the embedded `elmo_core/pretrained/small`, in the original "
         "format) and settings matched to the suite's paper profile; each runs on one CPU thread. The reference is "
         "allennlp-models 2.10.1 in its own environment (`make conformance-env`, `benchmarks/conformance/`). Dev "
-        "metrics in percent; the suite's cell is the mean of its seeds. Seed spread: max - min of the suite's "
+        "metrics in percent; each side's cell is the mean of its seeds. Seed spread: max - min of the suite's "
         "seeds. CPU s/epoch: each process's CPU time over its epochs (reading, the suite's activation cache and "
         "the reference's ELMo on every batch included).",
         "",
-        "| task | arm | reference head | train data | epochs | reference dev | suite dev (seeds) | gap | "
+        "| task | arm | reference head | train data | epochs | reference dev (seeds) | suite dev (seeds) | gap | "
         "suite seed spread | CPU s/epoch reference / suite | suite ÷ reference |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -92,7 +96,7 @@ def render(comparisons: list[dict], findings: str, figure_name: str) -> str:
         spread = f"{s['spread']:.2f}" if s["spread"] is not None else "—"
         lines.append(
             f"| {NAMES[c['task']]} | {c['arm']} | `{REFERENCE[c['task']]}` | {c['notes'][0]} | {c['epochs']} | "
-            f"{s['ref']:.2f} | {s['suite']:.2f} ({', '.join(f'{v:.2f}' for v in s['suite_runs'])}) | "
+            f"{seeds(s['ref'], s['ref_runs'])} | {seeds(s['suite'], s['suite_runs'])} | "
             f"{s['gap']:+.2f} | {spread} | {s['ref_cpu']:.0f} / {s['suite_cpu']:.0f} | "
             f"{s['suite_cpu'] / s['ref_cpu']:.2f} |"
         )
@@ -118,7 +122,7 @@ def render(comparisons: list[dict], findings: str, figure_name: str) -> str:
         lines += ["", "Matched settings:", ""] + [f"- {m}" for m in c["matched"]] + [""]
         lines += [f"Data: {'; '.join(c['notes'])}.", ""]
         lines += ["Commands (`OUT`, `RUNS`, `CACHE`: directories under `--work`):", ""]
-        lines += [f"- `{c['command']}` (both sides, one after the other)"]
+        lines += [f"- `{c['command']}` (both sides, run after run; a run finished under `--work` is read back)"]
         lines += [f"- reference: `{r['command']}`" for r in list(c["reference"].values())[:1]]
         lines += [f"- suite: `{s['command']}`" for s in list(c["suite"].values())[:1]]
         lines += [
