@@ -4,9 +4,9 @@ left-to-right when l is even, right-to-left when odd) and highway connections be
 per-token tag scores; decoding is BIO-constrained Viterbi. He et al.'s recurrent (hidden-to-hidden)
 dropout is approximated by variational dropout on every layer's input, since ``nn.LSTM`` has no
 recurrent dropout. ``lstm_init=orthogonal`` starts every weight matrix of the BiLSTM and of the output
-layer as a random orthonormal matrix, one block per gate, with the forget gates' bias at 1 (He et al.
-2017 §3; allennlp's ``AugmentedLstm``, which allennlp-models' SRL tagger stacks); ``pytorch`` keeps
-``nn.LSTM``'s U(±1/√hidden)."""
+layer as a random orthonormal matrix, one block per gate, with the forget gates' bias at 1 (appendix
+A.5, after He et al. 2017; allennlp's ``AugmentedLstm``, which allennlp-models' SRL tagger stacks, does
+the same); ``pytorch`` keeps ``nn.LSTM``'s U(±1/√hidden)."""
 
 from __future__ import annotations
 
