@@ -17,6 +17,8 @@ class SrlModelConfig(WordModelConfig):
     dropout: float = setting(0.1, PROBABILITY)
     # pytorch: nn.LSTM's U(±1/√hidden); orthogonal: He et al. (2017)'s orthonormal start (tasks/srl/model.py)
     lstm_init: str = setting("pytorch", one_of("pytorch", "orthogonal"), added_after_records=True)
+    # output: the gate mixes each nn.LSTM layer's output and input; recurrent: He et al.'s cell (tasks/srl/model.py)
+    highway: str = setting("output", one_of("output", "recurrent"), added_after_records=True)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """The paper's SRL model, a re-implementation of He et al. (2017) (appendix A.5): word embedding +
 predicate-indicator embedding (+ ELMo) -> deep BiLSTM with interleaved directions (layer l reads
 left-to-right when l is even, right-to-left when odd) and highway connections between layers ->
-per-token tag scores; decoding is BIO-constrained Viterbi. He et al.'s recurrent (hidden-to-hidden)
-dropout is approximated by variational dropout on every layer's input, since ``nn.LSTM`` has no
-recurrent dropout. ``lstm_init=orthogonal`` starts every weight matrix of the BiLSTM and of the output
+per-token tag scores; decoding is BIO-constrained Viterbi. With ``highway=output`` (nn.LSTM, fast) the
+gate mixes each layer's output with its input, and He et al.'s recurrent (hidden-to-hidden) dropout is
+approximated by variational dropout on every layer's input; ``highway=recurrent`` is He et al.'s own
+cell (``RecurrentHighwayLayer``). ``lstm_init=orthogonal`` starts every weight matrix of the BiLSTM and of the output
 layer as a random orthonormal matrix, one block per gate, with the forget gates' bias at 1 (appendix
 A.5, after He et al. 2017; allennlp's ``AugmentedLstm``, which allennlp-models' SRL tagger stacks, does
 the same); ``pytorch`` keeps ``nn.LSTM``'s U(±1/√hidden)."""
@@ -62,6 +63,49 @@ class HighwayLSTMLayer(nn.Module):
             self.gate.bias.zero_()
 
 
+class RecurrentHighwayLayer(nn.Module):
+    """He et al. (2017)'s layer (``highway=recurrent``): an LSTM whose highway gate sits inside the
+    recurrence, reading x(t) and h(t-1), and whose gated output is the next step's state; recurrent dropout
+    is one mask per sequence on h(t-1). A loop over time steps (no fused kernel has this cell)."""
+
+    def __init__(self, input_dim: int, hidden: int, reverse: bool, recurrent_dropout: float):
+        super().__init__()
+        self.reverse, self.hidden, self.recurrent_dropout = reverse, hidden, recurrent_dropout
+        self.input_linearity = nn.Linear(input_dim, 6 * hidden)  # gates i, f, g, o, r and the carried x
+        self.state_linearity = nn.Linear(hidden, 5 * hidden)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        lengths = task_layers.host_lengths(mask)
+        if self.reverse:
+            x = reverse_padded(x, lengths)
+        hidden = self.hidden
+        projected = self.input_linearity(x)  # every time step at once
+        h = c = x.new_zeros(x.shape[0], hidden)
+        keep = None
+        if self.training and self.recurrent_dropout > 0:
+            keep = x.new_empty(x.shape[0], hidden).bernoulli_(1 - self.recurrent_dropout) / (1 - self.recurrent_dropout)
+        steps = []
+        for t in range(x.shape[1]):  # padding comes after each sequence's last word, so it never reaches one
+            gates = projected[:, t, : 5 * hidden] + self.state_linearity(h if keep is None else h * keep)
+            i, f, g, o, r = gates.chunk(5, dim=1)
+            c = torch.sigmoid(i) * torch.tanh(g) + torch.sigmoid(f) * c
+            r = torch.sigmoid(r)
+            h = r * torch.sigmoid(o) * torch.tanh(c) + (1 - r) * projected[:, t, 5 * hidden :]
+            steps.append(h)
+        out = torch.stack(steps, dim=1) * mask.unsqueeze(-1)
+        return reverse_padded(out, lengths) if self.reverse else out
+
+    def orthogonal_init(self) -> None:
+        """As ``HighwayLSTMLayer.orthogonal_init``: orthonormal blocks, biases at zero but the forget gates' at 1."""
+        hidden, inputs = self.hidden, self.input_linearity.in_features
+        block_orthogonal_(self.input_linearity.weight, hidden, inputs)
+        block_orthogonal_(self.state_linearity.weight, hidden, hidden)
+        with torch.no_grad():
+            self.input_linearity.bias.zero_()
+            self.state_linearity.bias.zero_()
+            self.state_linearity.bias[hidden : 2 * hidden].fill_(1.0)
+
+
 class SrlTagger(TaskModel):
     gold_keys = ("tags",)
 
@@ -75,8 +119,12 @@ class SrlTagger(TaskModel):
         self.dropout = VariationalDropout(m.dropout)
         dim = self.embedder.output_dim + m.predicate_dim + features.input_dim
         self.layers = nn.ModuleList()
+        self.recurrent_highway = m.highway == "recurrent"
         for layer in range(m.layers):
-            self.layers.append(HighwayLSTMLayer(dim, m.hidden, reverse=layer % 2 == 1))
+            if self.recurrent_highway:
+                self.layers.append(RecurrentHighwayLayer(dim, m.hidden, layer % 2 == 1, m.dropout))
+            else:
+                self.layers.append(HighwayLSTMLayer(dim, m.hidden, reverse=layer % 2 == 1))
             dim = m.hidden
         self.output = nn.Linear(dim + features.output_dim, len(labels))
         if m.lstm_init == "orthogonal":
@@ -89,8 +137,8 @@ class SrlTagger(TaskModel):
         elmo = self.features(batch)
         x = torch.cat([self.embedder(batch["word_ids"], batch["char_ids"]), self.predicate(batch["is_predicate"])], -1)
         x = self.features.add_input(x, elmo)
-        for layer in self.layers:
-            x = layer(self.dropout(x), batch["mask"])
+        for depth, layer in enumerate(self.layers):  # recurrent highway: dropout on the embeddings, then within
+            x = layer(self.dropout(x) if depth == 0 or not self.recurrent_highway else x, batch["mask"])
         return self.output(self.features.add_output(x, elmo))
 
     def loss_of(self, logits: torch.Tensor, batch: dict) -> torch.Tensor:

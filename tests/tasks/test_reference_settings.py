@@ -5,6 +5,7 @@ import itertools
 
 import pytest
 import torch
+from conftest import FIXTURES
 from task_setups import new_model as _new_model
 from task_setups import task_setup as _setup
 
@@ -97,3 +98,62 @@ def test_a_setting_added_after_records_counts_only_off_its_default(key, value, b
     changed = counted_config(as_run(_setup("ner", bilm_files, tmp_path / "b", [f"{key}={value}"])[0]), {})
     name = key.rsplit(".", 1)[1]
     assert name not in default["task"]["model"] and changed["task"]["model"][name] == value
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_recurrent_highway_layer_gives_allennlps_augmented_lstm_outputs(direction):
+    """Against outputs stored from allennlp 2.10.1's AugmentedLstm with the same weights
+    (``benchmarks/conformance/reference_cell.py``); padding stays zero."""
+    from suite_common.checkpoints import load_tensors
+    from tasks.srl.model import RecurrentHighwayLayer
+
+    stored = load_tensors(FIXTURES / "augmented_lstm_allennlp.pt", "reference outputs")
+    weights, x, lengths = stored[direction], stored["inputs"], stored["lengths"]
+    layer = RecurrentHighwayLayer(x.shape[2], weights["state_weight"].shape[1], direction == "backward", 0.0).eval()
+    with torch.no_grad():
+        layer.input_linearity.weight.copy_(weights["input_weight"])
+        layer.input_linearity.bias.copy_(weights["input_bias"])
+        layer.state_linearity.weight.copy_(weights["state_weight"])
+        layer.state_linearity.bias.copy_(weights["state_bias"])
+    mask = torch.arange(x.shape[1])[None] < lengths[:, None]
+    out = layer(x, mask)
+    assert torch.allclose(out, weights["outputs"], atol=1e-6)
+    assert out[~mask].abs().sum() == 0
+
+
+def test_recurrent_dropout_is_one_mask_per_sequence_on_the_state_and_off_in_eval():
+    from tasks.srl.model import RecurrentHighwayLayer
+
+    torch.manual_seed(0)
+    layer = RecurrentHighwayLayer(4, 6, reverse=False, recurrent_dropout=0.5)
+    x, mask = torch.randn(2, 5, 4), torch.ones(2, 5, dtype=torch.bool)
+    seen = []
+    layer.state_linearity.register_forward_pre_hook(lambda module, args: seen.append(args[0].detach().clone()))
+    layer.train()(x, mask)
+    states = torch.stack(seen[1:])  # step 0 reads h(-1) = 0
+    dropped = states == 0
+    assert dropped.any() and torch.equal(dropped, dropped[:1].expand_as(dropped))  # the same units every step
+    seen.clear()
+    layer.eval()(x, mask)
+    assert not (torch.stack(seen[1:]) == 0).any()
+
+
+def test_srl_with_the_recurrent_highway_trains_and_predicts_the_same_alone_or_padded(bilm_files, tmp_path):
+    from experiments.trainer import TrainerConfig, make_optimizer, predict
+
+    overrides = ["task.model.highway=recurrent", "task.model.lstm_init=orthogonal", "task.model.dropout=0.1"]
+    cfg, task, source, data = _setup("srl", bilm_files, tmp_path, overrides)
+    model = _new_model(cfg, task, source)
+    optimizer = make_optimizer(model, TrainerConfig.from_config(cfg))
+    before = model.layers[0].state_linearity.weight.detach().clone()
+    train = data["train"]
+    for idx in task.batches(train.examples, 4, shuffle=False)[:2]:
+        loss = model.train()(task.make_batch(train, idx)).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert torch.isfinite(loss) and not torch.equal(model.layers[0].state_linearity.weight, before)
+    dev = data["dev"]
+    with torch.no_grad():
+        alone = [task.predict(model.eval(), task.make_batch(dev, [i]))[0] for i in range(len(dev))]
+        assert predict(task, model, dev, len(dev)) == alone
