@@ -224,6 +224,8 @@ def main(argv=None) -> int:
     if not REFERENCE_PYTHON.exists():
         print(f"{REFERENCE_PYTHON} is missing: build it with `make conformance-env`", file=sys.stderr)
         return 2
+    if bool(a.variant) != bool(a.suite_override or a.reference_override):
+        raise SystemExit("error: --variant names a comparison with an override; give both or neither")
     work = a.work / a.task
     data = prepare.PREPARE[a.task](work / "data", a.limit)
     data = {
@@ -235,8 +237,6 @@ def main(argv=None) -> int:
         s: run_reference(a.task, a.arm, s, a.epochs, data, work, a.reference_override, a.variant)
         for s in a.reference_seeds
     }
-    if bool(a.variant) != bool(a.suite_override or a.reference_override):
-        raise SystemExit("error: --variant names a comparison with an override; give both or neither")
     suite = {s: run_suite(a.task, a.arm, s, a.epochs, data, work, a.suite_override, a.variant) for s in a.suite_seeds}
     _, _, matched = reference_configs.BUILD[a.task](data["reference"], BILM, a.arm == "elmo", 0, a.epochs)
     dates = [d for side in (*reference.values(), *suite.values()) for d in side["dates"]]
