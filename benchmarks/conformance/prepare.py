@@ -94,8 +94,8 @@ def sst(out: Path, limit: int | None) -> dict:
         "suite": {"data.train_path": train, "data.dev_path": src / "dev.txt"},
         "reference": {"train": train, "dev": src / "dev.txt"},
         "notes": [
-            "the first N training trees, read as whole sentences or, in the phrases variant, as every "
-            "phrase (subtree) on both sides"
+            f"{f'the first {limit}' if limit else 'all'} training trees, read as whole sentences or, in the "
+            "phrases variant, as every phrase (subtree) on both sides; dev: whole sentences"
         ],
     }
 
