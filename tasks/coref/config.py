@@ -23,6 +23,8 @@ class CorefModelConfig(WordModelConfig):
     max_antecedents: int = setting(250, integer(1))
     lexical_dropout: float = setting(0.5, PROBABILITY)
     dropout: float = setting(0.2, PROBABILITY)
+    # pytorch: PyTorch's defaults (N(0, 1) feature embeddings); xavier: allennlp-models' (tasks/coref/model.py)
+    weight_init: str = setting("pytorch", one_of("pytorch", "xavier"), added_after_records=True)
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,20 @@ class CorefModel(TaskModel):
         self.mention_scorer = feed_forward(span_dim, m.ffnn_size, m.ffnn_depth, m.dropout)
         self.distance_embedding = nn.Embedding(len(DISTANCE_BUCKETS), m.feature_size)
         self.antecedent_scorer = feed_forward(3 * span_dim + m.feature_size, m.ffnn_size, m.ffnn_depth, m.dropout)
+        if m.weight_init == "xavier":
+            self.xavier_init()
+
+    def xavier_init(self) -> None:
+        """allennlp-models' coref start (``coref_elmo.jsonnet``): Xavier-normal feed-forward and scorer weights,
+        span-width and distance embeddings and the BiLSTM's input weights; its recurrent weights orthogonal."""
+        linears = [x for x in [*self.mention_scorer, *self.antecedent_scorer] if isinstance(x, nn.Linear)]
+        for weight in [x.weight for x in linears] + [self.width_embedding.weight, self.distance_embedding.weight]:
+            nn.init.xavier_normal_(weight)
+        for name, weight in self.lstm.named_parameters():
+            if name.startswith("weight_ih"):
+                nn.init.xavier_normal_(weight)
+            elif name.startswith("weight_hh"):
+                nn.init.orthogonal_(weight)
 
     def candidate_spans(self, sentence_of_word: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every span of up to max_width words inside one sentence: starts, ends (inclusive)."""

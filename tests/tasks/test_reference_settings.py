@@ -157,3 +157,19 @@ def test_srl_with_the_recurrent_highway_trains_and_predicts_the_same_alone_or_pa
     with torch.no_grad():
         alone = [task.predict(model.eval(), task.make_batch(dev, [i]))[0] for i in range(len(dev))]
         assert predict(task, model, dev, len(dev)) == alone
+
+
+def test_coref_xavier_init_starts_the_feature_embeddings_small_and_the_recurrent_weights_orthogonal(
+    bilm_files, tmp_path
+):
+    outs = {}
+    for how in ("pytorch", "xavier"):
+        cfg, task, source, _ = _setup("coref", bilm_files, tmp_path / how, [f"task.model.weight_init={how}"])
+        outs[how] = _new_model(cfg, task, source)
+    xavier, default = outs["xavier"], outs["pytorch"]
+    width = xavier.width_embedding.weight.detach()
+    expected = (2 / sum(width.shape)) ** 0.5  # Xavier-normal's standard deviation
+    assert abs(width.std().item() - expected) < 0.3 * expected
+    assert default.distance_embedding.weight.detach().std().item() > 2 * expected  # PyTorch's N(0, 1)
+    hh = xavier.lstm.weight_hh_l0.detach()
+    assert torch.allclose(hh.T @ hh, torch.eye(hh.shape[1]), atol=1e-5)
