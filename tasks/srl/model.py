@@ -79,18 +79,18 @@ class RecurrentHighwayLayer(nn.Module):
         if self.reverse:
             x = reverse_padded(x, lengths)
         hidden = self.hidden
-        projected = self.input_linearity(x)  # every time step at once
+        projected = self.input_linearity(x).unbind(1)  # every time step at once, then one tensor per step
         h = c = x.new_zeros(x.shape[0], hidden)
         keep = None
         if self.training and self.recurrent_dropout > 0:
             keep = x.new_empty(x.shape[0], hidden).bernoulli_(1 - self.recurrent_dropout) / (1 - self.recurrent_dropout)
         steps = []
-        for t in range(x.shape[1]):  # padding comes after each sequence's last word, so it never reaches one
-            gates = projected[:, t, : 5 * hidden] + self.state_linearity(h if keep is None else h * keep)
+        for step in projected:  # padding comes after each sequence's last word, so it never reaches one
+            gates = step[:, : 5 * hidden] + self.state_linearity(h if keep is None else h * keep)
             i, f, g, o, r = gates.chunk(5, dim=1)
             c = torch.sigmoid(i) * torch.tanh(g) + torch.sigmoid(f) * c
             r = torch.sigmoid(r)
-            h = r * torch.sigmoid(o) * torch.tanh(c) + (1 - r) * projected[:, t, 5 * hidden :]
+            h = r * torch.sigmoid(o) * torch.tanh(c) + (1 - r) * step[:, 5 * hidden :]
             steps.append(h)
         out = torch.stack(steps, dim=1) * mask.unsqueeze(-1)
         return reverse_padded(out, lengths) if self.reverse else out
