@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -71,13 +72,34 @@ def run_dates(result: dict, done: Path) -> list[str]:
     return [start.isoformat(timespec="seconds"), end.isoformat(timespec="seconds")]
 
 
-def read_back(done: Path, epochs: int, data: dict) -> dict | None:
+def _file_digests(config):
+    """``config`` with each file an AllenNLP configuration names by ``options_file`` or ``weight_file``
+    (the biLM) replaced by its content's sha256: the same biLM at another path is the same run."""
+    if isinstance(config, dict):
+        return {
+            k: _sha256(v) if k in ("options_file", "weight_file") and isinstance(v, str) else _file_digests(v)
+            for k, v in config.items()
+        }
+    if isinstance(config, list):
+        return [_file_digests(v) for v in config]
+    return config
+
+
+def _sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).is_file() else f"absent: {path}"
+
+
+def read_back(done: Path, epochs: int, data: dict, same: dict) -> dict | None:
     """A side already run under ``--work`` with as many epochs on as much training data (``--limit``; a side
-    written before the limit was kept with it is taken as made with this one), with its dates; else None."""
+    written before the limit was kept with it is taken as made with this one) and the same ``same`` entries
+    (the reference's configuration, its biLM files compared by content; the suite's command), with its
+    dates; else None."""
     if not done.exists():
         return None
     stored = json.loads(done.read_text())
     if len(stored["dev"]) != epochs or stored.get("limit", data["limit"]) != data["limit"]:
+        return None
+    if any(_file_digests(stored.get(key)) != _file_digests(json.loads(json.dumps(v))) for key, v in same.items()):
         return None
     return {**stored, "dates": run_dates(stored, done)}
 
@@ -106,11 +128,11 @@ def set_dotted(config: dict, assignment: str) -> None:
 def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
     out = work / f"reference_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = out / "conformance_run.json"
-    if finished := read_back(done, epochs, data):
-        return finished
     config, _, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
     for assignment in extra:
         set_dotted(config, assignment)
+    if finished := read_back(done, epochs, data, {"config": config}):
+        return finished
     config_path = out.with_suffix(".json")
     config_path.write_text(json.dumps(config, indent=1))
     command = [str(REFERENCE_PYTHON), str(LAUNCHER), str(config_path), str(out), reference_configs.PACKAGES[task]]
@@ -146,8 +168,6 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
 def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
     name = f"suite_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = work / f"{name}.json"
-    if finished := read_back(done, epochs, data):
-        return finished
     _, overrides, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
     data_overrides = [f"{k}={v}" for k, v in data["suite"].items()]
     runs_root = work / "suite_runs" / name  # its own: the record read back is this run's, never another's
@@ -164,6 +184,9 @@ def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Pat
         *overrides,
         *extra,
     ]
+    shown = " ".join(["python", "run.py", *args, "runs_root=RUNS", "cache.dir=CACHE"])
+    if finished := read_back(done, epochs, data, {"command": shown}):
+        return finished
     command = [sys.executable, "run.py", *args, f"runs_root={runs_root}", f"cache.dir={work / 'cache'}"]
     started, commit = now(), suite_commit()
     rc, cpu, wall = _run_timed(command, work / f"{name}.log")
@@ -178,7 +201,7 @@ def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Pat
         "epoch_seconds": [round(b - a, 1) for a, b in zip([0.0, *elapsed], elapsed)],
         "process_cpu_seconds": cpu,
         "process_wall_seconds": wall,
-        "command": " ".join(["python", "run.py", *args, "runs_root=RUNS", "cache.dir=CACHE"]),
+        "command": shown,
         "data_sha256": record["identity"]["data_sha256"],
         "dates": [started, now()],
         "suite_commit": commit,

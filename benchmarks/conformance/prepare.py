@@ -14,7 +14,8 @@ Each function writes into ``out`` and returns ``{"suite": {override: path}, "ref
   dropped, as the suite drops them); both sides read the written files.
 * Coreference: LitBank's CoNLL files with the empty columns the OntoNotes reader parses filled
   (POS ``XX`` so that no parse tree is built, ``-`` for lemma, frame, sense and speaker, ``*`` for
-  named entities); tokens, sentence breaks and the coreference column unchanged.
+  named entities); tokens, sentence breaks and the coreference column unchanged. The reference's
+  training file holds the suite's training windows, each as a document.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 from pathlib import Path
 
 from suite_common.atomic_files import write_text_atomic
+from tasks.coref.config import CorefConfig
 from tasks.srl.reader import read_conllu_propbank_file
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -162,26 +164,59 @@ def srl(out: Path, limit: int | None) -> dict:
     }
 
 
+def _litbank_documents(split: str, limit: int | None) -> list[tuple[str, list[list[str]]]]:
+    """LitBank's documents as (name, sentences of rows), the rows with the columns the OntoNotes
+    reader parses filled in."""
+    documents: list[tuple[str, list[list[str]]]] = []
+    for line in (SHARED_DATA / "coref_litbank" / f"{split}.conll").read_text(encoding="utf-8").splitlines():
+        if line.startswith("#begin document"):
+            if split == "train" and limit and len(documents) == limit:
+                break
+            documents.append((line.split("(", 1)[1].split(")", 1)[0], [[]]))
+        elif line.strip() and not line.startswith("#"):
+            c = line.split("\t")
+            documents[-1][1][-1].append("\t".join(c[:4] + ["XX", "*", "-", "-", "-", "-", "*", c[-1].strip() or "-"]))
+        elif not line.strip() and documents and documents[-1][1][-1]:
+            documents[-1][1].append([])
+    return [(name, [s for s in sentences if s]) for name, sentences in documents]
+
+
+def _conll_text(documents: list[tuple[str, list[list[str]]]]) -> str:
+    lines = []
+    for name, sentences in documents:
+        lines.append(f"#begin document ({name}); part 0")
+        for rows in sentences:
+            lines += [name + row[row.index("\t") :] for row in rows] + [""]
+        lines += ["#end document", ""]
+    return "\n".join(lines) + "\n"
+
+
 def coref(out: Path, limit: int | None) -> dict:
-    paths = {}
-    for split in ("train", "dev"):
-        lines, documents = [], 0
-        for line in (SHARED_DATA / "coref_litbank" / f"{split}.conll").read_text(encoding="utf-8").splitlines():
-            if line.startswith("#begin document"):
-                documents += 1
-                if split == "train" and limit and documents > limit:
-                    break
-            if line.strip() and not line.startswith("#"):
-                c = line.split("\t")
-                line = "\t".join(c[:4] + ["XX", "*", "-", "-", "-", "-", "*", c[-1].strip() or "-"])
-            lines.append(line)
-        paths[split] = _write(out / f"{split}.gold_conll", "\n".join(lines) + "\n")
+    """The suite trains on consecutive windows of ``max_training_sentences`` sentences of every
+    training document (``tasks.coref.task.windows``); AllenNLP's reader keeps a document's first
+    ``max_sentences`` and drops the rest. So the reference reads the same windows, each written as
+    a document of its own; dev is whole documents on both sides."""
+    window = CorefConfig().max_training_sentences
+    train, dev = _litbank_documents("train", limit), _litbank_documents("dev", None)
+    windows = [
+        (f"{name}_w{first}", sentences[first : first + window])
+        for name, sentences in train
+        for first in range(0, len(sentences), window)
+    ]
+    paths = {
+        "train": _write(out / "train.gold_conll", _conll_text(train)),
+        "dev": _write(out / "dev.gold_conll", _conll_text(dev)),
+        "reference_train": _write(out / f"train.windows{window}.gold_conll", _conll_text(windows)),
+    }
     return {
         "suite": {"data.train_path": paths["train"], "data.dev_path": paths["dev"]},
-        "reference": {"train": paths["train"], "dev": paths["dev"]},
+        "reference": {"train": paths["reference_train"], "dev": paths["dev"], "window": window},
         "notes": [
-            f"train: the first {limit or 'all'} LitBank training documents; dev: all 10; "
-            "the files with the columns the OntoNotes reader parses filled in"
+            f"train: the first {limit or 'all'} LitBank training documents ({sum(map(len, (s for _, s in train)))} "
+            "sentences), "
+            f"in windows of {window} sentences on both sides (the reference reads {len(windows)} windows written as "
+            "documents); dev: all 10 documents whole on both sides; the files with the columns the OntoNotes reader "
+            "parses filled in"
         ],
     }
 

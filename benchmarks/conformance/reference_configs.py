@@ -445,8 +445,12 @@ def coref(data: dict, bilm: dict, elmo: bool, seed: int, epochs: int):
         _trainer(epochs, {"type": "adam", "lr": 0.001}, "+coref_f1", 5.0),
         1,
     )
+    # dev documents whole: the training reader's ``max_sentences`` would keep only their first 50 sentences
+    config["validation_dataset_reader"] = {k: v for k, v in reader.items() if k != "max_sentences"}
     overrides = []
-    matched = ["one document per batch, training documents cut to 50 sentences (both sides)"]
+    matched = [
+        f"one document per batch: a training window of {data['window']} sentences or a whole dev document (both sides)"
+    ]
     return config, overrides, matched
 
 

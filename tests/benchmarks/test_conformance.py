@@ -48,10 +48,60 @@ def _data(limit):
 def test_a_finished_side_is_read_back_only_for_the_same_epochs_and_training_limit(tmp_path):
     done = tmp_path / "suite_elmo_seed0.json"
     done.write_text(json.dumps({"dev": [1.0, 2.0], "process_wall_seconds": 600.0, "limit": 100}))
-    assert compare.read_back(done, 2, _data(100))["dev"] == [1.0, 2.0]
-    assert compare.read_back(done, 3, _data(100)) is None
-    assert compare.read_back(done, 2, _data(200)) is None and compare.read_back(done, 2, _data(None)) is None
-    assert compare.read_back(tmp_path / "missing.json", 2, _data(100)) is None
+    assert compare.read_back(done, 2, _data(100), {})["dev"] == [1.0, 2.0]
+    assert compare.read_back(done, 3, _data(100), {}) is None
+    assert compare.read_back(done, 2, _data(200), {}) is None and compare.read_back(done, 2, _data(None), {}) is None
+    assert compare.read_back(tmp_path / "missing.json", 2, _data(100), {}) is None
+
+
+def test_a_finished_side_is_read_back_only_for_the_same_configuration_and_biLM_contents(tmp_path):
+    weights, copy, other = (tmp_path / name for name in ("weights.hdf5", "copy.hdf5", "other.hdf5"))
+    weights.write_bytes(b"biLM one")
+    copy.write_bytes(b"biLM one")
+    other.write_bytes(b"biLM two")
+    config = {"train_data_path": "train.gold_conll", "model": {"elmo": {"weight_file": str(weights)}}}
+    done = tmp_path / "conformance_run.json"
+    done.write_text(json.dumps({"dev": [1.0], "process_wall_seconds": 1.0, "config": config}))
+    assert compare.read_back(done, 1, _data(None), {"config": config}) is not None
+    moved = {**config, "model": {"elmo": {"weight_file": str(copy)}}}
+    assert compare.read_back(done, 1, _data(None), {"config": moved}) is not None  # the same file elsewhere
+    assert (
+        compare.read_back(done, 1, _data(None), {"config": {**config, "model": {"elmo": {"weight_file": str(other)}}}})
+        is None
+    )
+    assert (
+        compare.read_back(done, 1, _data(None), {"config": {**config, "train_data_path": "windows.gold_conll"}}) is None
+    )
+    assert compare.read_back(done, 1, _data(None), {"command": "python run.py"}) is None  # not stored: not the same
+
+
+def test_the_coreference_reference_reads_the_suites_training_windows_and_whole_dev_documents(tmp_path, monkeypatch):
+    from benchmarks.conformance import prepare
+    from tasks.coref.reader import read_conll2012_coref
+    from tasks.coref.task import windows
+
+    source = tmp_path / "shared" / "coref_litbank"
+    source.mkdir(parents=True)
+    rows = lambda doc, words, tags: [f"{doc}\t0\t{i}\t{w}\t_\t{t}" for i, (w, t) in enumerate(zip(words, tags))]
+    for split in ("train", "dev"):
+        lines = []
+        for doc in ("a", "b"):
+            lines.append(f"#begin document ({doc}); part 0")
+            for k in range(3):  # three sentences: windows of 2 cut them 2 + 1
+                lines += rows(doc, ["He", "saw", "it"], [f"({k})", "-", f"({k}"[:0] + "-"]) + [""]
+            lines += ["#end document", ""]
+        (source / f"{split}.conll").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(prepare, "SHARED_DATA", tmp_path / "shared")
+    monkeypatch.setattr(prepare, "CorefConfig", lambda: type("C", (), {"max_training_sentences": 2})())
+    data = prepare.coref(tmp_path / "out", limit=None)
+    suite_windows = windows(read_conll2012_coref(str(data["suite"]["data.train_path"]))[0], 2)
+    reference, _ = read_conll2012_coref(str(data["reference"]["train"]))
+    assert [d["sentences"] for d in reference] == [d["sentences"] for d in suite_windows]
+    assert [d["clusters"] for d in reference] == [d["clusters"] for d in suite_windows]
+    assert len(reference) == 4 and all(d["clusters"] for d in reference)
+    assert data["reference"]["dev"] == data["suite"]["data.dev_path"]
+    config, _, _ = reference_configs.coref(data["reference"], {"options": "o", "weights": "w"}, False, 0, 1)
+    assert "max_sentences" in config["dataset_reader"] and "max_sentences" not in config["validation_dataset_reader"]
 
 
 def test_a_side_written_without_its_dates_is_dated_by_its_file_less_its_wall_time(tmp_path):
@@ -59,7 +109,7 @@ def test_a_side_written_without_its_dates_is_dated_by_its_file_less_its_wall_tim
     done.write_text(json.dumps({"dev": [1.0], "process_wall_seconds": 3600.0}))
     end = time.time() - 7200
     os.utime(done, (end, end))
-    start, stop = compare.read_back(done, 1, _data(None))["dates"]
+    start, stop = compare.read_back(done, 1, _data(None), {})["dates"]
     start, stop = (datetime.datetime.fromisoformat(d).timestamp() for d in (start, stop))
     assert stop - start == pytest.approx(3600, abs=2) and stop == pytest.approx(end, abs=2)
 
