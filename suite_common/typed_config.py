@@ -180,6 +180,14 @@ def plain(obj) -> dict:
 # ---- the identity walk ------------------------------------------------------------------------------
 
 
+def defaults_of(f: dataclasses.Field) -> tuple:
+    """A field's default as a group holds it: as declared (built by its factory) when the mapping left it
+    out, and converted when the mapping gave it."""
+    value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    convert = f.metadata.get("convert")
+    return (value, convert(value)) if convert and value is not None else (value,)
+
+
 def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
     """What of ``obj`` counts in ``run``'s identity: every ``COUNTS`` field (when its condition holds),
     nested groups walked the same way; a ``CONTENT`` field with ``in_config`` stands as its file's hash
@@ -193,7 +201,7 @@ def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
             continue
         if kind != COUNTS or (f.metadata.get("when") and not f.metadata["when"](run)):
             continue
-        if f.metadata.get("added") and value == f.default:
+        if f.metadata.get("added") and any(value == d for d in defaults_of(f)):
             continue
         nested = dataclasses.is_dataclass(value)
         out[f.name] = counted(value, run, file_hashes, f"{key}.") if nested else value

@@ -209,3 +209,25 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
     assert resolved, f"mode={mode} did not resolve a plan"
     if mode != "embed_sample":
         assert built, f"mode={mode} did not build through the plan"
+
+
+def test_a_setting_added_after_records_is_left_out_at_its_default_whatever_its_kind():
+    """A list default (built by a factory) and a converted default count only when changed."""
+    import enum
+
+    from suite_common import typed_config as tc
+
+    class Colour(enum.Enum):
+        RED = "red"
+        BLUE = "blue"
+
+    @dataclasses.dataclass(frozen=True)
+    class Group:
+        sizes: list = tc.setting([1, 2], added_after_records=True)
+        colour: Colour = tc.setting("red", convert=Colour, added_after_records=True)
+        kept: int = tc.setting(3)
+
+    for given in ({}, {"sizes": [1, 2], "colour": "red"}):
+        assert tc.counted(tc.build(Group, given, ""), None, {}) == {"kept": 3}
+    changed = tc.counted(tc.build(Group, {"sizes": [4], "colour": "blue"}, ""), None, {})
+    assert changed == {"sizes": [4], "colour": Colour.BLUE, "kept": 3}
