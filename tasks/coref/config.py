@@ -25,6 +25,9 @@ class CorefModelConfig(WordModelConfig):
     dropout: float = setting(0.2, PROBABILITY)
     # pytorch: PyTorch's defaults (N(0, 1) feature embeddings); xavier: allennlp-models' (tasks/coref/model.py)
     weight_init: str = setting("pytorch", one_of("pytorch", "xavier"), added_after_records=True)
+    # sentence: the BiLSTM runs over each sentence (Lee et al. 2017); document: over the whole document
+    # (or training window) as one sequence, as allennlp-models' coref does
+    context: str = setting("sentence", one_of("sentence", "document"), added_after_records=True)
 
 
 @dataclass(frozen=True)

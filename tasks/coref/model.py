@@ -11,7 +11,9 @@ distance-bucket embedding], and the dummy antecedent ε with score 0. Loss: the 
 log-likelihood of all gold antecedents of each kept span (ε when it has none). Decoding links
 each span to its best antecedent (or none) and takes the connected clusters.
 
-Speaker and genre features of the original are OntoNotes metadata and are not used here.
+Speaker and genre features of the original are OntoNotes metadata and are not used here. Two settings
+make the head behave as allennlp-models' coref does (``results/conformance.md``): ``weight_init=xavier``
+(its initializers) and ``context=document`` (the BiLSTM over the document's words as one sequence).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class CorefModel(TaskModel):
         m = cfg.model
         self.features = features
         self.max_width, self.ratio, self.max_antecedents = m.max_span_width, m.span_ratio, m.max_antecedents
+        self.context = m.context
         self.embedder = TokenEmbedder.from_config(words, m)
         self.lexical_dropout = nn.Dropout(m.lexical_dropout)
         self.dropout = nn.Dropout(m.dropout)
@@ -95,6 +98,14 @@ class CorefModel(TaskModel):
                 nn.init.xavier_normal_(weight)
             elif name.startswith("weight_hh"):
                 nn.init.orthogonal_(weight)
+
+    def contextualize(self, text: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The BiLSTM's outputs (S, T, 2h): over each sentence, or over the document's words as one sequence."""
+        if self.context == "sentence":
+            return run_rnn(self.lstm, text, mask)
+        outputs = text.new_zeros(*mask.shape, 2 * self.lstm.hidden_size)
+        outputs[mask] = self.lstm(text[mask].unsqueeze(0))[0][0]
+        return outputs
 
     def candidate_spans(self, sentence_of_word: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every span of up to max_width words inside one sentence: starts, ends (inclusive)."""
@@ -125,7 +136,7 @@ class CorefModel(TaskModel):
         mask = batch["mask"]
         elmo = self.features(batch)
         text = self.lexical_dropout(self.features.add_input(self.embedder(batch["word_ids"], batch["char_ids"]), elmo))
-        outputs = self.dropout(self.features.add_output(run_rnn(self.lstm, text, mask), elmo))
+        outputs = self.dropout(self.features.add_output(self.contextualize(text, mask), elmo))
         sentence_of_word = torch.arange(mask.shape[0], device=mask.device).unsqueeze(1).expand_as(mask)[mask]
         text, outputs = text[mask], outputs[mask]  # (N, ·): the document's words, padding removed
         starts, ends = self.candidate_spans(sentence_of_word)

@@ -173,3 +173,21 @@ def test_coref_xavier_init_starts_the_feature_embeddings_small_and_the_recurrent
     assert default.distance_embedding.weight.detach().std().item() > 2 * expected  # PyTorch's N(0, 1)
     hh = xavier.lstm.weight_hh_l0.detach()
     assert torch.allclose(hh.T @ hh, torch.eye(hh.shape[1]), atol=1e-5)
+
+
+def test_coref_document_context_runs_the_lstm_across_sentence_boundaries(bilm_files, tmp_path):
+    """``sentence``: each sentence's outputs are its own; ``document``: the first word of a sentence
+    depends on the sentence before it, and the outputs equal one LSTM pass over the document's words."""
+    cfg, task, source, _ = _setup("coref", bilm_files, tmp_path / "d", ["task.model.context=document"])
+    model = _new_model(cfg, task, source).eval()
+    mask = torch.tensor([[True, True, True], [True, True, False]])
+    text = torch.randn(2, 3, model.lstm.input_size)
+    changed = text.clone()
+    changed[0, 0] += 1.0  # the first sentence's first word
+    with torch.no_grad():
+        document = model.contextualize(text, mask)
+        assert torch.allclose(document[mask], model.lstm(text[mask].unsqueeze(0))[0][0], atol=1e-6)
+        assert not torch.allclose(model.contextualize(changed, mask)[1, 0], document[1, 0])
+        assert document[1, 2].abs().sum() == 0  # padding stays zero
+        model.context = "sentence"
+        assert torch.allclose(model.contextualize(changed, mask)[1], model.contextualize(text, mask)[1])
