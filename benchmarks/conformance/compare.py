@@ -8,8 +8,8 @@ Needs the harness's environment (``make conformance-env``: ``.venv-conformance``
 allennlp-models 2.10.1). The reference runs through ``allennlp_launcher.py`` in that environment, the
 suite through ``run.py`` in this one, each on one thread, one after the other. Both read the
 suite's embedded biLM (``elmo_core/pretrained/small``, already in the original format) and the files
-``prepare.py`` writes under ``--work``. A side already finished under ``--work`` with the same epochs
-and ``--limit`` is read back, not run again.
+``prepare.py`` writes under ``--work``. A side already finished under ``--work`` with the same epochs,
+``--limit`` and configuration (``read_back``) is read back, not run again.
 
 Writes ``<out>/<task>_<arm>.json``: each run's dev metric after every epoch, wall seconds per epoch,
 the CPU seconds of the whole process (``getrusage`` of the child: data reading and the suite's
