@@ -212,11 +212,10 @@ def coref(out: Path, limit: int | None) -> dict:
         "suite": {"data.train_path": paths["train"], "data.dev_path": paths["dev"]},
         "reference": {"train": paths["reference_train"], "dev": paths["dev"], "window": window},
         "notes": [
-            f"train: the first {limit or 'all'} LitBank training documents ({sum(map(len, (s for _, s in train)))} "
-            "sentences), "
-            f"in windows of {window} sentences on both sides (the reference reads {len(windows)} windows written as "
-            "documents); dev: all 10 documents whole on both sides; the files with the columns the OntoNotes reader "
-            "parses filled in"
+            f"train: the first {limit or 'all'} LitBank training documents "
+            f"({sum(len(sentences) for _, sentences in train)} sentences) in windows of {window} sentences on both "
+            f"sides (the reference reads its {len(windows)} windows written as documents); dev: all {len(dev)} "
+            "documents whole on both sides; the files with the columns the OntoNotes reader parses filled in"
         ],
     }
 
