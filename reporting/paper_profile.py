@@ -172,6 +172,13 @@ SPEC = [
     ("coref", "antecedents per span", 250, "task.model.max_antecedents", "e2e-coref best"),
     ("coref", "lexical dropout", 0.5, "task.model.lexical_dropout", "e2e-coref best"),
     ("coref", "dropout", 0.2, "task.model.dropout", "e2e-coref best"),
+    (
+        "coref",
+        "start: Glorot feed-forward, width and distance embeddings; orthogonal LSTM (Xavier-normal here)",
+        "xavier",
+        "task.model.weight_init",
+        "e2e-coref util.py, coref_model.py (TF's default Glorot; block-orthonormal LSTM)",
+    ),
     ("coref", "char embedding size", 8, "task.model.char_dim", "e2e-coref best"),
     (
         "coref",
