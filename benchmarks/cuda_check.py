@@ -107,7 +107,9 @@ def pretrain_losses(corpus: Path, device: str, step: str, steps: int, work: Path
 def check_pretrain(corpus: Path, device: str, steps: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         runs = {
-            (d, s): pretrain_losses(corpus, d, s, steps, Path(tmp)) for d in ("cpu", device) for s in ("plain", "fast")
+            (d, s): pretrain_losses(corpus, d, s, steps, Path(tmp))
+            for d in dict.fromkeys(("cpu", device))
+            for s in ("plain", "fast")
         }
     base = np.array(runs["cpu", "plain"])
     result = {}
