@@ -49,6 +49,7 @@ from .pretraining.lm_checkpoint import (
 )
 from .pretraining.lm_data import STREAM_ORDERS, LMStream, Vocabulary, expand_files
 from .pretraining.lm_fast_step import FastTrainingStep
+from .pretraining.lm_prefetch import prefetched_batches
 from .pretraining.lm_training import LanguageModel, detach_state, evaluate_perplexity, heldout_report
 
 _LSTM = {"cell_clip": 3, "proj_clip": 3, "use_skip_connections": True, "n_layers": 2}
@@ -142,6 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--threads", type=int, help="torch CPU threads")
     ap.add_argument(
+        "--data-workers",
+        type=int,
+        default=0,
+        help="processes assembling batches ahead of the training step, same batches in the same order "
+        "(default 0: the main process; on a GPU the assembly is slower than the step, use 4 or more)",
+    )
+    ap.add_argument(
+        "--matmul-precision",
+        choices=("highest", "high"),
+        default="highest",
+        help="float32 matrix products: highest (default, exact float32) or high (TF32 on NVIDIA GPUs, "
+        "about 3 decimal digits less in each product, several times faster there; no effect on CPUs)",
+    )
+    ap.add_argument(
         "--train-step",
         choices=("fast", "plain"),
         default="fast",
@@ -221,6 +236,7 @@ def train(args) -> dict:
     rank, world, device = setup_distributed(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
+    torch.set_float32_matmul_precision(args.matmul_precision)
     if args.batch_size % world:
         raise ConfigError(f"--batch-size {args.batch_size} is not divisible by {world} workers")
     files = expand_files(args.train)
@@ -271,7 +287,8 @@ def train(args) -> dict:
     )
     bar = progress_bar(desc="biLM", unit="tok", unit_scale=True, disable=args.no_progress or rank != 0, mininterval=2)
     while progress["epoch"] < args.epochs and not stop():
-        for batch in stream.batches(progress["epoch"], skip=progress["batch_in_epoch"]):
+        workers = args.data_workers
+        for batch in prefetched_batches(stream, progress["epoch"], progress["batch_in_epoch"], workers):
             count = int((batch.forward_targets >= 0).sum())  # the global batch's tokens
             optimizer.zero_grad(set_to_none=True)
             # the global mean loss, times unroll_steps as in the original

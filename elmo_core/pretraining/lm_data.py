@@ -228,8 +228,11 @@ class LMStream:
             for f in handles:
                 f.close()
 
-    def batches(self, epoch: int = 0, skip: int = 0) -> Iterator[LMBatch]:
+    def batches(self, epoch: int = 0, skip: int = 0, shard: tuple[int, int] = (0, 1)) -> Iterator[LMBatch]:
         """The epoch's batches; ``skip`` fast-forwards (to resume) without building the skipped ones.
+        ``shard=(k, n)``: only every n-th of the batches after ``skip``, from the k-th on (the others
+        are packed but not assembled), so that n worker processes together give every batch once
+        (``lm_prefetch``).
 
         A row holds (sentence with boundaries, position); a piece of ``take`` predictions uses
         words[pos : pos+take+1]. The backward stream packs the reversed sentences the same way;
@@ -260,7 +263,7 @@ class LMStream:
             if all(not c for c in chunks):
                 return
             n += 1
-            if n > skip:
+            if n > skip and (n - skip - 1) % shard[1] == shard[0]:
                 yield self._assemble(chunks)
 
     def _assemble(self, chunks) -> LMBatch:

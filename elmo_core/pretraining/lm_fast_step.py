@@ -168,8 +168,7 @@ class TokenTypes:
         self.shape = chars.shape[:2]
         mask = np.arange(self.shape[1])[None, :] < lengths[:, None]
         words = np.ascontiguousarray(chars[mask])
-        keys = words.view(np.dtype((np.void, words.dtype.itemsize * words.shape[1]))).ravel()
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        first, inverse = _distinct_rows(words)
         self.chars = torch.from_numpy(words[first]).to(device)
         self.mask = torch.from_numpy(mask).to(device)
         self.inverse = torch.from_numpy(inverse.reshape(-1)).to(device)
@@ -184,6 +183,25 @@ class TokenTypes:
         """The gradient of ``scatter``'s input from that of its output."""
         d_types = d_tokens.new_zeros(len(self.chars), d_tokens.shape[2])
         return d_types.index_add_(0, self.inverse, d_tokens[self.mask])
+
+
+_ROW_HASH = np.random.default_rng(20181).integers(1, 2**63, size=512, dtype=np.int64) | 1
+
+
+def _distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of each distinct row's first occurrence, each row's distinct-row number), the rows
+    numbered in sorted order as ``np.unique`` does. Rows are told apart by a 64-bit hash (an
+    integer product with fixed odd weights, wrapping) and the result is checked row by row
+    against the input; on a collision the exact byte comparison decides."""
+    if words.shape[1] <= len(_ROW_HASH):
+        with np.errstate(over="ignore"):
+            keys = words.astype(np.int64, copy=False) @ _ROW_HASH[: words.shape[1]]
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if np.array_equal(words[first][inverse.reshape(-1)], words):
+            return first, inverse
+    keys = words.view(np.dtype((np.void, words.dtype.itemsize * words.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return first, inverse
 
 
 def _sum(a, b):
