@@ -14,9 +14,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from suite_common.atomic_files import write_bytes_atomic
+from suite_common.bounded_files import MB, gunzip_bounded, read_bounded, regular_file_size
 from suite_common.errors import DataError
 
 FORMAT = 1
@@ -58,19 +60,39 @@ def write_predictions_file(path: Path, task: str, split: str, predictions: list)
     }
 
 
-def read_predictions_file(path: Path, entry: dict) -> list:
-    """The predictions a record's ``entry`` names, decoded (tag ids back to strings); ``DataError``
-    when the file is missing, differs from its SHA-256, or does not hold ``entry['examples']``."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"{path}: predictions file unreadable ({e.strerror or e})") from None
+MAX_FILE_BYTES = 64 * MB  # compressed; the largest kept so far (SQuAD's paper-profile dev) is under 1 MB
+MAX_JSON_BYTES = 512 * MB  # decompressed
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+
+
+def entry_path(run_dir: Path, entry: object) -> Path:
+    """Where a record's predictions ``entry`` is: a plain file name inside the record's own directory
+    (no separator, no ``..``, not a link), checked before anything is read or copied."""
+    name = entry.get("file") if isinstance(entry, dict) else None
+    if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name) or ".." in name:
+        raise DataError(f"{run_dir}: a predictions entry names {name!r}, not a file name inside the run directory")
+    path = Path(run_dir) / name
+    regular_file_size(path, "predictions file")
+    return path
+
+
+def _checked_bytes(path: Path, entry: dict) -> bytes:
+    data = read_bounded(path, MAX_FILE_BYTES, "predictions file")
     if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
         raise DataError(f"{path}: predictions file differs from the SHA-256 its record names")
+    return data
+
+
+def read_predictions_file(path: Path, entry: dict) -> list:
+    """The predictions a record's ``entry`` names, decoded (tag ids back to strings); ``DataError``
+    when the file is missing, not a regular file, too large (compressed or not), differs from its
+    SHA-256, or does not hold ``entry['examples']``."""
+    path = Path(path)
+    data = _checked_bytes(path, entry)
+    text = gunzip_bounded(data, MAX_JSON_BYTES, path, "predictions file")
     try:
-        body = json.loads(gzip.decompress(data))
-    except (OSError, ValueError, EOFError) as e:
+        body = json.loads(text)
+    except ValueError as e:
         raise DataError(f"{path}: not a predictions file ({type(e).__name__})") from None
     if not isinstance(body, dict) or body.get("format") != FORMAT or not isinstance(body.get("predictions"), list):
         raise DataError(f"{path}: not a predictions file of format {FORMAT}")
@@ -87,7 +109,14 @@ def read_predictions_file(path: Path, entry: dict) -> list:
 
 def copy_predictions(entries: dict | None, source: Path, target: Path) -> None:
     """The predictions files a record names (``Record.predictions``), copied from ``source`` (the
-    directory of the run that made them) to ``target``, each complete or not at all."""
-    for entry in (entries or {}).values():
-        if (Path(source) / entry["file"]).is_file() and Path(source).resolve() != Path(target).resolve():
-            write_bytes_atomic(Path(target) / entry["file"], (Path(source) / entry["file"]).read_bytes())
+    directory of the run that made them) to ``target``, each complete or not at all. Every entry is
+    checked first (``entry_path``, size, SHA-256): one bad entry and nothing is copied."""
+    if entries is not None and not isinstance(entries, dict):
+        raise DataError(f"{source}: the record's predictions are not a mapping of splits to files")
+    if Path(source).resolve() == Path(target).resolve():
+        return
+    checked = [(entry_path(source, e).name, _checked_bytes(entry_path(source, e), e)) for e in (entries or {}).values()]
+    if checked:
+        Path(target).mkdir(parents=True, exist_ok=True)
+    for name, data in checked:
+        write_bytes_atomic(Path(target) / name, data)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from suite_common.atomic_files import write_text_atomic
+from suite_common.bounded_files import MB, read_bounded
 from suite_common.errors import DataError
 
 from .settings import uses_encoder
@@ -28,6 +29,11 @@ RECORD_NAMES = ("results.json", "finetune.json")
 # (``run_config``); every committed record was migrated once. A record of another version is refused.
 RECORD_VERSION = 2
 TASK_RUN_NULLABLE = ("test", "bilm_finetune")
+MAX_RECORD_BYTES = 16 * MB  # the largest committed record is under 100 KB
+# From this time on every task run's record keeps its dev predictions and its data files' hashes
+# (the first such record: 2026-11-25T18:31:41Z; the last without: 15:36:36Z). A record dated later
+# without them has had its evidence removed, and is never averaged into a cell.
+EVIDENCE_KEPT_SINCE = "2026-11-25T18:00:00+00:00"
 
 
 @dataclass
@@ -94,9 +100,10 @@ class Record:
 
     @classmethod
     def read(cls, path: Path) -> Record:
+        raw = read_bounded(path, MAX_RECORD_BYTES, "run record")  # a regular file, not a link, FIFO or giant
         try:
-            data = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as e:
+            data = json.loads(raw.decode("utf-8"))
+        except ValueError as e:
             raise DataError(f"{path}: unreadable run record ({type(e).__name__}: {e})") from None
         return cls.from_dict(data, Path(path))
 
@@ -148,11 +155,11 @@ class Record:
     @property
     def value(self) -> float | None:
         """The dev metric the tables report."""
-        return (self.dev or {}).get(self.metric) if self.metric else None
+        return self.dev.get(self.metric) if isinstance(self.dev, dict) and self.metric else None
 
     @property
     def test_value(self) -> float | None:
-        return (self.test or {}).get(self.metric) if self.metric else None
+        return self.test.get(self.metric) if isinstance(self.test, dict) and self.metric else None
 
     @property
     def fraction(self) -> float:

@@ -20,16 +20,18 @@ import sys
 from pathlib import Path
 
 from suite_common.atomic_files import process_alive, write_text_atomic
+from suite_common.bounded_files import read_bounded
+from suite_common.errors import DataError
 from suite_common.machine import cpu_model
 
 from .identity import record_digest
-from .record import RECORD_VERSION
+from .record import MAX_RECORD_BYTES, RECORD_VERSION
 
 
 def read_record(path: Path) -> dict | None:
     try:
-        record = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        record = json.loads(read_bounded(path, MAX_RECORD_BYTES, "run record").decode("utf-8"))
+    except (DataError, ValueError):
         return None
     return record if isinstance(record, dict) else None
 
@@ -43,7 +45,7 @@ def finished_run(out_dir: Path, runs_root: Path, digest: str, name: str = "resul
         record = read_record(path) if path.exists() else None
         if record is None or record.get("record_version") != RECORD_VERSION:  # another format: never reused
             continue
-        if record.get("config_hash") == digest or record_digest(record) == digest:
+        if record_digest(record) == digest:  # recomputed from its configuration: a stored hash is never trusted
             return {**record, "run_dir": str(path.parent)}  # where it is now (a runs root may have moved)
     return None
 

@@ -26,6 +26,7 @@ from experiments.settings import effective_position, uses_encoder
 from suite_common.errors import ConfigError
 from tasks.common.data_files import data_files
 
+from .record_evidence import evidence_differences
 from .rescoring import rescoring_differences
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -137,15 +138,16 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
     """``key -> (what the run used, what its profile prescribes)`` for every key that sets it apart
     (but ``accepted`` keys, or keys below an accepted prefix such as ``task.model``);
     empty when the record may join its cell. ``choices``: the cell's choices (default: the ones the
-    record was made with). A record without a composed configuration (no ``config.task.name``: not
-    written by ``run.py``, e.g. the report tests' hand-made records) has nothing to compare and is not
-    checked."""
+    record was made with). Every record first shows its own evidence (``record_evidence``); one
+    without a composed configuration (no ``config.task.name``, dated before run.py's records kept their
+    evidence, e.g. the report tests' hand-made records) has no configuration to compare beyond that."""
+    evidence = evidence_differences(r)
     if "name" not in (r.config.get("task") or {}):
-        return {}
+        return evidence
     try:
         wanted = prescribed(choices or r.choices)
     except Exception as e:  # a task, profile or ablation that no longer exists
-        return {"(configuration)": (" ".join(r.choices), f"does not compose now: {type(e).__name__}")}
+        return {**evidence, "(configuration)": (" ".join(r.choices), f"does not compose now: {type(e).__name__}")}
     ran = settings(r.config)
     unread = (
         () if r.uses_encoder else ("elmo.", "encoder.", "cache.")
@@ -167,6 +169,7 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
         )
     }
     return {
+        **evidence,
         **{k: (ran.get(k), wanted.get(k)) for k in keys},
         **data,
         **history_differences(r),
@@ -183,6 +186,8 @@ def cell_settings(r: Record, accepted: tuple[str, ...] = ()) -> tuple[str, ...]:
     ablation whose composed configuration it is exactly, however its command spelled it
     (``elmo.position=both``, the demo's run, is Table 3's input-and-output cell). Empty: the run belongs
     to no cell (an extra)."""
+    if evidence_differences(r):
+        return ()
     if "name" not in (r.config.get("task") or {}):
         return (r.base_setting,)
     if r.ablation:

@@ -23,7 +23,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from experiments.identity import content_sha256
-from experiments.predictions_file import read_predictions_file
+from experiments.predictions_file import entry_path, read_predictions_file
 from experiments.record import Record
 from suite_common.errors import SuiteError
 from tasks.common.data_files import data_files
@@ -88,13 +88,17 @@ def dev_file(r: Record) -> Path:
 def rescore(r: Record) -> Rescored:
     """The record's dev metric from its kept predictions; ``NotRescored`` when it has none or its dev
     file is not here, ``RescoringFailed`` when its predictions cannot be read as its record says."""
-    entry = (r.predictions or {}).get("dev")
+    entry = r.predictions.get("dev") if isinstance(r.predictions, dict) else None
     if not entry:
         raise NotRescored("made before predictions were kept")
     if r.path is None:
         raise NotRescored("a record read from no file")
+    try:
+        path = entry_path(r.path.parent, entry)  # a plain file name in the record's own directory
+    except SuiteError as e:
+        raise RescoringFailed(str(e)) from None
     return _rescored(
-        str(r.path.parent / entry["file"]),
+        str(path),
         json.dumps(entry, sort_keys=True),
         r.task,
         r.metric,
@@ -143,7 +147,11 @@ def rescoring_differences(r: Record) -> dict[str, tuple]:
         return {}
     except RescoringFailed as e:
         return {"dev predictions": ("as recorded", str(e))}
-    if r.value is None or abs(found.value - r.value) > TOLERANCE:
+    if (
+        not isinstance(r.value, (int, float))
+        or isinstance(r.value, bool)
+        or not abs(found.value - r.value) <= TOLERANCE
+    ):
         return {f"dev.{r.metric} (re-scored from its predictions)": (r.value, round(found.value, 4))}
     return {}
 

@@ -36,8 +36,9 @@ def collect(src: Path, root: Path, dest_root: Path) -> Path:
         if dest.read_bytes() != src.read_bytes():
             print(f"note: {dest} is kept: a record of the same configuration is there already (not replaced by {src})")
         return dest
+    # the predictions first (checked, then copied): a record never names a missing file
+    copy_predictions(record.predictions, src.parent, dest.parent)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    copy_predictions(record.predictions, src.parent, dest.parent)  # first: a record never names a missing file
     write_bytes_atomic(dest, src.read_bytes())
     return dest
 

@@ -77,6 +77,7 @@ def test_probes_table(tmp_path):
                 "record_version": 2,
                 "task": "probe_pos",
                 "config_hash": "p",
+                "date": "2026-11-21T10:00:00+00:00",
                 "config": {},
                 "dev": {"accuracy_per_layer": {"0": 90.0, "1": 95.5, "2": 94.0, "mix": 96.0}},
             }

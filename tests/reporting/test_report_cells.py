@@ -6,6 +6,7 @@ import json
 import pytest
 from report_records import has_cell, with_bilm, with_composed_config, with_finetune, write_bert_record, write_record
 
+from experiments.identity import record_digest
 from reporting import report
 
 
@@ -164,6 +165,7 @@ def test_accepted_keys_let_deliberate_variations_into_the_tables(tmp_path):
     )
     r = json.loads(source.read_text())
     r["config"]["trainer"]["max_epochs"] = 1
+    r["config_hash"] = record_digest(r)  # as the run made with that setting would have it
     (tmp_path / "runs" / "ner" / "x").mkdir(parents=True)
     (tmp_path / "runs" / "ner" / "x" / "results.json").write_text(json.dumps(r))
     for entry in (r.get("predictions") or {}).values():  # the predictions travel with the record
@@ -208,6 +210,7 @@ def test_a_run_on_other_data_never_joins_its_cell_whatever_its_directory_says(tm
     other["config"]["data"]["train_path"] = str(tmp_path / "sick_100.tsv")
     other.update(config_hash="other-data", seed=3, date="2026-11-24T09:00:00+00:00", dev={"accuracy": 56.7})
     other["config"]["seed"] = 3
+    other["config_hash"] = record_digest(other)
     planted = tmp_path / "planted" / "nli" / "+ablation:baseline+profile:quick+seed:3+source:local"
     planted.mkdir(parents=True)
     (planted / "results.json").write_text(json.dumps(other))
@@ -257,6 +260,7 @@ def test_a_run_fills_every_cell_its_configuration_is_however_its_command_spelled
         config_hash="demo",
         command="python run.py task=ner elmo.position=both profile=quick source=local",
     )
+    demo["config_hash"] = record_digest(demo)
     run = tmp_path / "runs" / "ner" / "elmo.position:both+profile:quick+source:local"
     run.mkdir(parents=True)
     (run / "results.json").write_text(json.dumps(demo))

@@ -1,0 +1,68 @@
+"""What a run record must show of itself before any of its numbers reaches a table (Peters et al.
+2018, Tables 1-3, 5-7 are rebuilt from records): checks made on the record's own content, which
+the record cannot switch off by leaving a field out.
+
+* its dev metric is a finite number (not a string, a boolean, NaN or infinity);
+* its ``date`` is a date; its configuration names its task, and the same task as the record;
+* its ``config_hash`` is what its configuration and identity give when recomputed (a stored hash
+  is never taken on trust; a configuration that today's settings cannot describe keeps its own);
+* a task run dated after ``EVIDENCE_KEPT_SINCE`` keeps its evidence: its dev predictions and the
+  SHA-256 of the data files it read, so that ``rescoring`` checks its number.
+
+The limit of any such check: a record whose predictions, hashes, metric and history were all
+rewritten consistently cannot be told from a real one without running its configuration again.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+
+from experiments.identity import record_digest
+from experiments.record import EVIDENCE_KEPT_SINCE, Record
+
+
+def finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _date(text) -> datetime.datetime | None:
+    try:
+        d = datetime.datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return d if d.tzinfo else d.replace(tzinfo=datetime.timezone.utc)
+
+
+def evidence_differences(r: Record) -> dict[str, tuple]:
+    """``{what: (what the record holds, what it must hold)}``; empty when the record shows what it must."""
+    out: dict[str, tuple] = {}
+    if not isinstance(r.dev, dict):
+        out["dev"] = (type(r.dev).__name__, "an object of metrics")
+    elif not finite_number(r.value) and not r.is_probe:
+        out[f"dev.{r.metric}"] = (repr(r.value), "a finite number")
+    elif r.is_probe:
+        layers = r.dev.get("accuracy_per_layer")
+        if not isinstance(layers, dict) or not layers or not all(finite_number(v) for v in layers.values()):
+            out["dev.accuracy_per_layer"] = ("not finite numbers per layer", "a finite number per layer")
+    date = _date(r.date)
+    if date is None:
+        return {**out, "date": (r.date, "an ISO date")}
+    name = (r.config.get("task") or {}).get("name") if isinstance(r.config.get("task"), dict) else None
+    recent = date >= _date(EVIDENCE_KEPT_SINCE)
+    if name is not None and name != r.task:
+        out["config.task.name"] = (name, r.task)
+    elif name is None and recent:
+        out["config.task.name"] = (None, r.task)
+    if name is not None:
+        recomputed = record_digest(r.to_dict())
+        if recomputed is not None and recomputed != r.config_hash:
+            out["config_hash (recomputed from its configuration)"] = (r.config_hash, recomputed)
+    if recent and not r.is_probe and r.epochs is not None:  # a trained task model of the kept-evidence era
+        dev = r.predictions.get("dev") if isinstance(r.predictions, dict) else None
+        if not isinstance(dev, dict):
+            out["predictions.dev"] = (None, f"kept by every task run since {EVIDENCE_KEPT_SINCE[:10]}")
+        data = (r.identity or {}).get("data_sha256") if isinstance(r.identity, dict) else None
+        if not isinstance(data, dict) or not data.get("dev"):
+            out["identity.data_sha256"] = (data, "the SHA-256 of every data file read")
+    return out

@@ -1,0 +1,156 @@
+"""A record is evidence checked from its own content: a record cannot switch off the report's checks
+by leaving a field out, its stored hash is recomputed, its files stay in its own directory, and
+nothing it names is read without a bound."""
+
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import time
+
+import pytest
+from conftest import REPO
+
+from experiments.predictions_file import MAX_JSON_BYTES, copy_predictions, read_predictions_file
+from experiments.record import Record
+from experiments.run_directories import finished_run
+from reporting.cell_rules import cell_settings, differences
+from reporting.record_evidence import evidence_differences
+from reporting.table_directory import collect
+from suite_common.errors import DataError
+
+SICK = REPO / "results/small/runs/nli/+ablation:elmo+profile:quick+seed:0+source:local"
+POS = REPO / "results/small/runs/probe_pos"
+
+
+@pytest.fixture
+def sick(tmp_path):
+    """A copy of a committed quick SICK record (with its kept predictions), and a function to edit it."""
+    run = tmp_path / "runs/nli/elmo-0"
+    shutil.copytree(SICK, run)
+    path = run / "results.json"
+
+    def edit(change):
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+        return Record.read(path)
+
+    return path, edit
+
+
+def test_the_committed_record_shows_its_evidence(sick):
+    path, _ = sick
+    r = Record.read(path)
+    assert evidence_differences(r) == {} and cell_settings(r) == ("elmo",)
+
+
+def _forged_metric(data, value=80.0):
+    data["dev"]["accuracy"] = value
+
+
+@pytest.mark.parametrize(
+    "change, flagged",
+    [
+        (lambda d: (d["config"]["task"].pop("name"), _forged_metric(d)), "config.task.name"),
+        (lambda d: (d.update(predictions=None), _forged_metric(d)), "predictions.dev"),
+        (lambda d: (d["identity"].pop("data_sha256"), _forged_metric(d)), "identity.data_sha256"),
+        (lambda d: _forged_metric(d, float("nan")), "dev.accuracy"),
+        (lambda d: _forged_metric(d, "99"), "dev.accuracy"),
+        (lambda d: d.update(dev="99"), "dev"),
+        (lambda d: d["config"].update(seed=3), "config_hash (recomputed from its configuration)"),
+        (lambda d: d.update(date="yesterday"), "date"),
+    ],
+    ids=[
+        "task name removed",
+        "predictions removed",
+        "data hashes removed",
+        "NaN",
+        "string",
+        "dev string",
+        "seed edited",
+        "no date",
+    ],
+)
+def test_a_record_cannot_switch_off_its_checks(sick, change, flagged):
+    _, edit = sick
+    r = edit(change)
+    diff = differences(r)
+    assert flagged in diff and cell_settings(r) == ()  # an extra, never a cell
+
+
+def test_probe_accuracies_must_be_finite_numbers(tmp_path):
+    source = next(p for p in sorted(POS.iterdir()) if (p / "results.json").exists())
+    shutil.copytree(source, tmp_path / "probe")
+    path = tmp_path / "probe/results.json"
+    data = json.loads(path.read_text())
+    assert evidence_differences(Record.read(path)) == {}
+    first = next(iter(data["dev"]["accuracy_per_layer"]))
+    data["dev"]["accuracy_per_layer"][first] = "97"
+    path.write_text(json.dumps(data))
+    assert "dev.accuracy_per_layer" in evidence_differences(Record.read(path))
+
+
+def test_run_py_reuses_a_record_only_when_its_recomputed_identity_is_the_launchs(sick, tmp_path):
+    path, edit = sick
+    digest = Record.read(path).config_hash
+    out_dir = tmp_path / "runs/nli/launch"
+    assert finished_run(out_dir, tmp_path / "runs", digest)["run_dir"] == str(path.parent)
+    edit(lambda d: (d["config"]["trainer"].update(lr=0.5), _forged_metric(d, 99.0)))  # stored hash kept
+    assert finished_run(out_dir, tmp_path / "runs", digest) is None
+
+
+def _with_entry(path, name, payload_dir):
+    data = json.loads(path.read_text())
+    data["predictions"]["x"] = {"file": name, "sha256": hashlib.sha256(b"print('payload')").hexdigest()}
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("name", ["../../../../payload.py", "/tmp/payload.py", "sub/payload.py", ".."])
+def test_collect_never_writes_outside_the_tables(sick, tmp_path, name):
+    path, _ = sick
+    _with_entry(path, name, path.parent)
+    (tmp_path / "payload.py").write_text("print('payload')")
+    out = tmp_path / "tables"
+    before = sorted(p for p in tmp_path.rglob("*"))
+    with pytest.raises(DataError, match="not a file name inside the run directory"):
+        collect(path, tmp_path / "runs", out / "runs")
+    assert sorted(p for p in tmp_path.rglob("*")) == before  # nothing written anywhere
+
+
+def test_predictions_through_a_link_are_refused(sick, tmp_path):
+    path, _ = sick
+    (tmp_path / "secret").write_bytes(b"print('payload')")
+    os.symlink(tmp_path / "secret", path.parent / "linked.json.gz")
+    _with_entry(path, "linked.json.gz", path.parent)
+    with pytest.raises(DataError, match="symbolic link"):
+        copy_predictions(Record.read(path).predictions, path.parent, tmp_path / "elsewhere")
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_fifo_or_a_huge_file_is_refused_without_reading_it(tmp_path):
+    os.mkfifo(tmp_path / "results.json")
+    start = time.time()
+    with pytest.raises(DataError, match="not a regular file"):
+        Record.read(tmp_path / "results.json")
+    assert time.time() - start < 5  # no hang
+    big = tmp_path / "big" / "results.json"
+    big.parent.mkdir()
+    with open(big, "wb") as f:
+        f.truncate(17 << 20)  # sparse: no disk used
+    with pytest.raises(DataError, match="larger than 16 MB"):
+        Record.read(big)
+
+
+def test_a_gzip_bomb_is_refused_after_its_limit(tmp_path):
+    bomb = tmp_path / "dev_predictions.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as f:
+        chunk = b"0" * (1 << 20)
+        for _ in range(MAX_JSON_BYTES // len(chunk) + 2):
+            f.write(chunk)
+    data = bomb.read_bytes()
+    assert len(data) < 2 << 20  # a small file...
+    entry = {"file": bomb.name, "sha256": hashlib.sha256(data).hexdigest(), "examples": 1}
+    with pytest.raises(DataError, match="decompresses to more than"):
+        read_predictions_file(bomb, entry)  # ...that is never decompressed whole
