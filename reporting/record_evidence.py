@@ -31,7 +31,7 @@ def _date(text) -> datetime.datetime | None:
         d = datetime.datetime.fromisoformat(str(text))
     except ValueError:
         return None
-    return d if d.tzinfo else d.replace(tzinfo=datetime.timezone.utc)
+    return d if d.tzinfo else d.replace(tzinfo=datetime.UTC)
 
 
 def evidence_differences(r: Record) -> dict[str, tuple]:

@@ -9,7 +9,7 @@
 # CORPUS_TGZ: a tarball of lm_corpus/ (train/*.txt, heldout.txt, stats.json as in ../shared/data);
 # OUT: where the report and the model come back, the model as model.tgz.part-* pieces of 15 MB
 # (join with `cat model.tgz.part-* | tar xz`). Timing (PILOT_MINUTES, TOTAL_MINUTES, DEADLINE_MINUTES)
-# is sized for a 10-minute GPU loan; on a longer one raise all three.
+# fits about 10 minutes on the GPU; with more time raise all three.
 set -euo pipefail
 : "${CORPUS_TGZ:?a tarball of lm_corpus/}" "${OUT:?where the results go}"
 WORK=${WORK:-/tmp/bilm-gpu}
