@@ -21,9 +21,13 @@ committed table is never rebuilt under other rules), and reads the records kept 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import errno
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -231,6 +235,12 @@ def main(argv=None) -> None:
     )
     args = ap.parse_args(argv)
     given = {key for key in SETTINGS if getattr(args, key) != ap.get_default(key)}
+    with unchanged_on_failure(args.out):
+        build(args, given)
+
+
+def build(args: argparse.Namespace, given: set[str]) -> None:
+    """The report of ``main``'s options: checks, ``--collect``, then every table, figure and note."""
     stored_settings(args, given)
     refuse_other_runs(args)
     check_accepted(tuple(args.accept))
@@ -344,6 +354,36 @@ def main(argv=None) -> None:
     )
 
 
+@contextlib.contextmanager
+def unchanged_on_failure(out: Path):
+    """The table directory ``out`` as it was unless the whole report succeeds: a copy is taken
+    first (beside it), and any failure or refusal (a bad record, a full disk, an error drawing a
+    figure) puts the copy back, so no directory is ever left half rebuilt."""
+    kept = out.with_name(f".{out.name}.before-report-{os.getpid()}")
+    existed = out.exists()
+    if existed:
+        shutil.rmtree(kept, ignore_errors=True)
+        try:
+            shutil.copytree(out, kept, symlinks=True)
+        except OSError:
+            shutil.rmtree(kept, ignore_errors=True)
+            raise
+    try:
+        yield
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        if existed:
+            os.replace(kept, out)
+        raise
+    if existed:
+        shutil.rmtree(kept, ignore_errors=True)
+
+
+def disk_message(e: OSError) -> str:
+    reason = {errno.ENOSPC: "disk full", errno.EROFS: "read-only file system", errno.EACCES: "permission denied"}
+    return f"{e.filename or ''}: {reason.get(e.errno, e.strerror or str(e))}; the table directory is unchanged"
+
+
 if __name__ == "__main__":
     from suite_common.errors import SuiteError
 
@@ -351,3 +391,5 @@ if __name__ == "__main__":
         main()
     except SuiteError as e:  # an unreadable record: one line naming its file
         raise SystemExit(f"error: {e}") from None
+    except OSError as e:  # a full or read-only disk: one line, nothing half written
+        raise SystemExit(f"error: {disk_message(e)}") from None

@@ -154,3 +154,53 @@ def test_a_gzip_bomb_is_refused_after_its_limit(tmp_path):
     entry = {"file": bomb.name, "sha256": hashlib.sha256(data).hexdigest(), "examples": 1}
     with pytest.raises(DataError, match="decompresses to more than"):
         read_predictions_file(bomb, entry)  # ...that is never decompressed whole
+
+
+def _table_dir(tmp_path):
+    """A copy of the committed quick tables with their records (SICK's only, to stay small)."""
+    out = tmp_path / "small"
+    committed = REPO / "results/small"
+    out.mkdir()
+    shutil.copytree(committed / "runs/nli", out / "runs/nli")
+    return out
+
+
+def _snapshot(directory):
+    return {p.relative_to(directory): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def test_a_failed_report_leaves_its_directory_exactly_as_it_was(tmp_path, monkeypatch):
+    from reporting import report
+
+    out = _table_dir(tmp_path)
+    report.main(["--runs", str(out / "runs"), "--out", str(out)])
+    before = _snapshot(out)
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(out / "error_reduction.png"))
+
+    original = report.table1
+    monkeypatch.setattr(report, "table1", lambda *a: original(*a).assign(task="changed"))  # table1.md differs...
+    monkeypatch.setattr(report, "error_reduction_figure", broken)  # ...and then the last thing written fails
+    with pytest.raises(OSError):
+        report.main(["--runs", str(out / "runs"), "--out", str(out)])
+    assert _snapshot(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["small"]  # no copy left beside it
+    assert "disk full" in report.disk_message(OSError(28, "No space left on device", "x"))
+
+
+def test_a_refused_forged_record_changes_no_table(tmp_path):
+    from reporting import report
+
+    out = _table_dir(tmp_path)
+    report.main(["--runs", str(out / "runs"), "--out", str(out)])
+    before = _snapshot(out)
+    forged = tmp_path / "received/nli/elmo-0"
+    shutil.copytree(SICK, forged)
+    data = json.loads((forged / "results.json").read_text())
+    data["config"]["task"].pop("name")
+    data["dev"]["accuracy"] = 80.0
+    (forged / "results.json").write_text(json.dumps(data))
+    with pytest.raises(SystemExit, match="config.task.name"):
+        report.main(["--runs", str(tmp_path / "received"), "--out", str(out), "--collect"])
+    assert _snapshot(out) == before
