@@ -96,6 +96,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
             "task_state": task.state(),
             "model": model.state_dict(),
             "encoder_sha256": encoder.sha256,  # the biLM's weights or a Transformer's files ("bilm_sha256" before)
+            "encoder_options_sha256": getattr(encoder, "options_sha256", None),  # the biLM's options.json
         },
         out_dir / "best.pt",
     )  # complete or absent, like the record written after it

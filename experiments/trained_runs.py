@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -86,8 +87,9 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     test = with_layers(ElmoSettings.of(saved), task, splits, encoder)["test"]
     predictions = predict(task, model, test, saved.trainer.eval_batch_size)
     metrics = task.score(splits["test"], predictions)
-    out = path.parent / "evaluations" / f"{Path(test_path).name}@{content_sha256(test_path)[:12]}"
-    out.mkdir(parents=True, exist_ok=True)
+    options_sha256 = getattr(encoder, "options_sha256", None)
+    identity = {**encoder.identity(), **({"options_sha256": options_sha256} if options_sha256 else {})}
+    out = evaluation_dir(path, test_path, {"encoder": identity, "overrides": overrides})
     written = task.write_predictions(splits["test"], predictions, out / "predictions")
     report = Evaluation(
         checkpoint=str(path),
@@ -102,13 +104,35 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
         data_format=getattr(saved.data, "format", None) or next(iter(task.readers), None),
         overrides={k: str(v) for k, v in overrides.items()},
         encoder_kind=encoder.kind,
-        encoder=encoder.identity(),
+        encoder=identity,
         date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     ).to_dict()
     write_json_atomic(out / "eval_results.json", report)
     print(json.dumps(report, indent=2))
     print(f"-> {out / 'eval_results.json'}", flush=True)
     return report
+
+
+def evaluation_dir(checkpoint: Path, test_path: Path, inputs: dict) -> Path:
+    """``<run dir>/evaluations/<file>@<content hash>/``; when an earlier evaluation there read other
+    inputs (another encoder file or override), it is kept and this one goes to ``...-<inputs' hash>``."""
+    base = checkpoint.parent / "evaluations" / f"{Path(test_path).name}@{content_sha256(test_path)[:12]}"
+    out = base
+    try:
+        earlier = (
+            json.loads((base / "eval_results.json").read_text()) if (base / "eval_results.json").is_file() else None
+        )
+    except (OSError, ValueError):
+        earlier = None
+    mine = json.loads(json.dumps(inputs, default=str))
+    if earlier is not None and {"encoder": earlier.get("encoder"), "overrides": earlier.get("overrides")} != {
+        "encoder": mine["encoder"],
+        "overrides": {k: str(v) for k, v in mine["overrides"].items()},
+    }:
+        digest = hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()[:8]
+        out = base.with_name(f"{base.name}-{digest}")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def test_file(cfg: DictConfig, mode: str) -> Path:
@@ -138,9 +162,29 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
             f"{encoder.files} is not the {'biLM' if encoder.kind == 'bilm' else 'model'} this model "
             f"was trained with (SHA-256 {trained_with[:12]}...){shipped_hint(trained_with)}"
         )
+    trained_options = trained_options_sha256(path, ckpt)
+    if encoder.kind == "bilm" and trained_options and encoder.options_sha256 != trained_options:
+        raise WeightsError(
+            f"{encoder.options}: not the options.json this model was trained with (SHA-256 "
+            f"{trained_options[:12]}..., this one {encoder.options_sha256[:12]}...): the same weights read "
+            "with other options are another biLM"
+        )
     built.model.load_state_dict(ckpt["model"])
     built.model.to(device).eval()
     return plan.run, built.task, built.model, encoder
+
+
+def trained_options_sha256(path: Path, ckpt: dict) -> str | None:
+    """The SHA-256 of the biLM ``options.json`` a trained model read: kept in ``best.pt`` since 2026-11-26,
+    before that in the run's record beside it (``identity.bilm_options_sha256``)."""
+    if ckpt.get("encoder_options_sha256"):
+        return ckpt["encoder_options_sha256"]
+    record = path.parent / "results.json"
+    try:
+        identity = json.loads(record.read_text()).get("identity") if record.is_file() else None
+    except (OSError, ValueError):
+        return None
+    return identity.get("bilm_options_sha256") if isinstance(identity, dict) else None
 
 
 def shipped_hint(sha256: str) -> str:

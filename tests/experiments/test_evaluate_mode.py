@@ -149,3 +149,36 @@ def test_run_py_reports_library_errors_as_one_line(tmp_path):
         assert done.returncode == 2, done.stderr
         assert message in done.stderr and "Traceback" not in done.stderr
         assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr
+
+
+def test_evaluate_refuses_an_edited_options_json_and_keeps_earlier_evaluations(bilm_files, tmp_path):
+    """The same weights read through an options.json edited in place are another biLM: refused in one
+    error naming the file, before anything is written; an evaluation of other inputs never overwrites
+    an earlier one."""
+    import shutil
+
+    from suite_common.errors import WeightsError
+
+    o, w = bilm_files
+    options = tmp_path / "options.json"
+    shutil.copy(o, options)
+    cfg = tiny_ner_cfg((options, w), tmp_path, "elmo.position=input")
+    out = tmp_path / "run"
+    out.mkdir()
+    runner.train(cfg, out)
+    ev = compose_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+    first = trained_runs.evaluate(ev, out)
+    written = Path(first["prediction_file"]).parent
+    saved = (written / "eval_results.json").read_bytes()
+    edited = json.loads(options.read_text())
+    edited["lstm"]["proj_clip"] = 1.0  # the same weights, read another way
+    options.write_text(json.dumps(edited))
+    with pytest.raises(WeightsError, match="not the options.json this model was trained with"):
+        trained_runs.evaluate(ev, out)
+    assert (written / "eval_results.json").read_bytes() == saved
+    # another input (a reader override) beside it, not over it
+    assert (
+        trained_runs.evaluation_dir(out / "best.pt", FIXTURES / "ner_tiny.conll", {"encoder": {}, "overrides": {}})
+        != written
+    )
+    assert (written / "eval_results.json").read_bytes() == saved
