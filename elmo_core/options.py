@@ -71,13 +71,40 @@ def _get(block: dict, key: str, where: str, path: str):
     return block[key]
 
 
+def _int(block: dict, key: str, where: str, path: str, low: int, high: int) -> int:
+    """An integer setting within [low, high]: a number that is whole (``50``, ``50.0``), not a string
+    or a boolean, so that a typo is a message rather than a gigabyte allocation."""
+    value = _get(block, key, where, path)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or int(value) != value:
+        raise BiLMFormatError(f"{path}: '{where}{key}' must be a whole number, got {value!r}")
+    if not low <= value <= high:
+        raise BiLMFormatError(f"{path}: '{where}{key}' must be between {low} and {high}, got {value!r}")
+    return int(value)
+
+
+def _clip(block: dict, key: str, path: str) -> float | None:
+    value = _get(block, key, "lstm.", path)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf")
+    ):
+        raise BiLMFormatError(f"{path}: 'lstm.{key}' must be a positive number or null (no clipping), got {value!r}")
+    return value
+
+
 def parse_options(d: dict, path: str = "<options>") -> BiLMOptions:
     if not isinstance(d, dict):
         raise BiLMFormatError(f"{path}: expected a JSON object")
     lstm, cnn = _get(d, "lstm", "", path), _get(d, "char_cnn", "", path)
-    filters = [tuple(int(v) for v in f) for f in _get(cnn, "filters", "char_cnn.", path)]
-    if not filters or any(len(f) != 2 or min(f) <= 0 for f in filters):
+    if not isinstance(lstm, dict) or not isinstance(cnn, dict):
+        raise BiLMFormatError(f"{path}: 'lstm' and 'char_cnn' must be JSON objects")
+    raw = _get(cnn, "filters", "char_cnn.", path)
+    if not isinstance(raw, list) or not raw or any(not isinstance(f, list) or len(f) != 2 for f in raw):
         raise BiLMFormatError(f"{path}: 'char_cnn.filters' must be a list of [width, count] pairs")
+    filters = [
+        (_int({"width": w}, "width", f"char_cnn.filters[{k}].", path, 1, 1000),
+         _int({"count": n}, "count", f"char_cnn.filters[{k}].", path, 1, 65536))
+        for k, (w, n) in enumerate(raw)
+    ]  # fmt: skip
     activation = _get(cnn, "activation", "char_cnn.", path)
     if activation not in ("relu", "tanh"):
         raise BiLMFormatError(f"{path}: 'char_cnn.activation' must be relu or tanh, got {activation!r}")
@@ -85,22 +112,20 @@ def parse_options(d: dict, path: str = "<options>") -> BiLMOptions:
     if n_chars not in (261, 262):  # 261 in training files, 262 once the padding id is added
         raise BiLMFormatError(f"{path}: 'char_cnn.n_characters' must be 261 or 262, got {n_chars}")
     opts = BiLMOptions(
-        dim=int(_get(lstm, "dim", "lstm.", path)),
-        projection_dim=int(_get(lstm, "projection_dim", "lstm.", path)),
-        n_layers=int(_get(lstm, "n_layers", "lstm.", path)),
-        cell_clip=_get(lstm, "cell_clip", "lstm.", path),
-        proj_clip=_get(lstm, "proj_clip", "lstm.", path),
+        dim=_int(lstm, "dim", "lstm.", path, 1, 65536),
+        projection_dim=_int(lstm, "projection_dim", "lstm.", path, 1, 65536),
+        n_layers=_int(lstm, "n_layers", "lstm.", path, 1, 64),
+        cell_clip=_clip(lstm, "cell_clip", path),
+        proj_clip=_clip(lstm, "proj_clip", path),
         use_skip_connections=bool(_get(lstm, "use_skip_connections", "lstm.", path)),
-        char_dim=int(_get(_get(cnn, "embedding", "char_cnn.", path), "dim", "char_cnn.embedding.", path)),
+        char_dim=_int(_get(cnn, "embedding", "char_cnn.", path), "dim", "char_cnn.embedding.", path, 1, 4096),
         filters=filters,
-        n_highway=int(_get(cnn, "n_highway", "char_cnn.", path)),
+        n_highway=_int(cnn, "n_highway", "char_cnn.", path, 0, 64),
         activation=activation,
         n_characters=262,
-        max_characters_per_token=int(_get(cnn, "max_characters_per_token", "char_cnn.", path)),
+        max_characters_per_token=_int(cnn, "max_characters_per_token", "char_cnn.", path, 3, 1000),
         extra={k: v for k, v in d.items()},
     )
-    if opts.max_characters_per_token < 3:
-        raise BiLMFormatError(f"{path}: 'char_cnn.max_characters_per_token' must be at least 3")
     if max(w for w, _ in filters) > opts.max_characters_per_token:
         raise BiLMFormatError(f"{path}: a filter is wider than max_characters_per_token")
     return opts

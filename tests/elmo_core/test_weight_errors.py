@@ -119,3 +119,28 @@ def test_saving_is_atomic(tmp_path, monkeypatch):
         save_bilm(bilm, tmp_path / "options.json", tmp_path / "weights.hdf5")
     assert (tmp_path / "weights.hdf5").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["options.json", "weights.hdf5"]
+
+
+@pytest.mark.parametrize(
+    "block, key, value, message",
+    [
+        ("char_cnn", "max_characters_per_token", 1e9, "must be between 3 and 1000"),
+        ("char_cnn", "max_characters_per_token", "50", "must be a whole number"),
+        ("char_cnn", "n_highway", -1, "must be between 0 and 64"),
+        ("lstm", "dim", 2.5, "must be a whole number"),
+        ("lstm", "projection_dim", 0, "must be between 1 and 65536"),
+        ("lstm", "cell_clip", float("nan"), "must be a positive number or null"),
+        ("lstm", "proj_clip", -3, "must be a positive number or null"),
+    ],
+)
+def test_options_values_out_of_range_are_one_line_naming_file_and_key(tmp_path, block, key, value, message):
+    """A value no biLM can have (a typo, an edited file) is refused naming the key, before any allocation."""
+    from elmo_core.options import read_options
+    from elmo_core.pretrain import PRESETS
+
+    options = json.loads(json.dumps(PRESETS["small"]))
+    options[block][key] = value
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    with pytest.raises(BiLMFormatError, match=f"options.json: '{block}.{key}' {message}"):
+        read_options(path)
