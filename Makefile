@@ -14,7 +14,7 @@ LOCK   := requirements.lock
 TORCH_INDEX ?=
 TORCH_FROM  := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: demo test lint format test-latest lock bench clean clean-cache conformance-env
+.PHONY: demo test lint format test-latest lock bench clean clean-cache delete-trained-runs conformance-env
 
 # install VENV [CONSTRAINTS]: a venv with pip, torch 2.13.0 and this package (+ dev); with CONSTRAINTS
 # every version is the lock's (PIP_CONSTRAINT also reaches the isolated build of the editable install)
@@ -89,10 +89,15 @@ $(CONFORMANCE_VENV)/.installed: benchmarks/conformance/requirements.txt
 	$(CONFORMANCE_VENV)/bin/python -m pip install --quiet --no-deps allennlp==2.10.1 allennlp-models==2.10.1 fairscale==0.4.6
 	touch $@
 
-# everything the suite and its tests make, back to a fresh checkout (the tests keep the temporary
-# directories of failed tests only: pyproject.toml's tmp_path_retention_policy), except what you trained
-# yourself and may want to keep: runs/ and checkpoints/ (the documented --out of biLM and BERT pretraining)
+# what make, the tools' scratch output and the tests made (the tests keep the temporary directories of
+# failed tests only: pyproject.toml's tmp_path_retention_policy); never what you trained or reported:
+# outputs/runs and outputs/tables (task runs and their tables), runs/ and checkpoints/ (the documented --out
+# of biLM and BERT pretraining) stay
 clean: clean-cache
-	rm -rf $(VENV) .venv-latest .venv-lock $(CONFORMANCE_VENV) outputs multirun .pytest_cache .ruff_cache .cache *.egg-info
+	rm -rf $(VENV) .venv-latest .venv-lock $(CONFORMANCE_VENV) outputs/embed_sample .pytest_cache .ruff_cache .cache *.egg-info
 	find . -name __pycache__ -type d -prune -not -path "./.git/*" -exec rm -rf {} +
 	rm -rf "$(PYTEST_TMP)"
+
+# the trained task runs, their tables and Hydra's sweep logs: only when asked for by this name
+delete-trained-runs:
+	rm -rf outputs/runs outputs/tables multirun

@@ -1,5 +1,6 @@
-"""``make clean`` on a used checkout leaves ``git status --ignored`` clean, apart from the trained models it
-documents keeping (``runs/``, ``checkpoints/``)."""
+"""``make clean`` on a used checkout leaves ``git status --ignored`` clean, apart from what was trained or
+reported (task runs and tables under ``outputs/``, pretrained models in ``runs/``, ``checkpoints/``), which
+only ``make delete-trained-runs`` removes (the task runs)."""
 
 import os
 import pwd
@@ -11,6 +12,7 @@ LEFTOVERS = [
     ".venv/bin/python",
     ".venv-latest/x",
     "outputs/runs/ner/_/results.json",
+    "outputs/tables/table1.md",
     "outputs/embed_sample/embeddings.hdf5",
     "multirun/x",
     ".cache/activations/k/layers.npy",
@@ -65,8 +67,17 @@ def test_make_clean_leaves_only_what_it_documents(tmp_path):
         env={**os.environ, "TMPDIR": str(temporary)},
     )
     assert done.returncode == 0, done.stderr
-    status = subprocess.run(
-        ["git", "status", "--ignored", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    assert sorted(status) == ["!! checkpoints/", "!! runs/"]
+    status = lambda: sorted(  # noqa: E731
+        subprocess.run(
+            ["git", "status", "--ignored", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+    )
+    assert status() == ["!! checkpoints/", "!! multirun/", "!! outputs/", "!! runs/"]
+    assert sorted(p.relative_to(clone).as_posix() for p in (clone / "outputs").rglob("*") if p.is_file()) == [
+        "outputs/runs/ner/_/results.json",
+        "outputs/tables/table1.md",
+    ]  # trained runs and their tables are never cleaned up
+    removed = subprocess.run(["make", "delete-trained-runs"], cwd=clone, capture_output=True, text=True, timeout=60)
+    assert removed.returncode == 0, removed.stderr
+    assert status() == ["!! checkpoints/", "!! runs/"]
     assert [p.name for p in temporary.iterdir()] == [f"pytest-of-{user}"] and others.exists()
