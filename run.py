@@ -214,6 +214,36 @@ def check_runs_root(argv: list[str]) -> None:
         raise ConfigError(f"runs_root={root}: {existing} cannot be written ({why}); choose another runs_root=")
 
 
+DATA_MODES = ("train", "dry_run", "finetune")
+
+
+def choose_data_source(argv: list[str], reachable=None) -> list[str]:
+    """``source=`` left out of a run that reads task data: the Hugging Face hub when it can be reached
+    (``source=hf``), else the local copies under ``$ELMO_SHARED/data`` (default ``../shared/data``) when
+    they are there (``source=local``); one line says which. ``argv`` with the choice added, if one was made.
+    Either way the record names the data by its content, so the report keeps the two apart."""
+    keys = {a.split("=", 1)[0].lstrip("+~") for a in argv if "=" in a}
+    modes = [a.split("=", 1)[1] for a in argv if a.startswith("mode=")]
+    if "source" in keys or (modes and modes[-1] not in DATA_MODES) or any(k.startswith("data.") for k in keys):
+        return argv
+    if reachable is None:
+        from tasks.common.hub import hub_reachable
+
+        reachable = lambda: os.environ.get("HF_HUB_OFFLINE") not in ("1", "true", "True") and hub_reachable(2.0)  # noqa: E731
+    shared = Path(os.environ.get("ELMO_SHARED", "../shared")) / "data"
+    if reachable():
+        print("data: the Hugging Face hub (source=hf; source=local reads the local copies)", file=sys.stderr)
+        return argv
+    if shared.is_dir():
+        print(
+            f"data: the local copies under {shared} (source=local; the Hugging Face hub cannot be reached)",
+            file=sys.stderr,
+        )
+        return [*argv, "source=local"]
+    return argv  # neither: the hub's own error says what to do
+
+
 if __name__ == "__main__":
+    sys.argv[1:] = choose_data_source(sys.argv[1:])
     check_command_line()
     main()

@@ -1,0 +1,42 @@
+"""``source=`` left out: the hub when it can be reached, else the local copies, said in one line; the
+design card's own command (``run.py task=ner elmo.position=both``) runs offline as typed."""
+
+import os
+import subprocess
+import sys
+
+from conftest import REPO, SHARED
+
+sys.path.insert(0, str(REPO))
+from run import choose_data_source  # noqa: E402
+
+
+def test_the_hub_when_reachable_else_the_local_copies(tmp_path, monkeypatch, capsys):
+    (tmp_path / "data").mkdir()
+    monkeypatch.setenv("ELMO_SHARED", str(tmp_path))
+    argv = ["task=ner", "elmo.position=both"]
+    assert choose_data_source(argv, reachable=lambda: True) == argv
+    assert "source=hf" in capsys.readouterr().err
+    assert choose_data_source(argv, reachable=lambda: False) == [*argv, "source=local"]
+    assert f"local copies under {tmp_path / 'data'}" in capsys.readouterr().err
+
+
+def test_a_choice_on_the_command_line_or_a_mode_without_task_data_is_left_alone(tmp_path, monkeypatch):
+    (tmp_path / "data").mkdir()
+    monkeypatch.setenv("ELMO_SHARED", str(tmp_path))
+    never = lambda: (_ for _ in ()).throw(AssertionError("the hub was asked"))  # noqa: E731
+    for argv in (["task=ner", "source=hf"], ["mode=evaluate", "checkpoint=x"], ["task=ner", "data.dir=/d"]):
+        assert choose_data_source(argv, reachable=never) == argv
+    monkeypatch.setenv("ELMO_SHARED", str(tmp_path / "absent"))
+    assert choose_data_source(["task=ner"], reachable=lambda: False) == ["task=ner"]  # the hub's error says more
+
+
+def test_the_design_cards_command_runs_offline_as_typed(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ELMO_SHARED": str(SHARED), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "run.py", "task=ner", "elmo.position=both", "mode=dry_run", f"runs_root={tmp_path / 'runs'}",
+         f"cache.dir={tmp_path / 'cache'}", f"hydra.run.dir={tmp_path / 'hydra'}"],
+        cwd=REPO, capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "data: the local copies under" in done.stderr and "source:local" in done.stdout
