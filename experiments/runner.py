@@ -10,6 +10,7 @@ directory) is decided once by ``plan.RunPlan``; its pieces (task, splits, layers
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from suite_common.atomic_files import torch_save_atomic
-from suite_common.errors import ConfigError
+from suite_common.errors import ConfigError, SuiteError
 from tasks.registry import probe_function
 
 from .pipeline import (  # noqa: F401 - also the names other modules use through the runner
@@ -116,12 +117,36 @@ def announce(record: dict, results_path: Path) -> None:
         return
     print(f"dev {metric}: {record['dev'][metric]:.2f}  ->  {results_path}", flush=True)
     trained_in = Path(record.get("reused_from") or record.get("run_dir") or results_path.parent)
+    for line in next_steps(record, trained_in):
+        print(line, flush=True)
+
+
+def next_steps(record: dict, trained_in: Path) -> list[str]:
+    """What to run next, each line as it runs when pasted: score a file with the trained model (its own
+    dev file when it read a local one, which exists), the same configuration without ELMo when it had
+    ELMo, and the report that makes a table of the runs."""
+    from tasks.common.data_files import data_files
+
+    python, config = python_command(), record.get("config") or {}
+    lines = []
     if (trained_in / "best.pt").is_file():
-        print(
-            f"score a file with it: {python_command()} run.py mode=evaluate checkpoint={trained_in} "
-            "data.test_path=FILE",
-            flush=True,
+        dev = data_files(config.get("data") or {}).get("dev")
+        test = shlex.quote(str(dev)) if dev is not None and dev.is_file() else "FILE"
+        lines.append(
+            f"score a file with it: {python} run.py mode=evaluate checkpoint={trained_in} data.test_path={test}"
         )
+    try:
+        r = Record.from_dict(record)
+    except SuiteError:
+        return lines
+    runs_root = shlex.quote(str(config.get("runs_root") or "outputs/runs"))
+    if r.uses_encoder and not r.is_probe:
+        choices = [c for c in r.choices if not c.startswith("+ablation=")]
+        lines.append(
+            f"the same without ELMo: {python} run.py {' '.join(choices)} +ablation=baseline runs_root={runs_root}"
+        )
+    lines.append(f"a table of the runs: {python} -m reporting.report --runs {runs_root} --out outputs/tables")
+    return lines
 
 
 def python_command() -> str:

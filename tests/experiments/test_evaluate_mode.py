@@ -66,13 +66,19 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     line = next(x for x in done.stdout.splitlines() if x.startswith("score a file with it: "))
     command = shlex.split(line.split(": ", 1)[1])  # exactly what a user pastes
     run_dir = Path(command[3].split("=", 1)[1])  # checkpoint=<run dir>
-    assert command[1:3] == ["run.py", "mode=evaluate"] and command[-1] == "data.test_path=FILE"
+    assert command[1:3] == ["run.py", "mode=evaluate"] and command[-1] == f"data.test_path={FIXTURES / 'sick_tiny.tsv'}"
     assert "=" not in run_dir.name and "," not in run_dir.name
     # a new shell that has not activated the virtual environment: no VIRTUAL_ENV, the system's PATH
     import os
 
     shell = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     shell["PATH"] = os.pathsep.join(p for p in shell.get("PATH", "").split(os.pathsep) if ".venv" not in p)
+    printed = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=300, env=shell)
+    assert printed.returncode == 0, printed.stderr[-2000:]  # the printed line runs as printed: its own dev file
+    assert next(run_dir.glob("evaluations/sick_tiny.tsv@*/eval_results.json")).is_file()
+    later = [x for x in done.stdout.splitlines() if x.startswith(("the same without ELMo: ", "a table of the runs: "))]
+    assert [x.split(": ", 1)[0] for x in later] == ["the same without ELMo", "a table of the runs"]
+    assert "+ablation=baseline" in later[0] and f"--runs {runs}" in later[1]
     reports = []
     for name in ("sick_tiny.tsv", "copy.tsv"):
         test_file = FIXTURES / name if name != "copy.tsv" else tmp_path / name

@@ -36,7 +36,5 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
     skipped = capsys.readouterr().out
     assert again["dev"] == first["dev"] and "skipping" in skipped
     line = f"dev f1: {first['dev']['f1']:.2f}"
-    evaluate = (
-        f"score a file with it: {runner.python_command()} run.py mode=evaluate checkpoint={out} data.test_path=FILE"
-    )
+    evaluate = f"score a file with it: {runner.python_command()} run.py mode=evaluate checkpoint={out} data.test_path="
     assert line in fresh and evaluate in fresh and line in skipped and evaluate in skipped
