@@ -308,7 +308,9 @@ def train(args) -> dict:
             bar.update(count)
             bar.set_postfix(epoch=progress["epoch"], ppl=f"{math.exp(ema):.1f}", refresh=False)
             if log:
-                log.write(json.dumps({"step": progress["step"], "epoch": progress["epoch"], "loss": value}) + "\n")
+                elapsed = round(base_seconds + time.time() - started, 2)  # training time so far, resumed runs included
+                line = {"step": progress["step"], "epoch": progress["epoch"], "loss": value, "seconds": elapsed}
+                log.write(json.dumps(line) + "\n")
             if progress["step"] % args.checkpoint_every == 0 or stop():
                 progress["seconds"] = base_seconds + time.time() - started
                 save_checkpoint(ckpt_path, identity, lm, optimizer, progress, local_state, rank, world)

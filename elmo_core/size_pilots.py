@@ -8,9 +8,12 @@ size is the main lever on the representation; here it is bounded by the time to 
    other options), a new biLM is trained for ``--pilot-minutes`` of wall-clock time — equal time,
    not equal tokens, since a larger model reads less text in the same time — and exported with
    its held-out perplexity (``DIR/cells-N``).
-2. **Extrapolation.** Each pilot's training loss against training time is fitted by
-   ``L(t) = a + b t^-c`` (least squares over a grid of ``c``, on bin means of the last 80 % of the
-   pilot) and read at ``--total-minutes``. The size with the lowest predicted loss is chosen.
+2. **Extrapolation.** Each pilot's training loss against the tokens it read is fitted by
+   ``L(n) = a + b n^-c`` (``a, b >= 0``; least squares over a grid of ``c``, on bin means of the last
+   80 % of the pilot) and read at the tokens the size would read in ``--total-minutes``: its rate
+   times that time. The rate is the pilot's own, or with ``--rate-minutes`` each size's rate timed
+   apart afterwards (a pilot that shared the machine with other work reads less per second than
+   the long run will, but its loss per token is unchanged). The lowest predicted loss is chosen.
 3. **The long run** resumes the chosen pilot from its checkpoint (``elmo_core.pretrain``'s exact
    resume) until its training time reaches ``--total-minutes`` (or ``--deadline-minutes`` since
    this command started, less the time its export took in the pilot), then exports it.
@@ -45,7 +48,7 @@ from .pretraining.lm_training import LanguageModel
 
 def fit_learning_curve(seconds: np.ndarray, losses: np.ndarray, bins: int = 24) -> dict:
     """``L(t) = a + b t^-c`` fitted to the bin means of ``losses`` over the last 80 % of
-    ``seconds``: ``{"a", "b", "c", "rmse"}``. ``b >= 0`` (a curve that falls or stays flat) and
+    ``seconds`` (any measure of progress: seconds, tokens): ``{"a", "b", "c", "rmse"}``. ``b >= 0`` (a curve that falls or stays flat) and
     ``a >= 0`` (the loss's floor)."""
     keep = seconds >= 0.2 * seconds.max()
     t, y = seconds[keep], losses[keep]
@@ -86,16 +89,26 @@ def model_size(options: dict, vocab_size: int) -> dict:
 
 
 def pilot_curve(run_dir: Path) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(training seconds, loss) per update of a pilot, and its summary as the pilot ended. The
-    seconds are spread evenly over the updates (the log has no clock per update)."""
+    """(tokens read, loss) per update of a pilot, and its summary as the pilot ended. Tokens are
+    spread evenly over the updates (every update reads the same rows x unroll_steps, the last of
+    an epoch aside)."""
     summary = json.loads((run_dir / "pilot_summary.json").read_text())
-    losses = np.array([json.loads(line)["loss"] for line in (run_dir / "train_log.jsonl").read_text().splitlines()])
+    lines = [json.loads(line) for line in (run_dir / "train_log.jsonl").read_text().splitlines()]
     steps = summary["progress"]["step"]
-    losses = losses[:steps]  # the long run continues the chosen pilot's log
+    losses = np.array([line["loss"] for line in lines[:steps]])  # the long run continues the chosen pilot's log
     if len(losses) != steps:
         raise CheckpointError(f"{run_dir}/train_log.jsonl has {len(losses)} updates, summary.json says {steps}")
-    seconds = summary["progress"]["seconds"] * np.arange(1, steps + 1) / steps
-    return seconds, losses, summary
+    tokens = summary["progress"]["tokens"] * np.arange(1, steps + 1) / steps
+    return tokens, losses, summary
+
+
+def measure_rate(rest: list[str], out: Path, cells: int, minutes: float) -> float:
+    """Tokens per second of a new model of ``cells`` trained for ``minutes`` in ``out`` (scratch):
+    the rate of the size on a machine doing nothing else, apart from any disturbance of the pilot."""
+    args = _pretrain_args([*rest, "--max-steps", "1000000"], out, cells, minutes)
+    args.heldout = None  # no perplexity: only the rate
+    progress = train(args)["progress"]
+    return progress["tokens"] / progress["seconds"]
 
 
 def build_size_parser() -> argparse.ArgumentParser:
@@ -112,6 +125,12 @@ def build_size_parser() -> argparse.ArgumentParser:
     ap.add_argument("--total-minutes", type=float, required=True, help="training time of the chosen model in all")
     ap.add_argument("--deadline-minutes", type=float, help="end the long run before this long after the start")
     ap.add_argument("--max-weights-mb", type=float, default=60.0, help="refuse larger sizes (default 60)")
+    ap.add_argument(
+        "--rate-minutes",
+        type=float,
+        help="after the pilots, time each size alone for this long (a scratch run) and extrapolate with that "
+        "rate (default: each pilot's own rate)",
+    )
     return ap
 
 
@@ -158,25 +177,18 @@ def run(args: argparse.Namespace, rest: list[str]) -> dict:
             (run_dir / "pilot_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
-        seconds, losses, summary = pilot_curve(run_dir)
-        fit = fit_learning_curve(seconds, losses)
-        progress = summary["progress"]
-        tail = losses[-max(1, len(losses) // 10) :]
+    rates = {}
+    if args.rate_minutes:  # each size's rate alone on the machine, as the long run will have it
+        for cells in args.cells:
+            rate_file = args.out / f"rate-{cells}.json"
+            if not rate_file.exists():
+                print(f"rate: {cells} cells, {args.rate_minutes} min", file=sys.stderr, flush=True)
+                rate = measure_rate(rest, args.out / f"rate-{cells}", cells, args.rate_minutes)
+                rate_file.write_text(json.dumps({"tokens_per_second": rate}) + "\n")
+            rates[cells] = json.loads(rate_file.read_text())["tokens_per_second"]
+    for cells in args.cells:
         report["pilots"].append(
-            {
-                "cells": cells,
-                **sizes[cells],
-                "updates": progress["step"],
-                "tokens": progress["tokens"],
-                "seconds": round(progress["seconds"], 1),
-                "tokens_per_second": round(progress["tokens"] / progress["seconds"]),
-                "train_loss_last_10pct": round(float(tail.mean()), 4),
-                "heldout_stateful": summary["heldout_perplexity"]["average"],
-                "heldout_stateless": summary["heldout_perplexity_stateless"]["average"],
-                "fit": fit,
-                "predicted_loss_at_total": round(predicted_loss(fit, total_seconds), 4),
-                "predicted_perplexity_at_total": round(math.exp(predicted_loss(fit, total_seconds)), 1),
-            }
+            pilot_row(args.out / f"cells-{cells}", cells, sizes[cells], rates.get(cells), total_seconds)
         )
         _write(args.out, report)
     chosen = min(report["pilots"], key=lambda p: p["predicted_loss_at_total"])
@@ -202,6 +214,33 @@ def run(args: argparse.Namespace, rest: list[str]) -> dict:
     return report
 
 
+def pilot_row(run_dir: Path, cells: int, size: dict, rate: float | None, total_seconds: float) -> dict:
+    """A pilot's line of the report: its loss against the tokens it read, fitted and read at the tokens
+    the long run would read (its rate, measured apart when ``rate`` is given, times the total time)."""
+    tokens, losses, summary = pilot_curve(run_dir)
+    fit = fit_learning_curve(tokens, losses)
+    progress = summary["progress"]
+    own_rate = progress["tokens"] / progress["seconds"]
+    at_total = (rate or own_rate) * total_seconds
+    tail = losses[-max(1, len(losses) // 10) :]
+    return {
+        "cells": cells,
+        **size,
+        "updates": progress["step"],
+        "tokens": progress["tokens"],
+        "seconds": round(progress["seconds"], 1),
+        "tokens_per_second": round(own_rate),
+        "tokens_per_second_alone": round(rate) if rate else None,
+        "train_loss_last_10pct": round(float(tail.mean()), 4),
+        "heldout_stateful": summary["heldout_perplexity"]["average"],
+        "heldout_stateless": summary["heldout_perplexity_stateless"]["average"],
+        "fit": fit,
+        "tokens_at_total": round(at_total),
+        "predicted_loss_at_total": round(predicted_loss(fit, at_total), 4),
+        "predicted_perplexity_at_total": round(math.exp(predicted_loss(fit, at_total)), 1),
+    }
+
+
 def _write(out: Path, report: dict) -> None:
     (out / "pilots.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "pilots.md").write_text(render(report))
@@ -212,17 +251,19 @@ def render(report: dict) -> str:
     lines = [
         f"Pilots of {report['pilot_minutes']} min each, extrapolated to {total} min of training.",
         "",
-        "| LSTM cells | biLM parameters | weights MB | updates | tokens | tokens/s | train loss (last 10 %) "
-        "| held-out ppl stateful | stateless | fit a + b t^-c | predicted ppl at the total |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| LSTM cells | biLM parameters | weights MB | updates | tokens | tokens/s (pilot; alone) "
+        "| train loss (last 10 %) | held-out ppl stateful | stateless | fit a + b n^-c (n: tokens) "
+        "| tokens at the total | predicted ppl at the total |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in report["pilots"]:
         f = p["fit"]
+        alone = f"{p['tokens_per_second_alone']:,}" if p.get("tokens_per_second_alone") else "-"
         lines.append(
             f"| {p['cells']} | {p['parameters_bilm']:,} | {p['weights_mb']:.1f} | {p['updates']:,} | {p['tokens']:,} "
-            f"| {p['tokens_per_second']:,} | {p['train_loss_last_10pct']:.3f} | {p['heldout_stateful']:.1f} "
-            f"| {p['heldout_stateless']:.1f} | {f['a']:.3f} + {f['b']:.3g} t^-{f['c']:.2f} "
-            f"| {p['predicted_perplexity_at_total']} |"
+            f"| {p['tokens_per_second']:,}; {alone} | {p['train_loss_last_10pct']:.3f} | {p['heldout_stateful']:.1f} "
+            f"| {p['heldout_stateless']:.1f} | {f['a']:.3f} + {f['b']:.3g} n^-{f['c']:.2f} "
+            f"| {p['tokens_at_total']:,} | {p['predicted_perplexity_at_total']} |"
         )
     if "chosen_cells" in report:
         lines += ["", f"Chosen: {report['chosen_cells']} cells (lowest predicted loss at {total} min)."]

@@ -70,9 +70,12 @@ def test_pilots_choose_a_size_and_continue_it(tmp_path, capsys):
     ]
     common += ["--batch-size", "4", "--unroll-steps", "5", "--device", "cpu", "--threads", "1"]
     argv = ["--cells", "8", "16", "--pilot-minutes", "0.04", "--total-minutes", "0.12", "--out", str(tmp_path / "p")]
-    size_pilots_main(argv + common)
+    size_pilots_main(argv + common + ["--rate-minutes", "0.01"])
     report = json.loads((tmp_path / "p/pilots.json").read_text())
     assert [p["cells"] for p in report["pilots"]] == [8, 16]
+    for p in report["pilots"]:  # read at the tokens its rate alone gives in the total time
+        assert p["tokens_per_second_alone"] > 0
+        assert abs(p["tokens_at_total"] - p["tokens_per_second_alone"] * 0.12 * 60) <= 8  # both rounded
     best = min(report["pilots"], key=lambda p: p["predicted_loss_at_total"])
     assert report["chosen_cells"] == best["cells"]
     chosen = tmp_path / f"p/cells-{best['cells']}"
