@@ -47,9 +47,9 @@ from .pretraining.lm_training import LanguageModel
 
 
 def fit_learning_curve(seconds: np.ndarray, losses: np.ndarray, bins: int = 24) -> dict:
-    """``L(t) = a + b t^-c`` fitted to the bin means of ``losses`` over the last 80 % of
-    ``seconds`` (any measure of progress: seconds, tokens): ``{"a", "b", "c", "rmse"}``. ``b >= 0`` (a curve that falls or stays flat) and
-    ``a >= 0`` (the loss's floor)."""
+    """``L(t) = a + b t^-c`` fitted to the bin means of ``losses`` over the last 80 % of ``seconds``
+    (any measure of progress: seconds, tokens): ``{"a", "b", "c", "rmse"}``. ``b >= 0`` (a curve
+    that falls or stays flat) and ``a >= 0`` (the loss's floor)."""
     keep = seconds >= 0.2 * seconds.max()
     t, y = seconds[keep], losses[keep]
     if len(t) < 3:
