@@ -103,7 +103,13 @@ class Task:
             raise ConfigError(f"data.format must be one of {sorted(self.readers)}, got {fmt!r}")
         if not Path(path).is_file():
             key = f"data.{split}_path" if getattr(data_cfg, f"{split}_path", None) else f"data.dir/data.{split}_file"
-            raise DataError(f"{path}: no such file ({key})")
+            hint = ""
+            if not Path(path).is_absolute():  # relative paths are read from the working directory
+                hint = (
+                    f"; relative to the working directory {Path.cwd()}: run from the checkout, or set "
+                    "ELMO_SHARED=/path/to/shared (the folder holding data/), or give an absolute path"
+                )
+            raise DataError(f"{path}: no such file ({key}){hint}")
         return self.readers[fmt](path, self.cfg, split)
 
     def data_warnings(self) -> list[str]:

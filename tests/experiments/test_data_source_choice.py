@@ -40,3 +40,17 @@ def test_the_design_cards_command_runs_offline_as_typed(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "data: the local copies under" in done.stderr and "source:local" in done.stdout
+
+
+def test_a_relative_data_path_from_another_directory_says_how_to_fix_it(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    env.pop("ELMO_SHARED", None)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "run.py"), "task=ner", "source=local", "mode=dry_run",
+         f"runs_root={tmp_path / 'runs'}", f"hydra.run.dir={tmp_path / 'hydra'}"],
+        cwd=REPO / "docs", capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ../shared/data/conll2003/eng.train: no such file")
+    assert f"relative to the working directory {REPO / 'docs'}" in last and "ELMO_SHARED=" in last
