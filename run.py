@@ -77,18 +77,31 @@ def mode_dir(mode: str, runs_root: str, task: str, overrides: str, embed_sample_
     return f"{runs_root}/{task}/{run_dir_name(overrides)}"
 
 
+def sweep_dir(mode: str, runs_root: str) -> str:
+    """Hydra's directory of a ``-m`` sweep: the runs root, or for the modes that write nothing there
+    (a sweep's dry run) the same scratch directory as ``mode_dir``'s."""
+    import tempfile
+
+    return (
+        str(Path(tempfile.gettempdir()) / "elmo_suite_scratch")
+        if mode in ("evaluate", "predict", "dry_run")
+        else runs_root
+    )
+
+
 def _register_resolvers() -> None:
     from experiments.run_directories import run_dir_name
 
     OmegaConf.register_new_resolver("run_dir_name", run_dir_name, replace=True)
     OmegaConf.register_new_resolver("mode_dir", mode_dir, replace=True)
+    OmegaConf.register_new_resolver("sweep_dir", sweep_dir, replace=True)
 
 
 _register_resolvers()
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
-def main(cfg: DictConfig) -> None:
+def main(cfg: DictConfig):
     from experiments import runner, trained_runs
     from experiments.config_schema import validate
     from suite_common.errors import SuiteError
@@ -112,7 +125,7 @@ def main(cfg: DictConfig) -> None:
         if cfg.mode == "embed_sample":  # train and finetune write theirs into the run directory they choose
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-        modes[cfg.mode](cfg, out_dir)
+        return modes[cfg.mode](cfg, out_dir)  # a sweep's dry run adds up its jobs' reports (experiments.sweep_total)
     except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
         line = one_line(e, out_dir)
         if line is None:  # a programming error: the traceback is the report

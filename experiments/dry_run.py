@@ -63,7 +63,8 @@ def cache_plan(encoder, named: dict[str, list[list[str]]]) -> dict:
         if not cache.has(sentences) and cache.key(sentences) not in keys:
             missing[name] = sentences
             keys.add(cache.key(sentences))
-    need = sum(cache.planned_bytes(s) for s in missing.values())
+    entries = {cache.key(s): [cache.planned_bytes(s), sum(map(len, s))] for s in missing.values()}
+    need = sum(size for size, _ in entries.values())
     existing = cache.root
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -74,11 +75,22 @@ def cache_plan(encoder, named: dict[str, list[list[str]]]) -> dict:
         "root": str(cache.root),
         "missing": sorted(missing),
         "bytes_needed": need,
+        "entries": entries,  # key -> [bytes, tokens] (the dry run turns tokens into seconds to build)
         "needed": size_text(need),
         "free": size_text(free),
         "max_gb": max_gb,
         "fits": fits,
     }
+
+
+_MEASURED: dict[str, dict] = {}  # a sweep's runs that differ only in their seed are one shape: timed once
+
+
+def measured_once(plan: RunPlan, built, batches) -> dict:
+    shape = json.dumps({k: v for k, v in plan.resolved.items() if k != "seed"}, sort_keys=True, default=str)
+    if shape not in _MEASURED:
+        _MEASURED[shape] = measure(built, batches)
+    return _MEASURED[shape]
 
 
 def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
@@ -121,7 +133,7 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
             cache_tokens = sum(sum(map(len, named[name])) for name in report["cache"]["missing"])
         elif plan.elmo.reads_encoder:
             live_tokens = sum(sum(map(len, s)) for s in named.values())
-        measured = measure(built, batches)
+        measured = measured_once(plan, built, batches)
         report.update(
             estimate(
                 measured,
@@ -134,6 +146,10 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
             )
         )
         report["memory_needed"] = f"{measured['peak_memory_gb']:.1f} GB (this process's peak while timing its updates)"
+        report["peak_memory_gb"] = round(measured["peak_memory_gb"], 2)
+        rate = measured["encoder_tokens_per_second"]
+        for entry in (report.get("cache") or {}).get("entries", {}).values():
+            entry[1] = round(entry[1] / rate, 1) if rate else 0.0  # tokens -> seconds at the measured rate
         report["counts_explained"] = {
             k: COUNTS[k]
             for k in ["train_examples", "batches_per_epoch", "max_epochs"]

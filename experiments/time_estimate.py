@@ -129,6 +129,7 @@ def estimate(measured: dict, batches_per_epoch: int, max_epochs: int, dev_exampl
         + (f", after {duration_text(cache)} building the activation cache" if cache else "")
         + "; early stopping may end it sooner)",
         "estimated_seconds": round(total, 1),
+        "cache_seconds": round(cache, 1),
         "how_estimated": f"{measured['updates_timed']} updates of the real model timed on this machine now "
         f"({measured['seconds_per_update']:.3f} s each, threads={torch.get_num_threads()})"
         + (f"; the encoder at {rate:,.0f} tokens/s" if rate else "")
