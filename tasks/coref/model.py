@@ -149,11 +149,28 @@ class CorefModel(TaskModel):
         antecedents = torch.arange(k, device=kept.device).unsqueeze(1) - back  # (k, A)
         valid = antecedents >= 0
         antecedents = antecedents.clamp(min=0)
-        g_i, g_j = spans.unsqueeze(1).expand(-1, back.shape[0], -1), spans[antecedents]
-        pairs = torch.cat([g_i, g_j, g_i * g_j, self.distance_embedding(distance_bucket(back)).expand(k, -1, -1)], -1)
-        scores = self.antecedent_scorer(pairs).squeeze(-1) + mention_scores.unsqueeze(1) + mention_scores[antecedents]
+        scores = self.pair_scores(spans, antecedents, back) + mention_scores.unsqueeze(1) + mention_scores[antecedents]
         scores = torch.cat([scores.new_zeros(k, 1), scores.masked_fill(~valid, float("-inf"))], dim=1)  # ε first
         return {"starts": starts, "ends": ends, "antecedents": antecedents, "scores": scores, "valid": valid}
+
+    PAIR_FLOATS = 1 << 25  # the most pair-representation floats held at once when not training (128 MB)
+
+    def pair_scores(self, spans: torch.Tensor, antecedents: torch.Tensor, back: torch.Tensor) -> torch.Tensor:
+        """s_a(i, j) of every kept span i and its antecedents j (k, A), from [g_i, g_j, g_i∘g_j, φ(i, j)].
+        Training builds all pairs at once (their activations are kept for the backward pass anyway);
+        scoring builds them for a block of spans at a time, so a whole long document never holds
+        k × A pair vectors (4 GB for a 3,000-word document at 250 antecedents) — the same scores."""
+        k, n_back = antecedents.shape
+        distance = self.distance_embedding(distance_bucket(back))  # (A, feature)
+        width = 3 * spans.shape[1] + distance.shape[1]
+        block = k if torch.is_grad_enabled() and self.training else max(1, self.PAIR_FLOATS // (n_back * width))
+        out = []
+        for lo in range(0, k, block):
+            ante = antecedents[lo : lo + block]
+            g_i, g_j = spans[lo : lo + block].unsqueeze(1).expand(-1, n_back, -1), spans[ante]
+            pairs = torch.cat([g_i, g_j, g_i * g_j, distance.expand(ante.shape[0], -1, -1)], -1)
+            out.append(self.antecedent_scorer(pairs).squeeze(-1))
+        return torch.cat(out) if len(out) > 1 else out[0]
 
     @staticmethod
     def gold_cluster_of_spans(starts, ends, batch) -> torch.Tensor:

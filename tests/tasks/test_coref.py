@@ -303,3 +303,26 @@ def test_hub_copy_conversion_uses_document_offsets():
     doc = ds[0]
     assert doc["doc_key"] == "bc/x/00/x_0000_0" and doc["sentences"][1][0] == "He"
     assert doc["clusters"] == [[[0, 0], [4, 4]], [[2, 2], [7, 7]]]
+
+
+def test_scoring_in_blocks_of_spans_gives_the_scores_of_all_pairs_at_once(bilm_files, tmp_path, monkeypatch):
+    """Scoring a document builds its pair vectors a block of spans at a time (bounded memory on long
+    documents): the same spans, antecedents, scores and clusters as all pairs at once."""
+    import torch
+    from task_setups import new_model as _new_model
+    from task_setups import task_setup as _setup
+
+    from tasks.coref.model import CorefModel
+
+    cfg, task, source, data = _setup("coref", bilm_files, tmp_path)
+    model = _new_model(cfg, task, source).eval()
+    batch = task.make_batch(data["dev"], [1])
+    with torch.no_grad():
+        whole = model(batch)
+        monkeypatch.setattr(CorefModel, "PAIR_FLOATS", 1)  # one span per block
+        blocks = model(batch)
+    assert blocks.scores["scores"].shape[0] > 2  # several blocks
+    for key in ("starts", "ends", "antecedents"):
+        assert torch.equal(whole.scores[key], blocks.scores[key])
+    torch.testing.assert_close(whole.scores["scores"], blocks.scores["scores"], atol=1e-6, rtol=0)
+    assert model.decode(whole.scores, batch) == model.decode(blocks.scores, batch)
