@@ -78,8 +78,15 @@ def score_once(document: Path, profile: str, position: str, whole: bool, work: P
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.coref_memory", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", default="paper", choices=("quick", "paper"))
-    ap.add_argument("--elmo-position", default="input", choices=("none", "input", "output", "both"))
+    ap.add_argument(
+        "--profile", default="paper", choices=("quick", "paper"), help="the model's settings (default paper)"
+    )
+    ap.add_argument(
+        "--elmo-position",
+        default="input",
+        choices=("none", "input", "output", "both"),
+        help="where the biLM's layers go (default input, as coreference's ELMo runs)",
+    )
     ap.add_argument("--one", choices=("blocks", "whole"), help=argparse.SUPPRESS)  # a child process's part
     ap.add_argument("--document", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
