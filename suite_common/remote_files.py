@@ -16,6 +16,7 @@ Without the network the error is one line naming the URL.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import http.client
 import json
@@ -65,11 +66,23 @@ def _sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+DISK_ERRNOS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system"}
 LOCAL_HINT = "encoder.options=FILE encoder.weights=FILE"  # how run.py takes local files (the embed command: its own)
 
 
+def max_download_bytes() -> int:
+    """The most a download without a ``Content-Length`` may bring (``ELMO_SUITE_MAX_DOWNLOAD_GB``, default
+    4: the largest published biLM's weights are under 0.4 GB)."""
+    return int(float(os.environ.get("ELMO_SUITE_MAX_DOWNLOAD_GB") or 4) * 1e9)
+
+
 def check_format(path: Path, name: str) -> str | None:
-    """Why the downloaded ``path`` is not what its ``name`` says it is (None when it is)."""
+    """Why the downloaded ``path`` is not what its ``name`` says it is (None when it is). Whatever the
+    name, an HTML page (a login, error or redirect page served with status 200) is not a model file."""
+    with open(path, "rb") as f:
+        head = f.read(512).lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html")):
+        return "an HTML page, not the file (a login, error or moved-file page?)"
     if name.endswith((".hdf5", ".h5")):
         try:
             import h5py
@@ -115,12 +128,19 @@ def local_path(value, progress: bool = True, hint: str = LOCAL_HINT) -> Path:
     try:
         with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
             total = int(response.headers.get("Content-Length") or 0) or None
+            limit = total if total is not None else max_download_bytes()  # never more than announced or the cap
             bar = progress_bar(total=total, unit="B", unit_scale=True, desc=name, disable=not progress)
             try:
-                for block in iter(lambda: response.read(1 << 20), b""):
+                while block := response.read(min(1 << 20, limit + 1 - received)):
+                    received += len(block)
+                    if received > limit:
+                        raise WeightsError(
+                            f"{url}: more than "
+                            + (f"the {total:,} bytes announced" if total is not None else f"{limit:,} bytes")
+                            + " arrived (ELMO_SUITE_MAX_DOWNLOAD_GB raises the cap); nothing was kept"
+                        )
                     out.write(block)
                     digest.update(block)
-                    received += len(block)
                     bar.update(len(block))
             except http.client.IncompleteRead as e:
                 received += len(e.partial)
@@ -140,6 +160,11 @@ def local_path(value, progress: bool = True, hint: str = LOCAL_HINT) -> Path:
         os.replace(tmp, target)
         recorded.write_text(digest.hexdigest() + "\n")
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+        if isinstance(e, OSError) and not isinstance(e, urllib.error.URLError) and e.errno in DISK_ERRNOS:
+            raise WeightsError(
+                f"{url}: {DISK_ERRNOS[e.errno]} writing {target.parent} (the download cache, ELMO_SUITE_CACHE); "
+                "nothing was kept"
+            ) from None
         reason = getattr(e, "reason", None) or e
         raise WeightsError(
             f"{url}: cannot download ({reason}); the published biLMs are only on the network "

@@ -177,3 +177,80 @@ def test_the_pinned_url_composes_as_the_docs_show_it():
     override = next(w for w in typed.split() if "encoder.weights=" in w).strip("`'")
     cfg = compose_cfg(["task=ner", override])
     assert cfg.encoder.weights.startswith("https://") and cfg.encoder.weights.endswith("#sha256=<hex>")
+
+
+@pytest.fixture
+def odd_server(tmp_path, monkeypatch):
+    """A server with an endless body and no ``Content-Length`` (``/endless``), and an HTML page under an
+    extension-less name (``/model``), both with status 200."""
+    monkeypatch.setenv("ELMO_SUITE_CACHE", str(tmp_path / "suite_cache"))
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            try:
+                if self.path == "/endless":
+                    while True:
+                        self.wfile.write(b"\0" * 65536)
+                self.wfile.write(b"<!DOCTYPE html><html><body>Please log in</body></html>")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _kept(tmp_path):
+    remote = tmp_path / "suite_cache" / "remote"
+    return [p.name for p in remote.iterdir()] if remote.exists() else []
+
+
+def test_an_endless_download_stops_at_its_cap_and_keeps_nothing(odd_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("ELMO_SUITE_MAX_DOWNLOAD_GB", "0.001")  # 1 MB
+    with pytest.raises(WeightsError, match=r"more than 1,000,000 bytes arrived .*nothing was kept"):
+        local_path(f"{odd_server}/endless", progress=False)
+    assert _kept(tmp_path) == []
+
+
+def test_an_html_page_under_a_name_without_extension_is_not_cached(odd_server, tmp_path):
+    with pytest.raises(WeightsError, match="an HTML page, not the file"):
+        local_path(f"{odd_server}/model", progress=False)
+    assert _kept(tmp_path) == []
+
+
+def test_a_full_disk_says_disk_full_not_the_network(server, tmp_path, monkeypatch):
+    import builtins
+    import errno
+
+    base, _ = server
+    real_open = builtins.open
+
+    class FullFile:
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    def open_full(path, mode="r", *args, **kwargs):
+        f = real_open(path, mode, *args, **kwargs)
+        return FullFile(f) if "w" in mode and ".tmp-" in str(path) else f
+
+    monkeypatch.setattr(builtins, "open", open_full)
+    with pytest.raises(WeightsError, match=r"disk full writing .*nothing was kept") as refused:
+        local_path(f"{base}/options.json", progress=False)
+    assert "network" not in str(refused.value)
