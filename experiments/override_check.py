@@ -75,7 +75,15 @@ def parse(args: list[str]):
     try:
         return OverridesParser.create().parse_overrides(texts)
     except OverrideParseException as e:
-        raise ConfigError(f"cannot read the overrides: {str(e).splitlines()[0]}") from None
+        unquoted = [t for t in texts if "=" in t and any(c in t.split("=", 1)[1] for c in "#$'\"") and not
+                    t.split("=", 1)[1].startswith(("'", '"'))]  # fmt: skip
+        hint = (
+            f"; {unquoted[0].split('=', 1)[0]}: quote a value holding # or $ for Hydra, as in "
+            f"""'{unquoted[0].split("=", 1)[0]}="{unquoted[0].split("=", 1)[1]}"'"""
+            if unquoted
+            else ""
+        )
+        raise ConfigError(f"cannot read the overrides: {str(e).splitlines()[0]}{hint}") from None
 
 
 def values(override) -> list[str]:

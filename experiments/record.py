@@ -82,10 +82,16 @@ class Record:
     def from_dict(cls, data: dict, path: Path | None = None) -> Record:
         if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
             raise DataError(f"{path or 'record'}: not a run record (no 'config' object)")
-        if data.get("record_version") != RECORD_VERSION:
+        version = data.get("record_version")
+        if version != RECORD_VERSION:
+            newer = isinstance(version, int) and not isinstance(version, bool) and version > RECORD_VERSION
             raise DataError(
-                f"{path or 'record'}: record_version {data.get('record_version')!r}, this suite reads "
-                f"{RECORD_VERSION} (records of earlier versions are not read: run the configuration again)"
+                f"{path or 'record'}: record_version {version!r}, this suite reads {RECORD_VERSION} "
+                + (
+                    "(a record of a newer version of the suite: update the suite to read it)"
+                    if newer
+                    else "(records of earlier versions are not read: run the configuration again)"
+                )
             )
         known = {f.name for f in dataclasses.fields(cls)} - {"unknown", "path"}
         task = data.get("task") or (data["config"].get("task") or {}).get("name")

@@ -28,6 +28,10 @@ from suite_common.errors import ConfigError
             ["-m", "encoder=bilm,transformer", "encoder.state=stateful"],  # a biLM key: exists for the biLM only
             "unknown key 'encoder.state' for encoder=transformer (a biLM setting: encoder=transformer has none",
         ),
+        (
+            ["encoder.weights=https://example.org/w.hdf5#sha256=00ff"],  # a pin, unquoted
+            """quote a value holding # or $ for Hydra, as in 'encoder.weights="https://example.org/w.hdf5#sha256=00ff"'""",
+        ),
     ],
 )
 def test_unknown_keys_and_options_are_refused(args, message):
@@ -98,3 +102,23 @@ def test_a_bad_value_in_any_sweep_job_stops_the_sweep_before_the_first_job(tmp_p
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "trainer.max_epochs='x': must be an integer (sweep job task=nli trainer.max_epochs=x)" in done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_quoted_pin_the_message_suggests_is_read():
+    check_overrides(['encoder.weights="https://example.org/w.hdf5#sha256=00ff"'])
+
+
+def test_a_record_of_a_newer_version_is_not_called_earlier(tmp_path):
+    import json
+
+    from experiments.record import RECORD_VERSION, Record
+    from suite_common.errors import DataError
+
+    path = tmp_path / "results.json"
+    for version, says in (
+        (RECORD_VERSION + 1, "a newer version of the suite"),
+        (RECORD_VERSION - 1, "earlier versions"),
+    ):
+        path.write_text(json.dumps({"record_version": version, "task": "ner", "config": {}}))
+        with pytest.raises(DataError, match=says):
+            Record.read(path)
