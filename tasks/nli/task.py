@@ -91,6 +91,9 @@ class NliTask(Task):
             cells = text.split("\t")
             if len(cells) != 2:
                 raise DataError(f"{where}:{line}: expected premise<TAB>hypothesis, got {len(cells)} field(s)")
+            for name, cell in zip(("premise", "hypothesis"), cells):
+                if not tokenize(cell):
+                    raise DataError(f"{where}:{line}: empty {name} (premise<TAB>hypothesis, each with a word)")
             pairs.append(cells)
         return datasets.Dataset.from_dict(
             {

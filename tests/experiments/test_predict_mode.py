@@ -103,6 +103,8 @@ def test_sentences_and_pairs_get_labels(task, lines, key, bilm_files, tmp_path):
         assert {r["label"] for r in rows} <= {"entailment", "neutral", "contradiction"}
         with pytest.raises(DataError, match=r"<lines>:1: expected premise<TAB>hypothesis"):
             Predictor.from_run(tmp_path / "run_nli").predict_lines(["no tab here"])
+        with pytest.raises(DataError, match=r"<lines>:2: empty premise"):
+            Predictor.from_run(tmp_path / "run_nli").predict_lines(["a b\tc d", " \tA person plays ."])
 
 
 def test_srl_labels_the_arguments_of_each_bracketed_predicate(bilm_files, tmp_path):
