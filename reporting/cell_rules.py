@@ -142,7 +142,7 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
     without a composed configuration (no ``config.task.name``, dated before run.py's records kept their
     evidence, e.g. the report tests' hand-made records) has no configuration to compare beyond that."""
     evidence = evidence_differences(r)
-    if "name" not in (r.config.get("task") or {}):
+    if "name" not in (r.config.get("task") or {}) or "task" in evidence:  # nothing more can be read of it
         return evidence
     try:
         wanted = prescribed(choices or r.choices)

@@ -20,6 +20,7 @@ import math
 
 from experiments.identity import record_digest
 from experiments.record import EVIDENCE_KEPT_SINCE, Record
+from tasks.registry import available
 
 
 def finite_number(value) -> bool:
@@ -37,6 +38,8 @@ def _date(text) -> datetime.datetime | None:
 def evidence_differences(r: Record) -> dict[str, tuple]:
     """``{what: (what the record holds, what it must hold)}``; empty when the record shows what it must."""
     out: dict[str, tuple] = {}
+    if r.task not in available():  # a name, never a path into the code
+        return {"task": (r.task, "a task of tasks/")}
     if not isinstance(r.dev, dict):
         out["dev"] = (type(r.dev).__name__, "an object of metrics")
     elif not finite_number(r.value) and not r.is_probe:

@@ -119,7 +119,10 @@ def _rescored(predictions_path, entry_json, task_name, metric, config_json, iden
     task_json, data_json = json.dumps(config["task"], sort_keys=True), json.dumps(config["data"], sort_keys=True)
     key = (entry["sha256"], task_name, metric, task_json, data_json, str(dev))  # the bytes were just checked
     if key not in _SCORED:  # a run reused under another name (Table 1's 'elmo' as Table 3's 'both') scores once
-        _SCORED[key] = _score(predictions, task_name, metric, task_json, data_json, str(dev))
+        try:
+            _SCORED[key] = _score(predictions, task_name, metric, task_json, data_json, str(dev))
+        except SuiteError as e:  # a task or setting that does not exist here
+            raise RescoringFailed(str(e)) from None
     return _SCORED[key]
 
 

@@ -33,6 +33,8 @@ def _unknown(name: str) -> ConfigError:
 
 def task_class(name: str) -> type[Task]:
     """The ``Task`` subclass of ``tasks/<name>/task.py``."""
+    if not isinstance(name, str) or name not in available():  # a plain folder name, never a path
+        raise _unknown(name)
     if not (ROOT / name / "task.py").is_file():
         if is_probe_function(name):  # known, but not a Task: saying "unknown" while listing it contradicts itself
             raise ConfigError(

@@ -61,6 +61,7 @@ def _forged_metric(data, value=80.0):
         (lambda d: d.update(dev="99"), "dev"),
         (lambda d: d["config"].update(seed=3), "config_hash (recomputed from its configuration)"),
         (lambda d: d.update(date="yesterday"), "date"),
+        (lambda d: d.update(task="../tasks/nli"), "task"),
     ],
     ids=[
         "task name removed",
@@ -71,6 +72,7 @@ def _forged_metric(data, value=80.0):
         "dev string",
         "seed edited",
         "no date",
+        "task a path",
     ],
 )
 def test_a_record_cannot_switch_off_its_checks(sick, change, flagged):
