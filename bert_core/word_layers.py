@@ -15,7 +15,6 @@ Layers out: ``(L+1, n_words, hidden)`` per sentence: the embedding output and ev
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import numpy as np
 import torch
 
 from suite_common.errors import EncoderError
+from suite_common.hashing import new_sha256
 
 POOLINGS = ("first", "mean")
 MODEL_FILES = (
@@ -101,7 +101,7 @@ def pool_words(hidden: np.ndarray, word_spans: list[tuple[int, int]], pooling: s
 
 def model_files_sha256(path: Path) -> str:
     """One digest of the files that decide a model's outputs (weights, configuration, tokenizer)."""
-    digest = hashlib.sha256()
+    digest = new_sha256()
     for name in sorted(os.listdir(path)):
         if name in MODEL_FILES or name.endswith((".safetensors", ".bin")):
             from elmo_core import file_sha256

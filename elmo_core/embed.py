@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -31,7 +30,7 @@ import h5py
 import numpy as np
 import torch
 
-from suite_common.atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.atomic_files import remove_dead_leftovers, rename_into_place, temporary_path
 from suite_common.errors import DataError
 from suite_common.progress import progress_bar
 from suite_common.remote_files import PRESETS, local_path, preset_files
@@ -151,7 +150,7 @@ def embed_file(
             # so json.loads(f["sentence_to_index"][0]) reads it as in AllenNLP's documentation
             index = {" ".join(sentences[i]): str(i) for i in kept}
             f.create_dataset("sentence_to_index", data=[json.dumps(index)], dtype=h5py.string_dtype())
-        os.replace(tmp, output_path)
+        rename_into_place(tmp, output_path)
     finally:
         if tmp.exists():
             tmp.unlink()

@@ -17,7 +17,6 @@ file never leaves a half-loaded biLM. Saving writes a temporary file and renames
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -25,7 +24,8 @@ import h5py
 import numpy as np
 import torch
 
-from suite_common.atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.atomic_files import write_atomic
+from suite_common.hashing import file_sha256 as sha256_of_file
 
 from .bilm import BiLM
 from .options import BiLMFormatError, BiLMOptions, read_options, write_options
@@ -162,17 +162,12 @@ def original_arrays(bilm: BiLM) -> dict[str, np.ndarray]:
 
 
 def write_hdf5_atomic(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
-    path = Path(path)
-    remove_dead_leftovers(path.parent)
-    tmp = temporary_path(path)
-    try:
+    def write(tmp: Path) -> None:
         with h5py.File(tmp, "w") as f:
             for key, value in arrays.items():
                 f.create_dataset(key, data=value)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+
+    write_atomic(path, write)
 
 
 def load_bilm(
@@ -204,15 +199,9 @@ def save_bilm(
     the original format ignore.
     """
     write_hdf5_atomic(weight_file, {**original_arrays(bilm), **(extra_arrays or {})})
-    tmp = temporary_path(options_file)
-    write_options(bilm.opts, tmp)
-    os.replace(tmp, options_file)
+    write_atomic(options_file, lambda tmp: write_options(bilm.opts, tmp))
 
 
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+def file_sha256(path: str | Path) -> str:
     """Content hash of a weights file: the biLM's identity in caches and results."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_of_file(path)

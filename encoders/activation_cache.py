@@ -23,7 +23,6 @@ the cache, the runner and the task models never know which encoder produced the 
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -35,8 +34,9 @@ import numpy as np
 import torch
 
 from elmo_core import file_sha256
-from suite_common.atomic_files import remove_dead_leftovers, temporary_path
+from suite_common.atomic_files import remove_dead_leftovers, rename_into_place, temporary_path
 from suite_common.errors import ConfigError, DataError, storage_error
+from suite_common.hashing import sha256_hex
 from suite_common.locks import acquire
 
 FORMAT = "elmo-suite/activations/2"  # 2: keyed by the encoder's cache_identity
@@ -119,9 +119,9 @@ class ActivationCache:
         self.root, self.encoder, self.dtype = Path(root), encoder, dtype
 
     def key(self, sentences: list[list[str]]) -> str:
-        text = hashlib.sha256("\n".join(" ".join(s) for s in sentences).encode("utf-8")).hexdigest()
+        text = sha256_hex("\n".join(" ".join(s) for s in sentences))
         ident = json.dumps([FORMAT, *self.encoder.cache_identity(), text, self.dtype])
-        return hashlib.sha256(ident.encode()).hexdigest()[:32]
+        return sha256_hex(ident)[:32]
 
     def planned_bytes(self, sentences: list[list[str]]) -> int:
         """The bytes an entry for ``sentences`` takes on disk: every token's (L+1, D) layers in the
@@ -237,7 +237,7 @@ class ActivationCache:
                 meta[f"{part}_bytes"] = (tmp / f"{part}.npy").stat().st_size
                 meta[f"{part}_sha256"] = file_sha256(tmp / f"{part}.npy")
             (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
-            os.replace(tmp, directory)
+            rename_into_place(tmp, directory)
         except OSError as e:
             if e.errno in (errno.ENOTEMPTY, errno.EEXIST) and directory.exists():
                 return  # another host's process (no shared lock there) put the same entry in place first

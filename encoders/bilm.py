@@ -8,9 +8,7 @@ warm-up of the data's first batches) and its pass over a dataset.
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
-import os
 import shutil
 import socket
 import sys
@@ -22,7 +20,9 @@ import torch
 
 from elmo_core import batch_to_ids, file_sha256, load_bilm, read_options
 from elmo_core.embed import embed_sentences
+from suite_common.atomic_files import rename_into_place
 from suite_common.errors import ConfigError, WeightsError
+from suite_common.hashing import sha256_hex
 from suite_common.locks import locked
 from suite_common.remote_files import local_path, preset_files
 
@@ -55,7 +55,7 @@ def finetune_key(
     ``seed=None`` gives the names of fine-tunings made before they were seeded (2026-11-25), which are
     therefore never taken for a seeded one."""
     parts = [base_sha256, train_text, dev_text, epochs] + ([f"seed {seed}"] if seed is not None else [])
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+    return sha256_hex(json.dumps(parts))[:16]
 
 
 @dataclass(frozen=True, eq=False)
@@ -211,7 +211,7 @@ class BiLMEncoder(Encoder):
             device=self.device,
         )
         try:
-            os.replace(work, out)
+            rename_into_place(work, out)
         except OSError as e:
             if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                 raise
@@ -219,7 +219,7 @@ class BiLMEncoder(Encoder):
                 shutil.rmtree(work, ignore_errors=True)
                 return
             shutil.rmtree(out)  # unfinished: left by an interrupted run from before fine-tunings were moved in whole
-            os.replace(work, out)
+            rename_into_place(work, out)
 
     def finetuned(self, train_text: str, dev_text: str, task_name: str) -> BiLMEncoder:
         """§3.4 / Table 7: this biLM trained further on a task's text (labels ignored) for

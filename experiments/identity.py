@@ -10,11 +10,11 @@ A record's digest is recomputed from its stored configuration and identity (``re
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
 
+from suite_common.hashing import sha256_hex
 from tasks.common.data_files import data_files
 
 from .run_config import RunConfig, counted_config, file_fields, identity_parts, typed
@@ -73,7 +73,7 @@ def make_identity(run: RunConfig, encoder, task_version: int | None) -> dict:
 
 def digest_of(run: RunConfig, identity: dict) -> str:
     counted = counted_config(run, (identity or {}).get("files_sha256") or {})
-    return hashlib.sha256(json.dumps({**counted, "identity": identity}, sort_keys=True).encode()).hexdigest()[:16]
+    return sha256_hex(json.dumps({**counted, "identity": identity}, sort_keys=True))[:16]
 
 
 def run_digest(resolved: dict, identity: dict) -> str:

@@ -12,7 +12,6 @@ both the hash and the shape, so an edited or truncated file is never scored.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 from suite_common.atomic_files import write_bytes_atomic
 from suite_common.bounded_files import MB, gunzip_bounded, read_bounded, regular_file_size
 from suite_common.errors import DataError
+from suite_common.hashing import sha256_hex
 
 FORMAT = 1
 
@@ -54,7 +54,7 @@ def write_predictions_file(path: Path, task: str, split: str, predictions: list)
     write_bytes_atomic(Path(path), data)
     return {
         "file": Path(path).name,
-        "sha256": hashlib.sha256(data).hexdigest(),
+        "sha256": sha256_hex(data),
         "bytes": len(data),
         "examples": len(predictions),
     }
@@ -78,7 +78,7 @@ def entry_path(run_dir: Path, entry: object) -> Path:
 
 def _checked_bytes(path: Path, entry: dict) -> bytes:
     data = read_bounded(path, MAX_FILE_BYTES, "predictions file")
-    if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+    if sha256_hex(data) != entry.get("sha256"):
         raise DataError(f"{path}: predictions file differs from the SHA-256 its record names")
     return data
 

@@ -12,7 +12,6 @@ and records written complete or not at all.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -22,6 +21,7 @@ from pathlib import Path
 from suite_common.atomic_files import process_alive, write_text_atomic
 from suite_common.bounded_files import read_bounded
 from suite_common.errors import DataError
+from suite_common.hashing import sha256_hex
 from suite_common.machine import cpu_model
 
 from .identity import record_digest
@@ -76,7 +76,7 @@ def run_dir_name(overrides: str, limit: int = 120) -> str:
     if len(overrides.encode("utf-8")) <= limit:
         return overrides
     head = overrides.encode("utf-8")[: limit - 12].decode("utf-8", "ignore").rstrip("+")
-    return f"{head}+{hashlib.sha256(overrides.encode('utf-8')).hexdigest()[:10]}"
+    return f"{head}+{sha256_hex(overrides)[:10]}"
 
 
 RUNNING = "running.pid"  # in a run directory while its run is going: "<host> <pid> <digest>"

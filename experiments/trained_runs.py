@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from suite_common.checkpoints import load_tensors
 from suite_common.errors import ConfigError, DataError, WeightsError
+from suite_common.hashing import sha256_hex
 
 from .identity import content_sha256
 from .pipeline import with_layers
@@ -129,7 +129,7 @@ def evaluation_dir(checkpoint: Path, test_path: Path, inputs: dict) -> Path:
         "encoder": mine["encoder"],
         "overrides": {k: str(v) for k, v in mine["overrides"].items()},
     }:
-        digest = hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()[:8]
+        digest = sha256_hex(json.dumps(mine, sort_keys=True))[:8]
         out = base.with_name(f"{base.name}-{digest}")
     out.mkdir(parents=True, exist_ok=True)
     return out

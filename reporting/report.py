@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from suite_common.atomic_files import rename_into_place
+
 from . import paper_numbers as paper
 from .cell_rules import check_accepted, describe
 from .encoders_report import NOTES as ENCODER_NOTES
@@ -373,7 +375,7 @@ def unchanged_on_failure(out: Path):
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         if existed:
-            os.replace(kept, out)
+            rename_into_place(kept, out)
         raise
     if existed:
         shutil.rmtree(kept, ignore_errors=True)

@@ -60,6 +60,12 @@ def remove_dead_leftovers(directory: str | Path) -> list[Path]:
     return removed
 
 
+def rename_into_place(tmp: str | Path, final: str | Path) -> None:
+    """Rename a finished temporary (a file or a directory) to its final name in one step: the one
+    ``os.replace`` of the suite (a reader sees the old or the new, never a part)."""
+    os.replace(tmp, final)
+
+
 def write_atomic(path: str | Path, write) -> None:
     """Call ``write(tmp)`` on a temporary beside ``path`` and rename it into place: ``path`` ends up
     complete or absent (dead writers' temporaries are cleared first). The one place every writer of
@@ -69,7 +75,7 @@ def write_atomic(path: str | Path, write) -> None:
     tmp = temporary_path(path)
     try:
         write(tmp)
-        os.replace(tmp, path)
+        rename_into_place(tmp, path)
     except (OSError, RuntimeError) as e:  # a full disk reaches torch's writer as a RuntimeError
         from suite_common.errors import storage_error
 

@@ -17,7 +17,6 @@ Without the network the error is one line naming the URL.
 from __future__ import annotations
 
 import errno
-import hashlib
 import http.client
 import json
 import os
@@ -25,8 +24,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .atomic_files import remove_dead_leftovers, temporary_path
+from .atomic_files import remove_dead_leftovers, rename_into_place, temporary_path
 from .errors import WeightsError
+from .hashing import file_sha256, new_sha256, sha256_hex
 from .progress import progress_bar
 
 S3 = "https://allennlp.s3.amazonaws.com/models/elmo"
@@ -55,15 +55,6 @@ def preset_files(name: str) -> tuple[str, str]:
     if name not in PRESETS:
         raise WeightsError(f"encoder.preset={name!r}: no such published biLM; choices: {', '.join(PRESETS)}")
     return PRESETS[name]
-
-
-def _sha256_of(path: Path) -> str:
-    """SHA-256 of a file (suite_common imports nothing of the suite, so not elmo_core.file_sha256)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 DISK_ERRNOS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system"}
@@ -109,11 +100,11 @@ def local_path(value, progress: bool = True, hint: str = LOCAL_HINT) -> Path:
     url, _, fragment = value.partition("#")
     pinned = fragment[len("sha256=") :].lower() if fragment.startswith("sha256=") else None
     name = url.rstrip("/").rsplit("/", 1)[-1] or "download"
-    target = cache_root() / "remote" / f"{hashlib.sha256(url.encode()).hexdigest()[:16]}-{name}"
+    target = cache_root() / "remote" / f"{sha256_hex(url)[:16]}-{name}"
     recorded = target.with_name(target.name + ".sha256")
     if target.is_file() and recorded.is_file():
         expected = recorded.read_text().strip()
-        if _sha256_of(target) != expected:
+        if file_sha256(target) != expected:
             raise WeightsError(f"{target} (the cached copy of {url}) fails its checksum; delete it to download again")
         if pinned and expected != pinned:
             raise WeightsError(
@@ -124,7 +115,7 @@ def local_path(value, progress: bool = True, hint: str = LOCAL_HINT) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_dead_leftovers(target.parent)
     tmp = temporary_path(target)
-    digest, received = hashlib.sha256(), 0
+    digest, received = new_sha256(), 0
     try:
         with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
             total = int(response.headers.get("Content-Length") or 0) or None
@@ -157,7 +148,7 @@ def local_path(value, progress: bool = True, hint: str = LOCAL_HINT) -> Path:
                 f"{url}: the download's SHA-256 is {digest.hexdigest()[:12]}..., not the pinned "
                 f"{pinned[:12]}...; nothing was kept"
             )
-        os.replace(tmp, target)
+        rename_into_place(tmp, target)
         recorded.write_text(digest.hexdigest() + "\n")
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         if isinstance(e, OSError) and not isinstance(e, urllib.error.URLError) and e.errno in DISK_ERRNOS:

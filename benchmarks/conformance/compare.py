@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -32,6 +31,7 @@ import time
 from pathlib import Path
 
 from benchmarks.conformance import prepare, reference_configs
+from suite_common.hashing import file_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_PYTHON = ROOT / ".venv-conformance" / "bin" / "python"
@@ -86,7 +86,7 @@ def _file_digests(config):
 
 
 def _sha256(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).is_file() else f"absent: {path}"
+    return file_sha256(path) if Path(path).is_file() else f"absent: {path}"
 
 
 def read_back(done: Path, epochs: int, data: dict, same: dict) -> dict | None:

@@ -21,7 +21,6 @@ plain text, one whitespace-tokenized sentence per line, any number of files.
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import random
 from collections import Counter
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from suite_common.errors import DataError
+from suite_common.hashing import sha256_hex
 
 from ..characters import BOS_TOKEN, EOS_TOKEN, token_to_ids
 
@@ -136,7 +136,7 @@ class Vocabulary:
         Path(path).write_text("\n".join(self.words) + "\n", encoding="utf-8")
 
     def digest(self) -> str:
-        return hashlib.sha256("\n".join(self.words).encode()).hexdigest()[:16]
+        return sha256_hex("\n".join(self.words))[:16]
 
 
 class CharCache:
