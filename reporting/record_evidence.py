@@ -6,8 +6,9 @@ the record cannot switch off by leaving a field out.
 * its ``date`` is a date; its configuration names its task, and the same task as the record;
 * its ``config_hash`` is what its configuration and identity give when recomputed (a stored hash
   is never taken on trust; a configuration that today's settings cannot describe keeps its own);
-* a task run dated after ``EVIDENCE_KEPT_SINCE`` keeps its evidence: its dev predictions and the
-  SHA-256 of the data files it read, so that ``rescoring`` checks its number.
+* a task run dated after ``EVIDENCE_KEPT_SINCE`` keeps its evidence: its per-epoch history, its dev
+  predictions and the SHA-256 of the data files it read, so that ``rescoring`` and the history check
+  test its number.
 
 The limit of any such check: a record whose predictions, hashes, metric and history were all
 rewritten consistently cannot be told from a real one without running its configuration again.
@@ -61,7 +62,9 @@ def evidence_differences(r: Record) -> dict[str, tuple]:
         recomputed = record_digest(r.to_dict())
         if recomputed is not None and recomputed != r.config_hash:
             out["config_hash (recomputed from its configuration)"] = (r.config_hash, recomputed)
-    if recent and not r.is_probe and r.epochs is not None:  # a trained task model of the kept-evidence era
+    if recent and not r.is_probe:  # a trained task model of the kept-evidence era
+        if not isinstance(r.epochs, list) or not r.epochs or not r.best_epoch:
+            out["epochs"] = ("no history" if not r.epochs else "no best epoch", "its per-epoch dev history")
         dev = r.predictions.get("dev") if isinstance(r.predictions, dict) else None
         if not isinstance(dev, dict):
             out["predictions.dev"] = (None, f"kept by every task run since {EVIDENCE_KEPT_SINCE[:10]}")

@@ -7,8 +7,14 @@ from conftest import REPO
 
 PATTERN = re.compile(
     "|".join(
-        [r"#[0-9]{1,3}\b", r"[Ii]ssue [0-9]+", "this " + "workplace", r"\blent" + " to\b", r"\bthe " + r"session\b",
-         "this " + "project's own"]
+        [
+            r"#[0-9]{1,3}\b",
+            r"[Ii]ssue [0-9]+",
+            "this " + "workplace",
+            r"\blent" + " to\b",
+            r"\bthe " + r"session\b",
+            "this " + "project's own",
+        ]
     )
 )
 WHERE = ["conf", "docs", "README.md", "RELIABILITY.md", "results", "run.py",

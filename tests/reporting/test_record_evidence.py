@@ -62,6 +62,7 @@ def _forged_metric(data, value=80.0):
         (lambda d: d["config"].update(seed=3), "config_hash (recomputed from its configuration)"),
         (lambda d: d.update(date="yesterday"), "date"),
         (lambda d: d.update(task="../tasks/nli"), "task"),
+        (lambda d: (d.update(epochs=None), _forged_metric(d)), "epochs"),
     ],
     ids=[
         "task name removed",
@@ -73,6 +74,7 @@ def _forged_metric(data, value=80.0):
         "seed edited",
         "no date",
         "task a path",
+        "history removed",
     ],
 )
 def test_a_record_cannot_switch_off_its_checks(sick, change, flagged):
