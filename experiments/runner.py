@@ -52,7 +52,7 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     encoder = plan.encoder
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
-        announce(previous, out_dir / plan.record_name)
+        announce(previous, out_dir / plan.record_name, Path(plan.run.runs_root))
         return previous
     results_path = out_dir / plan.record_name
     if plan.kind == "probe":
@@ -105,11 +105,11 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     state_path.unlink(missing_ok=True)  # the record and best.pt hold everything now
     mark_finished(out_dir)
     results = record.to_dict()
-    announce(results, results_path)
+    announce(results, results_path, Path(plan.run.runs_root))
     return results
 
 
-def announce(record: dict, results_path: Path) -> None:
+def announce(record: dict, results_path: Path, runs_root: Path) -> None:
     """The run's dev metric and the command that scores a file with its model (also when a
     finished configuration is skipped: the model is in the directory that trained it)."""
     metric = record.get("metric")
@@ -117,14 +117,14 @@ def announce(record: dict, results_path: Path) -> None:
         return
     print(f"dev {metric}: {record['dev'][metric]:.2f}  ->  {results_path}", flush=True)
     trained_in = Path(record.get("reused_from") or record.get("run_dir") or results_path.parent)
-    for line in next_steps(record, trained_in):
+    for line in next_steps(record, trained_in, runs_root):
         print(line, flush=True)
 
 
-def next_steps(record: dict, trained_in: Path) -> list[str]:
+def next_steps(record: dict, trained_in: Path, runs_root: Path) -> list[str]:
     """What to run next, each line as it runs when pasted: score a file with the trained model (its own
     dev file when it read a local one, which exists), the same configuration without ELMo when it had
-    ELMo, and the report that makes a table of the runs."""
+    ELMo, and the report that makes a table of the runs under this launch's ``runs_root``."""
     from tasks.common.data_files import data_files
 
     python, config = python_command(), record.get("config") or {}
@@ -139,13 +139,13 @@ def next_steps(record: dict, trained_in: Path) -> list[str]:
         r = Record.from_dict(record)
     except SuiteError:
         return lines
-    runs_root = shlex.quote(str(config.get("runs_root") or "outputs/runs"))
+    root = shlex.quote(str(runs_root))
     if r.uses_encoder and not r.is_probe:
         choices = [c for c in r.choices if not c.startswith("+ablation=")]
         lines.append(
-            f"the same without ELMo: {python} run.py {' '.join(choices)} +ablation=baseline runs_root={runs_root}"
+            f"the same without ELMo: {python} run.py {' '.join(choices)} +ablation=baseline runs_root={root}"
         )
-    lines.append(f"a table of the runs: {python} -m reporting.report --runs {runs_root} --out outputs/tables")
+    lines.append(f"a table of the runs: {python} -m reporting.report --runs {root} --out outputs/tables")
     return lines
 
 
