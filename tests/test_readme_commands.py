@@ -214,6 +214,10 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
     extra = {
         "elmo_core.pretrain": ["--max-steps", "2", "--batch-size", "4", "--unroll-steps", "5", "--min-count", "1"],
         "elmo_core.neighbors": ["--max-sentences", "20", "--vocabulary", "200"],
+        "elmo_core.size_pilots": [
+            "--cells", "8", "16", "--pilot-minutes", "0.02", "--total-minutes", "0.05", "--preset", "tiny",
+            "--batch-size", "4", "--unroll-steps", "5",
+        ],  # fmt: skip
         "elmo_core.perplexity": ["--batch-size", "8"],
         "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1"],
         "benchmarks.pretrain_speed": [
