@@ -142,9 +142,7 @@ def next_steps(record: dict, trained_in: Path, runs_root: Path) -> list[str]:
     root = shlex.quote(str(runs_root))
     if r.uses_encoder and not r.is_probe:
         choices = [c for c in r.choices if not c.startswith("+ablation=")]
-        lines.append(
-            f"the same without ELMo: {python} run.py {' '.join(choices)} +ablation=baseline runs_root={root}"
-        )
+        lines.append(f"the same without ELMo: {python} run.py {' '.join(choices)} +ablation=baseline runs_root={root}")
     lines.append(f"a table of the runs: {python} -m reporting.report --runs {root} --out outputs/tables")
     return lines
 
