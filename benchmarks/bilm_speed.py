@@ -32,6 +32,7 @@ implementation actually executes (``executed_flops``) per second, over that peak
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import resource
@@ -195,7 +196,58 @@ def executed_flops(opts, n_tokens: int, encoded_widths: list[int], n_first_input
     return lstm + conv + dense * len(encoded_widths)
 
 
-def main(argv=None) -> None:
+@dataclasses.dataclass
+class Layout:
+    """The sentences of a round and how each implementation lays them out: the groups of the LSTM
+    batch (``per_group``: each group's token encoder rows), the reference's padded positions, and the
+    tokens with sentence boundaries."""
+
+    sentences: list
+    batch_size: int
+    per_group: list
+    padded: int
+    n_with_bounds: int
+
+
+def embed_with_elmo_core(bilm, layout: Layout, cache: bool):
+    bilm.token_cache_size = 100_000 if cache else 0
+    bilm.clear_token_cache()
+    bilm.token_cache_misses = 0
+    out = dict(embed_sentences(bilm, layout.sentences, layout.batch_size, progress=False))
+    # the token encoder runs once per word type: over the whole run with the cache, per group
+    # without it; the first layers' input products run once per word type and group
+    encoded = char_widths({t for s in layout.sentences for t in s}) if cache else layout.per_group
+    if cache and len(encoded) != bilm.token_cache_misses:
+        raise RuntimeError(f"expected {len(encoded)} token encoder rows, the cache computed {bilm.token_cache_misses}")
+    return out, executed_flops(bilm.opts, layout.n_with_bounds, encoded, len(layout.per_group))
+
+
+def reference_flops(bilm, layout: Layout) -> float:
+    """The reference works on every position of its padded batches, padding included."""
+    return executed_flops(bilm.opts, layout.padded, [bilm.opts.max_characters_per_token] * layout.padded, layout.padded)
+
+
+def embed_with_reference(bilm, layout: Layout):
+    return run_reference(bilm, layout.sentences, layout.batch_size), reference_flops(bilm, layout)
+
+
+def embed_with_allennlp(python: Path, tmp: Path, bilm, layout: Layout):
+    """AllenNLP's ``_ElmoBiLm`` in its own interpreter on the same weights; it times its own pass."""
+    (tmp / "sentences.txt").write_text("".join(" ".join(s) + "\n" for s in layout.sentences), encoding="utf-8")
+    script = Path(__file__).resolve().parent / "conformance" / "allennlp_embed.py"
+    command = [str(python), str(script), str(tmp / "options.json"), str(tmp / "weights.hdf5")]
+    command += [str(tmp / "sentences.txt"), str(tmp / "allennlp.npz"), "--batch-size", str(layout.batch_size)]
+    command += ["--threads", str(torch.get_num_threads()), "--repeats", "1"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"AllenNLP side failed:\n{done.stderr[-2000:]}")
+    seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"][0]
+    with np.load(tmp / "allennlp.npz") as layers:
+        kept = [layers[f"arr_{k}"] for k in range(len(layers.files))]
+    return kept, reference_flops(bilm, layout), seconds
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sentences", type=int, default=400, help="CoNLL-2003 dev sentences embedded per round")
     ap.add_argument("--batch-size", type=int, default=64, help="rows of the LSTM batch (sentences laid end to end)")
@@ -209,7 +261,46 @@ def main(argv=None) -> None:
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--threads", type=int, default=None, help="torch threads of every side (default: torch's)")
     ap.add_argument("--allennlp-python", type=Path, help="an interpreter with allennlp 2.10.1 (make conformance-env)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def time_rounds(implementations: dict, repeats: int, n_tok: int, peak: float) -> tuple[dict, dict]:
+    """Every implementation in turn, ``repeats`` rounds; each one's best time, peak memory and fraction of
+    the matmul peak, and the outputs of the implementations that are compared."""
+    results, outputs = {}, {}
+    for _ in range(repeats):  # rounds in turn; each implementation's best time is kept
+        outputs["reference"] = None
+        for name, run in implementations.items():
+            outputs[name] = None  # only elmo_core's output of this round is held while another one runs
+            reset_peak_rss()
+            start = time.perf_counter()
+            out, flops, *timed = run()
+            elapsed = timed[0] if timed else time.perf_counter() - start  # its own process times its own pass
+            if name in ("elmo_core", "reference", "allennlp _ElmoBiLm"):
+                outputs[name] = out
+            del out
+            r = results.setdefault(name, {"seconds": float("inf"), "peak_rss_mb": 0.0, "runs_s": []})
+            r["runs_s"].append(round(elapsed, 3))
+            r["peak_rss_mb"] = max(r["peak_rss_mb"], peak_rss_mb())
+            if elapsed < r["seconds"]:
+                r.update(seconds=elapsed, tokens_per_s=n_tok / elapsed, peak_fraction=flops / elapsed / peak)
+    return results, outputs
+
+
+def print_results(results: dict) -> None:
+    print(
+        f"\n{'implementation':<28}{'tokens/s':>10}{'seconds':>10}{'peak RSS MB':>13}{'of matmul peak':>16}"
+        f"   all runs (s)"
+    )
+    for name, r in results.items():
+        print(
+            f"{name:<28}{r['tokens_per_s']:>10.1f}{r['seconds']:>10.2f}{r['peak_rss_mb']:>13.0f}"
+            f"{100 * r['peak_fraction']:>15.1f}%   {', '.join(f'{x:.2f}' for x in r['runs_s'])}"
+        )
+
+
+def main(argv=None) -> None:
+    args = build_parser().parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -240,77 +331,21 @@ def main(argv=None) -> None:
         for b in (sentences[i : i + args.batch_size] for i in range(0, len(sentences), args.batch_size))
     )
 
-    def elmo_core(cache: bool):
-        bilm.token_cache_size = 100_000 if cache else 0
-        bilm.clear_token_cache()
-        bilm.token_cache_misses = 0
-        out = dict(embed_sentences(bilm, sentences, args.batch_size, progress=False))
-        # the token encoder runs once per word type: over the whole run with the cache, per group
-        # without it; the first layers' input products run once per word type and group
-        encoded = char_widths({t for s in sentences for t in s}) if cache else per_group
-        if cache and len(encoded) != bilm.token_cache_misses:
-            raise RuntimeError(
-                f"expected {len(encoded)} token encoder rows, the cache computed {bilm.token_cache_misses}"
-            )
-        return out, executed_flops(bilm.opts, n_with_bounds, encoded, len(per_group))
-
-    def reference():
-        out = run_reference(bilm, sentences, args.batch_size)
-        return out, executed_flops(bilm.opts, padded, [bilm.opts.max_characters_per_token] * padded, padded)
-
-    def allennlp():
-        (tmp / "sentences.txt").write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
-        script = Path(__file__).resolve().parent / "conformance" / "allennlp_embed.py"
-        command = [str(args.allennlp_python), str(script), str(tmp / "options.json"), str(tmp / "weights.hdf5")]
-        command += [str(tmp / "sentences.txt"), str(tmp / "allennlp.npz"), "--batch-size", str(args.batch_size)]
-        command += ["--threads", str(torch.get_num_threads()), "--repeats", "1"]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"AllenNLP side failed:\n{done.stderr[-2000:]}")
-        seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"][0]
-        with np.load(tmp / "allennlp.npz") as layers:
-            kept = [layers[f"arr_{k}"] for k in range(len(layers.files))]
-        flops = executed_flops(bilm.opts, padded, [bilm.opts.max_characters_per_token] * padded, padded)
-        return kept, flops, seconds
-
+    layout = Layout(sentences, args.batch_size, per_group, padded, n_with_bounds)
     implementations = {
-        "elmo_core": lambda: elmo_core(True),
-        "elmo_core (no token cache)": lambda: elmo_core(False),
-        "reference": reference,
+        "elmo_core": lambda: embed_with_elmo_core(bilm, layout, cache=True),
+        "elmo_core (no token cache)": lambda: embed_with_elmo_core(bilm, layout, cache=False),
+        "reference": lambda: embed_with_reference(bilm, layout),
     }
     if args.allennlp_python:
-        implementations["allennlp _ElmoBiLm"] = allennlp
-    results, outputs = {}, {}
-    for _ in range(args.repeats):  # rounds in turn; each implementation's best time is kept
-        outputs["reference"] = None
-        for name, run in implementations.items():
-            outputs[name] = None  # only elmo_core's output of this round is held while another one runs
-            reset_peak_rss()
-            start = time.perf_counter()
-            out, flops, *timed = run()
-            elapsed = timed[0] if timed else time.perf_counter() - start  # its own process times its own pass
-            if name in ("elmo_core", "reference", "allennlp _ElmoBiLm"):
-                outputs[name] = out
-            del out
-            r = results.setdefault(name, {"seconds": float("inf"), "peak_rss_mb": 0.0, "runs_s": []})
-            r["runs_s"].append(round(elapsed, 3))
-            r["peak_rss_mb"] = max(r["peak_rss_mb"], peak_rss_mb())
-            if elapsed < r["seconds"]:
-                r.update(seconds=elapsed, tokens_per_s=n_tok / elapsed, peak_fraction=flops / elapsed / peak)
+        implementations["allennlp _ElmoBiLm"] = lambda: embed_with_allennlp(args.allennlp_python, tmp, bilm, layout)
+    results, outputs = time_rounds(implementations, args.repeats, n_tok, peak)
     if args.allennlp_python:  # its own process's peak, not this one's
         results["allennlp _ElmoBiLm"]["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     fast_out, ref_out = outputs["elmo_core"], outputs["reference"]
     max_diff = max(float((torch.from_numpy(fast_out[i]) - ref_out[i]).abs().max()) for i in range(len(sentences)))
 
-    print(
-        f"\n{'implementation':<28}{'tokens/s':>10}{'seconds':>10}{'peak RSS MB':>13}{'of matmul peak':>16}"
-        f"   all runs (s)"
-    )
-    for name, r in results.items():
-        print(
-            f"{name:<28}{r['tokens_per_s']:>10.1f}{r['seconds']:>10.2f}{r['peak_rss_mb']:>13.0f}"
-            f"{100 * r['peak_fraction']:>15.1f}%   {', '.join(f'{x:.2f}' for x in r['runs_s'])}"
-        )
+    print_results(results)
     ratio = results["reference"]["seconds"] / results["elmo_core"]["seconds"]
     print(
         f"\nspeed-up over reference: {ratio:.2f}x   (no-cache: "

@@ -35,9 +35,9 @@ from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, SuiteError, WeightsError
 
 from .pretraining_data import FileDocument, ListDocument, PairStream, batches, encode_pair
+from .wordpiece import load_tokenizer, piece_ids, prepare_tokenizer
 
 FORMAT = "elmo-suite/bert-checkpoint/1"
-SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,36 +77,6 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--threads", type=int, help="torch CPU threads")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar (log lines only)")
     return ap
-
-
-def train_wordpiece(files: list[Path], vocab_size: int, out: Path):
-    """A cased WordPiece vocabulary (BERT's normalizer and pre-tokenizer), saved as a fast tokenizer."""
-    from tokenizers import BertWordPieceTokenizer
-    from transformers import BertTokenizerFast
-
-    wordpiece = BertWordPieceTokenizer(lowercase=False, strip_accents=False)
-    wordpiece.train(
-        [str(f) for f in files], vocab_size=vocab_size, min_frequency=2, special_tokens=SPECIAL, show_progress=False
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    wordpiece.save_model(str(out))
-    tokenizer = BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False)
-    tokenizer.save_pretrained(str(out))
-    return tokenizer
-
-
-def load_tokenizer(path: Path):
-    from transformers import AutoTokenizer
-
-    try:
-        return AutoTokenizer.from_pretrained(str(path))
-    except (OSError, ValueError) as e:
-        raise WeightsError(f"{path}: not a tokenizer directory ({e})") from None
-
-
-def piece_ids(tokenizer):
-    backend = tokenizer.backend_tokenizer
-    return lambda words: backend.encode(words, is_pretokenized=True, add_special_tokens=False).ids
 
 
 class SeededMasking:
@@ -210,24 +180,59 @@ def identity_of(args, files: list[Path]) -> dict:
     }
 
 
-def train(args) -> dict:
+def restore(ckpt: Path, identity: dict, model, optimizer, schedule, collator: SeededMasking) -> dict:
+    """Resume from ``ckpt`` (tensors and plain data only: loading never runs code), refused unless it
+    was made for ``identity``; returns the saved progress."""
+    try:
+        saved = torch.load(ckpt, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unreadable file is the same error to the user
+        raise WeightsError(f"{ckpt}: unreadable checkpoint ({type(e).__name__}: {e})") from None
+    if saved.get("format") != FORMAT or saved.get("identity") != identity:
+        raise WeightsError(f"{ckpt} was made for other settings or data; use another --out or delete it")
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    schedule.load_state_dict(saved["schedule"])
+    collator.state = saved["masking_rng"]
+    torch.set_rng_state(saved["rng"])
+    progress = saved["progress"]
+    print(f"resuming from {ckpt}: update {progress['step']}, epoch {progress['epoch']}", flush=True)
+    return progress
+
+
+def save_model(model, tokenizer, config, args, identity: dict, files, losses: list, progress: dict, device) -> dict:
+    """The finished model and tokenizer (``save_pretrained``) and ``summary.json``, with the held-out
+    evaluation when ``--heldout`` is given."""
+    out: Path = args.out
+    model.save_pretrained(str(out / "model"))
+    tokenizer.save_pretrained(str(out / "model"))
+    summary = {
+        "progress": progress,
+        "config": config.to_dict(),
+        "args": identity["args"],
+        "files": [str(f) for f in files],
+        "train_loss_last_100": sum(losses[-100:]) / max(len(losses[-100:]), 1),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "device": str(device),
+    }
+    if args.heldout:
+        summary["heldout"] = evaluate(model, tokenizer, Path(args.heldout), args, device)
+        o = summary["heldout"]["overall"]
+        print(
+            f"held-out: MLM accuracy {o['mlm_accuracy']:.2f} (loss {o['mlm_loss']:.3f}), "
+            f"NSP accuracy {o['nsp_accuracy']:.2f}"
+        )
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    print(f"model -> {out / 'model'}")
+    return summary
+
+
+def build_model(args, tokenizer, device):
+    """A new BERT of ``args``' size (``BertForPreTraining``: MLM and NSP heads), AdamW without weight
+    decay on biases and LayerNorm weights, and the linear warm-up and decay schedule."""
     from transformers import BertConfig, BertForPreTraining, get_linear_schedule_with_warmup
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    files = expand_files(args.train)
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    tokenizer_dir = out / "model"
-    if args.tokenizer:
-        tokenizer = load_tokenizer(args.tokenizer)
-        tokenizer.save_pretrained(str(tokenizer_dir))
-    elif (tokenizer_dir / "tokenizer.json").exists():
-        tokenizer = load_tokenizer(tokenizer_dir)
-    else:
-        print(f"training a WordPiece vocabulary of {args.vocab_size} on {len(files)} files", flush=True)
-        tokenizer = train_wordpiece(files, args.vocab_size, tokenizer_dir)
-    torch.manual_seed(args.seed)
     config = BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=args.hidden,
@@ -238,7 +243,6 @@ def train(args) -> dict:
         type_vocab_size=2,
         pad_token_id=tokenizer.pad_token_id,
     )
-    device = torch.device(args.device)
     model = BertForPreTraining(config).to(device)
     no_decay = ("bias", "LayerNorm.weight")
     groups = [
@@ -250,43 +254,46 @@ def train(args) -> dict:
     ]
     optimizer = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.999), eps=1e-6)
     schedule = get_linear_schedule_with_warmup(optimizer, args.warmup_steps, args.max_steps)
+    return config, model, optimizer, schedule
+
+
+def save_checkpoint(ckpt: Path, identity: dict, model, optimizer, schedule, collator: SeededMasking, progress: dict):
+    torch_save_atomic(
+        {
+            "format": FORMAT,
+            "identity": identity,
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict(),
+            "masking_rng": collator.state,
+            "rng": torch.get_rng_state(),
+            "progress": dict(progress),
+        },
+        ckpt,
+    )
+
+
+def train(args) -> dict:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    files = expand_files(args.train)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = prepare_tokenizer(args, files, out / "model")
+    torch.manual_seed(args.seed)
+    device = torch.device(args.device)
+    config, model, optimizer, schedule = build_model(args, tokenizer, device)
     collator = SeededMasking(tokenizer, args.seed)
     progress = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "pieces": 0, "seconds": 0.0, "finished": False}
     identity, ckpt = identity_of(args, files), out / "checkpoint.pt"
     if ckpt.exists():
-        try:
-            saved = torch.load(
-                ckpt, map_location="cpu", weights_only=True
-            )  # tensors and plain data only: never runs code
-        except Exception as e:  # noqa: BLE001 - any unreadable file is the same error to the user
-            raise WeightsError(f"{ckpt}: unreadable checkpoint ({type(e).__name__}: {e})") from None
-        if saved.get("format") != FORMAT or saved.get("identity") != identity:
-            raise WeightsError(f"{ckpt} was made for other settings or data; use another --out or delete it")
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        schedule.load_state_dict(saved["schedule"])
-        collator.state = saved["masking_rng"]
-        torch.set_rng_state(saved["rng"])
-        progress = saved["progress"]
-        print(f"resuming from {ckpt}: update {progress['step']}, epoch {progress['epoch']}", flush=True)
+        progress = restore(ckpt, identity, model, optimizer, schedule, collator)
     index = CorpusIndex(files)
     documents = [FileDocument(f, index) for f in files]
     stream = PairStream(documents, piece_ids(tokenizer), args.max_length, seed=args.seed)
 
     def checkpoint():
-        torch_save_atomic(
-            {
-                "format": FORMAT,
-                "identity": identity,
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "schedule": schedule.state_dict(),
-                "masking_rng": collator.state,
-                "rng": torch.get_rng_state(),
-                "progress": dict(progress),
-            },
-            ckpt,
-        )
+        save_checkpoint(ckpt, identity, model, optimizer, schedule, collator, progress)
 
     started, session_start = time.monotonic(), progress["seconds"]
     bar = tqdm(total=args.max_steps, initial=progress["step"], unit="upd", disable=args.no_progress, dynamic_ncols=True)
@@ -331,28 +338,7 @@ def train(args) -> dict:
     if not progress["finished"]:
         print(f"stopped after {args.max_minutes} min at update {progress['step']}; rerun the same command to resume")
         return {"progress": progress, "losses": losses}
-    model.save_pretrained(str(out / "model"))
-    tokenizer.save_pretrained(str(out / "model"))
-    summary = {
-        "progress": progress,
-        "config": config.to_dict(),
-        "args": identity["args"],
-        "files": [str(f) for f in files],
-        "train_loss_last_100": sum(losses[-100:]) / max(len(losses[-100:]), 1),
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "device": str(device),
-    }
-    if args.heldout:
-        summary["heldout"] = evaluate(model, tokenizer, Path(args.heldout), args, device)
-        o = summary["heldout"]["overall"]
-        print(
-            f"held-out: MLM accuracy {o['mlm_accuracy']:.2f} (loss {o['mlm_loss']:.3f}), "
-            f"NSP accuracy {o['nsp_accuracy']:.2f}"
-        )
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    print(f"model -> {out / 'model'}")
+    summary = save_model(model, tokenizer, config, args, identity, files, losses, progress, device)
     return {"progress": progress, "losses": losses, "summary": summary}
 
 

@@ -93,20 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--train", nargs="+", required=True, help="training text files or globs")
     ap.add_argument("--heldout", help="held-out text for perplexity (full softmax)")
     ap.add_argument("--out", required=True, type=Path, help="run directory (checkpoint, exported model)")
-    src = ap.add_mutually_exclusive_group()
-    src.add_argument(
-        "--preset", choices=sorted(PRESETS), default="small", help="model size of a new biLM (default: small)"
-    )
-    src.add_argument("--options", type=Path, help="options.json of a new model (instead of a preset)")
-    src.add_argument("--init-from", type=Path, help="exported model directory to continue (fine-tuning)")
-    ap.add_argument(
-        "--allow-extra-weights",
-        action="store_true",
-        help="with --init-from: ignore datasets in weights.hdf5 that its options.json does not use "
-        "(default: an error, as they usually mean options and weights do not match)",
-    )
-    ap.add_argument("--lstm-dim", type=int, help="LSTM cells per layer (overrides the preset's lstm.dim)")
-    ap.add_argument("--projection-dim", type=int, help="LSTM projection and token size (overrides lstm.projection_dim)")
+    add_model_arguments(ap)
     ap.add_argument("--vocab", type=Path, help="vocabulary file (default: built from --train)")
     ap.add_argument(
         "--stream-order",
@@ -165,6 +152,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--no-progress", action="store_true", help="no progress bar (logs only)")
     return ap
+
+
+def add_model_arguments(ap: argparse.ArgumentParser) -> None:
+    """Which biLM trains: a new one (a preset, or an options.json, with sizes overridden) or an exported one."""
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument(
+        "--preset", choices=sorted(PRESETS), default="small", help="model size of a new biLM (default: small)"
+    )
+    src.add_argument("--options", type=Path, help="options.json of a new model (instead of a preset)")
+    src.add_argument("--init-from", type=Path, help="exported model directory to continue (fine-tuning)")
+    ap.add_argument(
+        "--allow-extra-weights",
+        action="store_true",
+        help="with --init-from: ignore datasets in weights.hdf5 that its options.json does not use "
+        "(default: an error, as they usually mean options and weights do not match)",
+    )
+    ap.add_argument("--lstm-dim", type=int, help="LSTM cells per layer (overrides the preset's lstm.dim)")
+    ap.add_argument("--projection-dim", type=int, help="LSTM projection and token size (overrides lstm.projection_dim)")
 
 
 def setup_distributed(device: str) -> tuple[int, int, str]:
@@ -245,16 +250,7 @@ def train(args) -> dict:
     optimizer = torch.optim.Adagrad(lm.parameters(), lr=args.lr, initial_accumulator_value=1.0)
     stream = LMStream(files, vocab, args.batch_size, args.unroll_steps, seed=args.seed, order=args.stream_order)
     rows = slice(rank * args.batch_size // world, (rank + 1) * args.batch_size // world)
-    identity = {
-        "options": lm.bilm.opts.to_json_dict(),
-        "vocab": vocab.digest(),
-        "batch_size": args.batch_size,
-        "unroll_steps": args.unroll_steps,
-        "seed": args.seed,
-        "train": [str(f) for f in files],
-        "init_from": meta.get("init_from"),
-        "stream_order": args.stream_order,
-    }
+    identity = training_identity(args, lm, vocab, files, meta)
     progress = {"epoch": 0, "batch_in_epoch": 0, "step": 0, "tokens": 0, "seconds": 0.0}
     state = lm.bilm.zero_state(args.batch_size, device)
     ckpt_path = args.out / "checkpoint.pt"
@@ -262,24 +258,12 @@ def train(args) -> dict:
         progress, state = load_checkpoint(ckpt_path, identity, lm, optimizer, rank, world, device)
         if rank == 0:
             print(f"resuming from {ckpt_path}: epoch {progress['epoch']}, step {progress['step']}", file=sys.stderr)
-    before = args.out / "heldout_before.json"
     if args.init_from and args.heldout and rank == 0 and not ckpt_path.exists():
-        # domain fine-tuning (§3.4, Table 7): the starting model's held-out perplexity
-        ppl = evaluate_perplexity(
-            lm,
-            LMStream(expand_files([args.heldout]), vocab, args.batch_size, args.unroll_steps, shuffle=False),
-            device=device,
-        )
-        before.write_text(json.dumps(ppl.as_dict()) + "\n")
-        print(f"held-out perplexity before training: {ppl.as_dict()}", file=sys.stderr)
+        write_perplexity_before(lm, vocab, args, device)
     local_state = [(h[rows], c[rows]) for h, c in state]
     step = make_training_step(lm, args.train_step, world)
 
-    log_path = args.out / "train_log.jsonl"
-    if rank == 0 and log_path.exists():  # drop what an interrupted run logged past its last checkpoint
-        kept = [line for line in log_path.read_text().splitlines() if json.loads(line)["step"] <= progress["step"]]
-        log_path.write_text("".join(line + "\n" for line in kept))
-    log = open(log_path, "a") if rank == 0 else None
+    log = open_train_log(args.out / "train_log.jsonl", progress["step"]) if rank == 0 else None
     started, base_seconds, ema = time.time(), progress["seconds"], None
     stop = lambda: (
         (args.max_steps is not None and progress["step"] >= args.max_steps)
@@ -296,11 +280,7 @@ def train(args) -> dict:
             torch.nn.utils.clip_grad_norm_(lm.parameters(), args.clip_norm)
             optimizer.step()
             local_state = detach_state(local_state)
-            value = float(nll.sum()) / (2 * count)  # this worker's share of the global mean
-            if world > 1:
-                t = torch.tensor([value], device=device)
-                dist.all_reduce(t)  # sum of the shares = the global mean loss
-                value = float(t)
+            value = global_mean_loss(nll, count, world, device)
             progress["step"] += 1
             progress["batch_in_epoch"] += 1
             progress["tokens"] += count
@@ -334,6 +314,47 @@ def train(args) -> dict:
         dist.barrier()
         dist.destroy_process_group()
     return summary
+
+
+def global_mean_loss(nll: torch.Tensor, count: int, world: int, device) -> float:
+    """The batch's mean loss per token and direction over all workers (``count``: the global batch's tokens)."""
+    value = float(nll.sum()) / (2 * count)  # this worker's share of the global mean
+    if world > 1:
+        t = torch.tensor([value], device=device)
+        dist.all_reduce(t)  # sum of the shares = the global mean loss
+        value = float(t)
+    return value
+
+
+def training_identity(args, lm: LanguageModel, vocab: Vocabulary, files, meta: dict) -> dict:
+    """What a checkpoint must match to be resumed: the model's options, the vocabulary and the stream."""
+    return {
+        "options": lm.bilm.opts.to_json_dict(),
+        "vocab": vocab.digest(),
+        "batch_size": args.batch_size,
+        "unroll_steps": args.unroll_steps,
+        "seed": args.seed,
+        "train": [str(f) for f in files],
+        "init_from": meta.get("init_from"),
+        "stream_order": args.stream_order,
+    }
+
+
+def write_perplexity_before(lm: LanguageModel, vocab: Vocabulary, args, device) -> None:
+    """Domain fine-tuning (§3.4, Table 7): the starting model's held-out perplexity, before any update."""
+    heldout = LMStream(expand_files([args.heldout]), vocab, args.batch_size, args.unroll_steps, shuffle=False)
+    ppl = evaluate_perplexity(lm, heldout, device=device)
+    (args.out / "heldout_before.json").write_text(json.dumps(ppl.as_dict()) + "\n")
+    print(f"held-out perplexity before training: {ppl.as_dict()}", file=sys.stderr)
+
+
+def open_train_log(log_path: Path, step: int):
+    """The per-update log, opened for appending; what an interrupted run logged past its last
+    checkpoint (steps after ``step``) is dropped first."""
+    if log_path.exists():
+        kept = [line for line in log_path.read_text().splitlines() if json.loads(line)["step"] <= step]
+        log_path.write_text("".join(line + "\n" for line in kept))
+    return open(log_path, "a")
 
 
 def export(lm: LanguageModel, vocab: Vocabulary, args, progress: dict, device) -> dict:

@@ -191,45 +191,15 @@ def fit(
         print(f"resuming after epoch {first_epoch} ({state_path})", flush=True)
     started = time.time() - elapsed
     train, dev = splits["train"], splits["dev"]
-    passes = t.passes_per_epoch
     for epoch in range(first_epoch, 0 if done else t.max_epochs):
-        model.train()
-        total, steps = 0.0, 0
-        order = [
-            idx for _ in range(passes) for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)
-        ]
-        bar = tqdm(
-            order,
-            desc=f"epoch {epoch + 1}/{t.max_epochs}",
-            unit="batch",
-            disable=not progress,
-            mininterval=2,
-            leave=False,
-        )
-        for idx in bar:
-            loss = train_step(model, on_device(task.make_batch(train, idx), t.device), optimizer, t, params)
-            if not math.isfinite(loss):  # a diverged model is no result: no record, no checkpoint
-                raise TrainingDiverged(
-                    f"the training loss is {loss} at epoch {epoch + 1}, batch {steps + 1}: training diverged "
-                    f"(trainer.lr={t.lr} too high?); nothing was recorded"
-                )
-            if ema is not None:
-                ema.update_parameters(model)
-            total, steps = total + loss, steps + 1
-            bar.set_postfix(loss=f"{total / steps:.4f}", refresh=False)
+        total, steps = _train_epoch(task, model, train, t, optimizer, params, ema, rng, epoch, progress)
         dev_predictions = predict(task, evaluated, dev, t.eval_batch_size)
         dev_metrics = task.score(dev.examples, dev_predictions)
         value = dev_metrics[task.metric]
         if halve is not None:
             halve.step(value)
-        history.epochs.append(
-            {
-                "epoch": epoch + 1,
-                "train_loss": total / max(steps, 1),
-                f"dev_{task.metric}": round(value, 4),
-                "seconds": round(time.time() - started, 1),
-            }
-        )
+        row = {"epoch": epoch + 1, "train_loss": total / max(steps, 1), f"dev_{task.metric}": round(value, 4)}
+        history.epochs.append({**row, "seconds": round(time.time() - started, 1)})
         print(f"epoch {epoch + 1}: train loss {total / max(steps, 1):.4f}, dev {task.metric} {value:.2f}", flush=True)
         if value > history.best_dev:
             history.best_dev, history.best_epoch, patience = value, epoch + 1, t.patience
@@ -257,6 +227,12 @@ def fit(
         if done:
             break
     model.load_state_dict(best_state)
+    return _result(task, model, splits, t, history, best_dev, resumed_from, started)
+
+
+def _result(task, model, splits, t: TrainerConfig, history, best_dev, resumed_from, started: float) -> dict:
+    """What ``fit`` returns: the history, the selected epoch's dev predictions and metrics (evaluation is
+    deterministic: no second dev pass), and the selected model's test predictions when a test split is given."""
     result = {
         "epochs": history.epochs,
         "best_epoch": history.best_epoch,
@@ -265,8 +241,37 @@ def fit(
     }
     if resumed_from is not None:
         result["resumed_from_epoch"] = resumed_from
-    result["predictions"]["dev"], result["dev"] = best_dev  # evaluation is deterministic: no second dev pass
+    result["predictions"]["dev"], result["dev"] = best_dev
     if "test" in splits:  # the selected model on test (when given) only now, once
         result["predictions"]["test"] = predict(task, model, splits["test"], t.eval_batch_size)
         result["test"] = task.score(splits["test"].examples, result["predictions"]["test"])
     return result
+
+
+def _train_epoch(
+    task, model, train: TaskSplit, t: TrainerConfig, optimizer, params, ema, rng, epoch: int, progress: bool
+):
+    """One epoch (``t.passes_per_epoch`` shuffled passes over the training split); returns the summed
+    loss and the number of updates. A non-finite loss raises ``TrainingDiverged``."""
+    model.train()
+    total, steps = 0.0, 0
+    order = [
+        idx
+        for _ in range(t.passes_per_epoch)
+        for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)
+    ]
+    bar = tqdm(
+        order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress, mininterval=2, leave=False
+    )
+    for idx in bar:
+        loss = train_step(model, on_device(task.make_batch(train, idx), t.device), optimizer, t, params)
+        if not math.isfinite(loss):  # a diverged model is no result: no record, no checkpoint
+            raise TrainingDiverged(
+                f"the training loss is {loss} at epoch {epoch + 1}, batch {steps + 1}: training diverged "
+                f"(trainer.lr={t.lr} too high?); nothing was recorded"
+            )
+        if ema is not None:
+            ema.update_parameters(model)
+        total, steps = total + loss, steps + 1
+        bar.set_postfix(loss=f"{total / steps:.4f}", refresh=False)
+    return total, steps

@@ -198,3 +198,21 @@ def error_reduction_figure(df: pd.DataFrame, path: Path) -> bool:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def write_figures(df: pd.DataFrame, out: Path) -> list[str]:
+    """Figures 1-2 and the error-reduction figure, named after their runs; a figure without runs is
+    removed. Returns the names written."""
+    figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency", "error_reduction")}
+    drawn = {"layer_weights": layer_weights_figure, "sample_efficiency": sample_efficiency_figure,
+             "error_reduction": error_reduction_figure}  # fmt: skip
+    for stem in ("layer_weights", "sample_efficiency"):
+        (out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
+    written = []
+    for stem, draw in drawn.items():
+        if draw(df, out / figures[stem]):
+            written.append(figures[stem])
+        else:
+            (out / figures[stem]).unlink(missing_ok=True)
+            print(f"{stem}: no runs for this figure; none written")
+    return written

@@ -38,14 +38,7 @@ from . import paper_numbers as paper
 from .cell_rules import check_accepted, describe
 from .encoders_report import NOTES as ENCODER_NOTES
 from .encoders_report import encoders_table, probes_by_encoder
-from .figures import (
-    bilm_name,
-    error_reduction_figure,
-    figure_name,
-    layer_weights_figure,
-    sample_efficiency_figure,
-    shipped_bilms,
-)
+from .figures import bilm_name, shipped_bilms, write_figures
 from .run_frame import Selection, choose, load_runs, probes_table, records, table7
 from .table_directory import SETTINGS, collect, refuse_other_runs, refuse_other_tables, stored_settings, write_extras
 from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, table1, variants_table
@@ -269,6 +262,28 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
     write_encoders(runs, roots, select, target)
     stored = {key: getattr(args, key) for key in SETTINGS} | {"runs": [str(r) for r in roots]}
     (args.out / "report.json").write_text(json.dumps(stored, indent=2) + "\n")
+    n_tuned = write_side_tables(roots, select, probes, probe_sources, target)
+    if df.empty:
+        print(f"{len(probe_sources)} probe records -> {args.out}: {', '.join(target.written)}")
+        return
+    test = args.split == "test"
+    if test and df.test_value.isna().all():
+        print("no record has a test metric (the data below --runs have no test file): the tables show dev only")
+        test = False
+    write_paper_tables(df, target, test)
+    write_variants(df, target)
+    target.written += write_figures(df, args.out)
+    n_probe = len(probe_sources)
+    print(
+        f"{df.path.nunique()} task run records ({runs.path.nunique() - df.path.nunique()} with a Transformer), "
+        f"{n_probe} probe "
+        f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(target.written)}"
+    )
+
+
+def write_side_tables(roots, select, probes: pd.DataFrame, probe_sources, target: TableDir) -> int:
+    """Table 7's biLM part (fine-tuning) and the layer probes (Tables 5-6), where records exist;
+    returns the number of fine-tuning records."""
     tuned, tuned_sources = table7(roots, select)
     if not tuned.empty:
         write_table(
@@ -292,40 +307,39 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
             probe_sources,
             "The data differ from the paper's:\n" + notes,
         )
-    if df.empty:
-        print(f"{len(probe_sources)} probe records -> {args.out}: {', '.join(target.written)}")
-        return
-    used = lambda settings: df[df.setting.isin(settings) & df.full]  # noqa: E731
-    test = args.split == "test"
-    if test and df.test_value.isna().all():
-        print("no record has a test metric (the data below --runs have no test file): the tables show dev only")
-        test = False
-    notes = lambda settings: f"{UNCERTAINTY_NOTE}\n\n{rescoring_note(used(settings))}"  # noqa: E731
-    write_table(
-        table1(df, test),
-        target,
-        "table1",
-        "Table 1: baseline vs ELMo (dev; paper: test)",
-        used(["baseline", "elmo"]),
-        notes(["baseline", "elmo"]),
-    )
-    table2_settings = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
-    write_table(
-        ablation_table(df, paper.TABLE2, table2_settings, test),
-        target,
+    return len(tuned_sources)
+
+
+TABLE2_SETTINGS = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
+TABLE3_SETTINGS = ["input", "both", "output"]
+# the paper's Tables 1-3, declared: file stem, caption, the settings whose runs make it, and how it is built
+PAPER_TABLES = (
+    ("table1", "Table 1: baseline vs ELMo (dev; paper: test)", ["baseline", "elmo"], lambda df, test: table1(df, test)),
+    (
         "table2",
         "Table 2: layer weighting (dev)",
-        used(table2_settings),
-        notes(table2_settings),
-    )
-    write_table(
-        ablation_table(df, paper.TABLE3, ["input", "both", "output"], test),
-        target,
+        TABLE2_SETTINGS,
+        lambda df, test: ablation_table(df, paper.TABLE2, TABLE2_SETTINGS, test),
+    ),
+    (
         "table3",
         "Table 3: where ELMo goes (dev)",
-        used(["input", "both", "output"]),
-        notes(["input", "both", "output"]),
-    )
+        TABLE3_SETTINGS,
+        lambda df, test: ablation_table(df, paper.TABLE3, TABLE3_SETTINGS, test),
+    ),
+)
+
+
+def write_paper_tables(df: pd.DataFrame, target: TableDir, test: bool) -> None:
+    """Tables 1-3, each with its uncertainty note and how many of its runs were re-scored."""
+    for stem, caption, settings, build_table in PAPER_TABLES:
+        used = df[df.setting.isin(settings) & df.full]
+        notes = f"{UNCERTAINTY_NOTE}\n\n{rescoring_note(used)}"
+        write_table(build_table(df, test), target, stem, caption, used, notes)
+
+
+def write_variants(df: pd.DataFrame, target: TableDir) -> None:
+    """The biLM state policy and fine-tuned biLM variants beside their plain settings, where run."""
     variant_rows = df[df.setting.str.contains("+", regex=False)]
     if not variant_rows.empty:
         pairs = set(zip(variant_rows.task, variant_rows.setting.str.split("+").str[0]))
@@ -337,23 +351,6 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
             "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)",
             pd.concat([variant_rows, base]),
         )
-    figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency", "error_reduction")}
-    drawn = {"layer_weights": layer_weights_figure, "sample_efficiency": sample_efficiency_figure,
-             "error_reduction": error_reduction_figure}  # fmt: skip
-    for stem in ("layer_weights", "sample_efficiency"):
-        (args.out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
-    for stem, draw in drawn.items():
-        if draw(df, args.out / figures[stem]):
-            target.written.append(figures[stem])
-        else:
-            (args.out / figures[stem]).unlink(missing_ok=True)
-            print(f"{stem}: no runs for this figure; none written")
-    n_probe, n_tuned = len(probe_sources), len(tuned_sources)
-    print(
-        f"{df.path.nunique()} task run records ({runs.path.nunique() - df.path.nunique()} with a Transformer), "
-        f"{n_probe} probe "
-        f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(target.written)}"
-    )
 
 
 @contextlib.contextmanager

@@ -168,3 +168,30 @@ def test_tasks_top_level_holds_only_the_contract_and_the_registry():
     assert sorted(p.name for p in (REPO / "tasks").glob("*.py")) == ["__init__.py", "base.py", "registry.py"]
     for folder in sorted(p for p in (REPO / "tasks").iterdir() if p.is_dir() and p.name != "__pycache__"):
         assert (folder / "__init__.py").is_file(), f"tasks/{folder.name} is not a package"
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(root: Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """Every function or method of the scripts and packages longer than ``limit`` lines (its
+    decorators excluded, its docstring included), as ``module:name (lines)``."""
+    found = []
+    for name, path in module_files(root).items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > limit:
+                    found.append(f"{name}:{node.name} ({lines} lines)")
+    return found
+
+
+def test_no_function_is_longer_than_80_lines():
+    assert long_functions(REPO) == []
+
+
+def test_the_length_check_finds_a_long_function(tmp_path):
+    (tmp_path / "elmo_core").mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    (tmp_path / "elmo_core" / "long.py").write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}")
+    assert long_functions(tmp_path) == [f"elmo_core.long:long ({MAX_FUNCTION_LINES + 1} lines)"]

@@ -174,7 +174,7 @@ def _snapshot(directory):
 
 
 def test_a_failed_report_leaves_its_directory_exactly_as_it_was(tmp_path, monkeypatch):
-    from reporting import report
+    from reporting import figures, report
 
     out = _table_dir(tmp_path)
     report.main(["--runs", str(out / "runs"), "--out", str(out)])
@@ -185,7 +185,7 @@ def test_a_failed_report_leaves_its_directory_exactly_as_it_was(tmp_path, monkey
 
     original = report.table1
     monkeypatch.setattr(report, "table1", lambda *a: original(*a).assign(task="changed"))  # table1.md differs...
-    monkeypatch.setattr(report, "error_reduction_figure", broken)  # ...and then the last thing written fails
+    monkeypatch.setattr(figures, "error_reduction_figure", broken)  # ...and then the last thing written fails
     with pytest.raises(OSError):
         report.main(["--runs", str(out / "runs"), "--out", str(out)])
     assert _snapshot(out) == before
