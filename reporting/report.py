@@ -295,7 +295,8 @@ def write_side_tables(roots, select, probes: pd.DataFrame, probe_sources, target
             "One epoch on the task's training text, labels ignored (`python run.py mode=finetune "
             "task=<task> source=local data.fraction=1.0`); perplexity on the task's dev text, average of the "
             "forward and backward perplexities. The paper's base biLM is the 1B Word Benchmark model; ours is "
-            "the embedded 12M-token biLM. The downstream effect is in `variants.md`.",
+            "the embedded biLM named below (its model card says what it read). The downstream effect is in "
+            "`variants.md`.",
         )
     if not probes.empty:
         notes = "\n".join(f"- {p}: {paper.PROBES[p]['note']}" for p in sorted(set(probes.probe)))

@@ -147,9 +147,34 @@ def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
                 **gain_columns(cell_values(df, task, "baseline"), cell_values(df, task, "elmo"), task, "increase: "),
                 "paper baseline / ELMo (test)": f"{pb} / {pe}",
                 "increase: absolute / relative error reduction (paper)": f"{p_abs} / {p_rel}",
+                "why ours and the paper's differ": comparability_notes(df, task),
             }
         )
     return pd.DataFrame(rows)
+
+
+@cache
+def _dev_scores(path: str) -> dict:
+    return Record.read(Path(path)).dev or {}
+
+
+def comparability_notes(df: pd.DataFrame, task: str) -> str:
+    """What keeps a Table 1 row from being read against the paper's, from the row's own data and runs:
+    other data than the paper's (``paper.DATA_NOTES``), a cell of one seed (no interval), and runs
+    that never predict a class (a dev accuracy of 0 for it: a stalled run)."""
+    notes = [paper.DATA_NOTES[task]] if task in paper.DATA_NOTES else []
+    for setting, name in (("baseline", "baseline"), ("elmo", "ELMo")):
+        runs = cell_values(df, task, setting)
+        if len(runs) == 1:
+            notes.append(f"{name}: one seed, no interval")
+        stalled: dict[str, int] = {}
+        for path in runs.path:
+            for label, accuracy in (_dev_scores(path).get("per_class_accuracy") or {}).items():
+                if accuracy == 0:
+                    stalled[label] = stalled.get(label, 0) + 1
+        for label, count in sorted(stalled.items()):
+            notes.append(f"{name}: '{label}' never predicted right in {count} of {len(runs)} runs (stalled)")
+    return "; ".join(notes) or "—"
 
 
 def ablation_table(df: pd.DataFrame, published: dict, settings: list[str], test: bool = False) -> pd.DataFrame:

@@ -340,3 +340,38 @@ def test_a_rerun_on_the_seeded_finetuning_replaces_one_on_an_unseeded_draw(tmp_p
     assert "84.00 (n=1)" in variants and "80.00" not in variants
     extras = (tmp_path / "after" / "extras.md").read_text()
     assert "80.00" in extras and "'unseeded' (prescribed 'seed 0')" in extras and "unseeded/ner" in extras
+
+
+def test_table1_rows_say_why_they_differ_from_the_paper(tmp_path):
+    """A row's caveats come from its own runs: a cell of one seed, a class a run never predicts right
+    (a stalled run), and the task's data where they are not the paper's."""
+    import json
+
+    import pandas as pd
+
+    from experiments.record import RECORD_VERSION
+    from reporting.tables import comparability_notes
+
+    paths = []
+    for i, per_class in enumerate([{"entailment": 0.0, "neutral": 91.5}, {"entailment": 75.5, "neutral": 78.3}]):
+        path = tmp_path / f"r{i}.json"
+        record = {"record_version": RECORD_VERSION, "task": "nli", "metric": "accuracy", "config": {}}
+        path.write_text(json.dumps({**record, "dev": {"per_class_accuracy": per_class}}))
+        paths.append(str(path))
+    df = pd.DataFrame(
+        {
+            "task": ["nli", "nli", "nli", "ner"],
+            "setting": ["baseline", "baseline", "elmo", "baseline"],
+            "full": [True] * 4,
+            "value": [61.6, 77.6, 80.0, 88.0],
+            "path": [*paths, paths[1], paths[1]],
+        }
+    )
+    notes = comparability_notes(df, "nli").split("; ")
+    assert notes == [
+        "SICK (4,439 training pairs) stands in for SNLI (550,152)",
+        "baseline: 'entailment' never predicted right in 1 of 2 runs (stalled)",
+        "ELMo: one seed, no interval",
+    ]
+    two_seeds = pd.concat([df[df.task == "nli"].assign(task="ner", path=paths[1])] * 2)  # NER: the paper's data
+    assert comparability_notes(two_seeds, "ner") == "—"
