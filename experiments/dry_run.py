@@ -95,9 +95,8 @@ def measured_once(plan: RunPlan, built, batches) -> dict:
 
 def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
     """What ``mode=train`` would do with ``cfg`` (printed, and returned as a dict)."""
-    from .pipeline import task_version
 
-    plan = RunPlan.resolve(cfg, task_version(cfg.task.name))
+    plan = RunPlan.resolve(cfg)
     where = launch_dir(cfg)
     previous = finished_run(where, Path(cfg.runs_root), plan.digest, plan.record_name)
     report = {"task": str(cfg.task.name), "digest": plan.digest, "run_dir": str(where), "kind": plan.kind}

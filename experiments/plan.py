@@ -25,7 +25,7 @@ from tasks.registry import is_probe_function
 
 from . import train_state
 from .identity import digest_of, make_identity
-from .pipeline import PROBE_VERSION, build_features, make_task, task_text, training_splits, with_layers
+from .pipeline import build_features, make_task, task_text, task_version, training_splits, with_layers
 from .predictions_file import copy_predictions
 from .record import Record
 from .run_config import RunConfig
@@ -74,18 +74,17 @@ class RunPlan:
     encoder: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
 
     @classmethod
-    def resolve(cls, cfg, task_version: int | None = None, finetune: bool = False) -> RunPlan:
-        """The plan of ``cfg`` (a composed configuration, or a plain mapping of one), whose task code is at
-        ``task_version`` (probes have their own); ``finetune``: the biLM fine-tuning of ``mode=finetune``
-        (Table 7), recorded in ``finetune.json``."""
+    def resolve(cls, cfg, finetune: bool = False) -> RunPlan:
+        """The plan of ``cfg`` (a composed configuration, or a plain mapping of one); its identity holds the
+        version its task registered (``task_version``: probes have their own), whoever resolves it.
+        ``finetune``: the biLM fine-tuning of ``mode=finetune`` (Table 7), recorded in ``finetune.json``."""
         resolved = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
         run = RunConfig.from_resolved(resolved)  # every value checked by its field
         encoder = encoder_for(run)
         name = run.task.name
         kind = "finetune" if finetune else "probe" if is_probe_function(name) else "task"
         elmo = ElmoSettings.of(run)
-        version = PROBE_VERSION if kind == "probe" else task_version
-        identity = make_identity(run, encoder, version)
+        identity = make_identity(run, encoder, task_version(name))
         if run.reads_encoder and encoder.kind == "bilm" and (finetune or run.encoder.finetune):
             identity["finetune_seed"] = FINETUNE_SEED  # a fine-tuning made before it was seeded is another run
         return cls(

@@ -48,7 +48,7 @@ def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
 
 
 def train(cfg: DictConfig, out_dir: Path) -> dict:
-    plan = RunPlan.resolve(cfg, task_version(cfg.task.name))
+    plan = RunPlan.resolve(cfg)
     encoder = plan.encoder
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
@@ -163,7 +163,7 @@ def finetune(cfg: DictConfig, out_dir: Path) -> dict:
     """``mode=finetune`` (§3.4, Table 7): only fine-tune the biLM on the task's training text and report
     the dev perplexity before and after; the result is the same cached biLM that ``encoder.finetune=true``
     runs use."""
-    plan = RunPlan.resolve(cfg, task_version(cfg.task.name), finetune=True)
+    plan = RunPlan.resolve(cfg, finetune=True)
     encoder = plan.encoder
     if encoder.kind != "bilm":
         raise ConfigError(f"mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder={encoder.kind}")

@@ -76,11 +76,11 @@ def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch)
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")
     from experiments.plan import RunPlan
 
-    before = RunPlan.resolve(cfg, runner.task_version("ner"))
+    before = RunPlan.resolve(cfg)
     from tasks.registry import task_class
 
     monkeypatch.setattr(task_class("ner"), "VERSION", 2)
-    after = RunPlan.resolve(cfg, runner.task_version("ner"))
+    after = RunPlan.resolve(cfg)
     assert before.identity["task_version"] == 1 and after.identity["task_version"] == 2
     assert before.digest != after.digest
 
@@ -183,10 +183,10 @@ def test_a_run_on_the_seeded_finetuning_is_another_run_than_one_on_an_unseeded_d
     from encoders.bilm import FINETUNE_SEED
     from experiments.plan import RunPlan
 
-    tuned = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", "encoder.finetune=true"), 1)
+    tuned = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", "encoder.finetune=true"))
     assert tuned.identity["finetune_seed"] == FINETUNE_SEED
     before = {k: v for k, v in tuned.identity.items() if k != "finetune_seed"}
     assert run_identity.run_digest(tuned.resolved, before) != tuned.digest
     for plain in ("elmo.position=input", "elmo.position=none encoder.finetune=true"):
-        plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, *plain.split()), 1)
+        plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, *plain.split()))
         assert "finetune_seed" not in plan.identity

@@ -98,13 +98,13 @@ def test_a_file_that_is_not_a_record_is_refused_naming_it(tmp_path, text, messag
 
 
 def test_the_plan_decides_kind_position_encoder_use_and_record_once(bilm_files, tmp_path):
-    plan = RunPlan.resolve(_ner(bilm_files, tmp_path), runner.task_version("ner"))
+    plan = RunPlan.resolve(_ner(bilm_files, tmp_path))
     assert (plan.kind, plan.position, plan.uses_encoder, plan.record_name) == ("task", "input", True, "results.json")
     assert plan.identity["bilm_sha256"] == plan.encoder.sha256 and set(plan.data_files) == {"train", "dev"}
     assert plan.digest == run_digest(plan.resolved, plan.identity)
-    baseline = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none"), 1)
+    baseline = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none"))
     assert (baseline.position, baseline.uses_encoder, baseline.identity["bilm_sha256"]) == ("none", False, None)
-    tuning = RunPlan.resolve(_ner(bilm_files, tmp_path), 1, finetune=True)
+    tuning = RunPlan.resolve(_ner(bilm_files, tmp_path), finetune=True)
     assert (tuning.kind, tuning.record_name) == ("finetune", "finetune.json")
 
 

@@ -56,9 +56,7 @@ def test_every_file_field_of_a_run_is_hashed_into_its_identity(bilm_files, tmp_p
     an identity that would miss one."""
     vectors = tmp_path / "vec.txt"
     vectors.write_text("EU 0.1 0.2\n")
-    plan = RunPlan.resolve(
-        _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"task.model.vectors={vectors}"), 1
-    )
+    plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"task.model.vectors={vectors}"))
     wanted = {"bilm_sha256", "bilm_options_sha256", "files_sha256"}
     assert wanted <= set(plan.identity) and plan.identity["files_sha256"]["task.model.vectors"]
     assert set(identity.run_file_hashes(plan.run, plan.encoder)) == {
@@ -85,7 +83,7 @@ def test_changing_what_any_file_field_holds_changes_the_digest(field, bilm_files
         identity._file_sha256.cache_clear()
         cfg = _ner((files["options"], files["weights"]), tmp_path, FIXTURES, "elmo.position=input",
                    f"task.model.vectors={vectors}")  # fmt: skip
-        return RunPlan.resolve(cfg, 1).digest
+        return RunPlan.resolve(cfg).digest
 
     before = digest()
     if field == "options":  # the same network read another way: tanh instead of relu
@@ -114,7 +112,7 @@ def test_no_package_below_experiments_imports_omegaconf():
 
 
 def test_the_task_its_model_and_the_encoder_get_typed_settings(bilm_files, tmp_path):
-    plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), 1)
+    plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"))
     built = plan.build(layers=False)
     assert dataclasses.is_dataclass(built.task.cfg) and dataclasses.is_dataclass(built.task.cfg.model)
     assert type(plan.run.encoder) is BilmConfig and dataclasses.is_dataclass(plan.run.data)
