@@ -21,7 +21,7 @@ import math
 
 from experiments.identity import record_digest
 from experiments.record import EVIDENCE_KEPT_SINCE, Record
-from tasks.registry import available
+from tasks.registry import available, is_probe_function
 
 
 def finite_number(value) -> bool:
@@ -62,6 +62,10 @@ def evidence_differences(r: Record) -> dict[str, tuple]:
         recomputed = record_digest(r.to_dict())
         if recomputed is not None and recomputed != r.config_hash:
             out["config_hash (recomputed from its configuration)"] = (r.config_hash, recomputed)
+    if recent and r.is_probe and not is_probe_function(r.task):  # a probe trained as a task keeps its predictions
+        dev = r.predictions.get("dev") if isinstance(r.predictions, dict) else None
+        if not isinstance(dev, dict):
+            out["predictions.dev"] = (None, f"kept by every probe trained as a task since {EVIDENCE_KEPT_SINCE[:10]}")
     if recent and not r.is_probe:  # a trained task model of the kept-evidence era
         if not isinstance(r.epochs, list) or not r.epochs or not r.best_epoch:
             out["epochs"] = ("no history" if not r.epochs else "no best epoch", "its per-epoch dev history")

@@ -40,6 +40,7 @@ class Rescored:
     units: tuple  # the resampling units (sentence indices, question ids, document keys) in dev-file order
     counts: np.ndarray  # [units, k]: summed over units, ``metric_of_sums`` gives ``value``
     task: str
+    per_layer: dict | None = None  # a probe's accuracy per encoder layer (Tables 5-6), from the same predictions
 
     def metric_of_sums(self, sums: np.ndarray) -> np.ndarray:
         return task_class(self.task).metric_of_sums(sums)
@@ -134,11 +135,13 @@ def _score(predictions: list, task_name: str, metric: str, task_json: str, data_
     if len(predictions) != len(ds):
         raise RescoringFailed(f"{len(predictions)} predictions for {len(ds)} dev examples")
     try:
-        value = float(task.score(ds, predictions)[metric])
+        scores = task.score(ds, predictions)
+        value = float(scores[metric])
         units, counts = task.unit_counts(ds, predictions)
     except (ValueError, KeyError, IndexError, TypeError) as e:
         raise RescoringFailed(f"its predictions do not fit the dev file ({type(e).__name__}: {e})") from None
-    return Rescored(value=value, units=tuple(units), counts=counts, task=task_name)
+    per_layer = scores.get("accuracy_per_layer")
+    return Rescored(value=value, units=tuple(units), counts=counts, task=task_name, per_layer=per_layer)
 
 
 def rescoring_differences(r: Record) -> dict[str, tuple]:
@@ -156,7 +159,21 @@ def rescoring_differences(r: Record) -> dict[str, tuple]:
         or not abs(found.value - r.value) <= TOLERANCE
     ):
         return {f"dev.{r.metric} (re-scored from its predictions)": (r.value, round(found.value, 4))}
+    recorded = r.dev.get("accuracy_per_layer") if isinstance(r.dev, dict) else None
+    if found.per_layer is not None and not _same_per_layer(recorded, found.per_layer):
+        found_rounded = {layer: round(v, 4) for layer, v in found.per_layer.items()}
+        return {"dev.accuracy_per_layer (re-scored from its predictions)": (recorded, found_rounded)}
     return {}
+
+
+def _same_per_layer(recorded, found: dict) -> bool:
+    """A probe's recorded accuracy per layer is what its predictions give, layer for layer."""
+    if not isinstance(recorded, dict) or set(recorded) != set(found):
+        return False
+    return all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and abs(found[k] - v) <= TOLERANCE
+        for k, v in recorded.items()
+    )
 
 
 def rescoring_status(r: Record) -> str:

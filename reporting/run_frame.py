@@ -110,6 +110,7 @@ def probes_table(
                     "accuracy": acc,
                     "key": r.config_hash,
                     "encoder": r.encoder,
+                    "path": str(path),
                     **provenance_fields(r),
                 }
             )

@@ -239,11 +239,13 @@ UNCERTAINTY_NOTE = (
 )
 
 
-def rescoring_note(sources: pd.DataFrame) -> str:
-    """How many of a table's records were re-scored from their predictions."""
+def rescoring_note(
+    sources: pd.DataFrame, unchecked: str = "made before predictions were kept: seed intervals only"
+) -> str:
+    """How many of a table's records were re-scored from their predictions (``unchecked``: what the others are)."""
     paths = sorted(set(sources.path))
     done = sum(_unit_counts(p) is not None for p in paths)
     line = f"Re-scored from their kept predictions: {done} of {len(paths)} records"
     if done < len(paths):
-        line += f"; {len(paths) - done} not re-scored (made before predictions were kept: seed intervals only)"
+        line += f"; {len(paths) - done} not re-scored ({unchecked})"
     return line + "."

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import datasets
+import numpy as np
 import torch
 
 from ..base import Task
@@ -63,6 +64,14 @@ class PosProbeTask(Task):
             "accuracy_per_layer": per_head,
             "tokens_with_unseen_tag": sum(t not in self.label_index for t in gold),
         }
+
+    def unit_counts(self, ds, predictions) -> tuple[list, np.ndarray]:
+        """Sentences resampled; per sentence, the mix's correct tokens and the tokens (the dev metric's sums)."""
+        counts = [
+            [sum(g == p for g, p in zip(gold, pred["mix"], strict=True)), len(gold)]
+            for gold, pred in zip(ds["tags"], predictions, strict=True)
+        ]
+        return list(range(len(counts))), np.array(counts, dtype=float).reshape(-1, 2)
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """``token gold predicted`` per line (the mix's prediction), a blank line between sentences."""

@@ -96,6 +96,18 @@ def test_probe_accuracies_must_be_finite_numbers(tmp_path):
     assert "dev.accuracy_per_layer" in evidence_differences(Record.read(path))
 
 
+def test_a_recent_pos_probe_record_must_keep_its_predictions(tmp_path):
+    """A POS probe is trained as a task: since predictions are kept, its record without them is an extra
+    (its per-layer accuracies are then re-scored like any task's metric, ``tests/tasks/test_probes.py``)."""
+    source = next(p for p in sorted(POS.iterdir()) if (p / "results.json").exists())
+    shutil.copytree(source, tmp_path / "probe")
+    path = tmp_path / "probe/results.json"
+    data = json.loads(path.read_text())
+    data["date"] = "2026-11-26T12:00:00+00:00"
+    path.write_text(json.dumps(data))
+    assert list(evidence_differences(Record.read(path))) == ["predictions.dev"]
+
+
 def test_run_py_reuses_a_record_only_when_its_recomputed_identity_is_the_launchs(sick, tmp_path):
     path, edit = sick
     digest = Record.read(path).config_hash

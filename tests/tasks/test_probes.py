@@ -89,6 +89,17 @@ def test_pos_probe_end_to_end(tmp_path, bilm_files):
     assert acc["mix"] == r["dev"]["accuracy"] and r["metric"] == "accuracy" and r["bilm"]["sha256"]
     assert abs(sum(r["mixing_weights"]["probe"]["s"]) - 1) < 1e-5  # the mix's softmax weights
     assert r["best_epoch"] >= 1 and len(r["epochs"]) == 30  # trained by the one trainer
+    # every layer's accuracy is re-scored from the kept predictions: an edited one is refused
+    from experiments.record import Record
+    from reporting.rescoring import rescore, rescoring_differences
+
+    path = tmp_path / "probe_pos" / "results.json"
+    assert r["predictions"]["dev"] and rescoring_differences(Record.read(path)) == {}
+    found = rescore(Record.read(path))  # the sentences' counts add up to the mix's accuracy (the bootstrap's units)
+    assert len(found.units) == 12 and abs(found.metric_of_sums(found.counts.sum(0)) - acc["mix"]) < 1e-9
+    r["dev"]["accuracy_per_layer"]["0"] -= 1
+    path.write_text(json.dumps(r))
+    assert list(rescoring_differences(Record.read(path))) == ["dev.accuracy_per_layer (re-scored from its predictions)"]
 
 
 def test_the_pos_probe_heads_train_as_if_alone():
