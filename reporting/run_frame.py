@@ -154,7 +154,7 @@ def finetune_perplexities(info: dict | None) -> str | None:
 
 
 def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
-    rows, seen = [], set()
+    rows, seen, kept = [], set(), {}
     found = sorted(records(roots, "results.json", select), key=lambda pr: (unseeded_finetuning(pr[1]), str(pr[1].date)))
     accepted = select.accepted if select is not None else ()
     for path, r in found:  # the earliest record of a configuration counts (a seeded fine-tuning before an unseeded one)
@@ -174,10 +174,34 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
                 continue
             seen |= keys
             rows.append(run_row(path, r, setting))
-    df = pd.DataFrame(rows)
+            kept[str(path)] = r
+    df = one_run_per_seed(pd.DataFrame(rows), kept, extras)
     if not df.empty:  # tables use each task's largest training set (a quick profile may train on a subset)
         df["full"] = df.fraction == df.groupby("task").fraction.transform("max")
     return df
+
+
+CELL_SEED = ["task", "setting", "fraction", "encoder", "seed"]
+SEED_TAKEN = "seed (one run per seed and cell: a later record of this cell and seed counts)"
+
+
+def one_run_per_seed(df: pd.DataFrame, kept: dict, extras: dict | None) -> pd.DataFrame:
+    """One configuration and seed is one run: where records of other identities (another code version,
+    other data files) fall into the same cell with the same seed, the latest counts and the others are
+    listed among the extras."""
+    if df.empty:
+        return df
+    order = df.assign(_encoder=df.encoder.fillna("-")).sort_values("date", kind="stable")
+    superseded = order[order.duplicated([c if c != "encoder" else "_encoder" for c in CELL_SEED], keep="last")]
+    out = df.drop(index=superseded.index).reset_index(drop=True)
+    for path in sorted(set(superseded.path) - set(out.path)):  # counted in no cell any more
+        if extras is not None:
+            r = kept[path]
+            extras[path] = (
+                r,
+                {SEED_TAKEN: (r.seed, "a seed no other record of its cell has")},
+            )
+    return out
 
 
 SUPERSEDED_FINETUNING = {

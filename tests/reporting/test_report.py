@@ -42,6 +42,27 @@ def test_duplicate_records_count_once_per_setting(tmp_path):
     assert len(report.load_runs([runs])) == 1
 
 
+def test_one_seed_of_a_cell_is_one_run_the_latest_counts(tmp_path):
+    """Two records of one cell and seed under other identities (another code version) are not two seeds:
+    the later one counts, the earlier is an extra with the reason."""
+    import json
+
+    runs = tmp_path / "runs"
+    write_record(runs, "ner", "baseline", 0, 80.0, date="2026-11-21T10:00:00+00:00")
+    write_record(runs, "ner", "baseline", 1, 82.0)
+    write_record(runs, "ner", "baseline", 0, 70.0, fraction=0.5, date="2026-11-22T10:00:00+00:00")
+    rerun = runs / "ner" / "baseline-0-0.5" / "results.json"
+    data = json.loads(rerun.read_text())
+    data["config"]["data"]["fraction"], data["config_hash"] = 1.0, "another code version"
+    rerun.write_text(json.dumps(data))
+    extras = {}
+    df = report.load_runs([runs], None, extras)
+    assert sorted(zip(df.seed, df.value)) == [(0, 70.0), (1, 82.0)]
+    assert list(extras) == [str(runs / "ner" / "baseline-0-1.0" / "results.json")]
+    reason = extras[str(runs / "ner" / "baseline-0-1.0" / "results.json")][1]
+    assert list(reason) == ["seed (one run per seed and cell: a later record of this cell and seed counts)"]
+
+
 def test_figures_are_written(tmp_path):
     runs = tmp_path / "runs"
     for frac in (0.01, 0.1, 1.0):
