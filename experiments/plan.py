@@ -26,17 +26,15 @@ from tasks.registry import is_probe_function
 from . import train_state
 from .identity import digest_of, make_identity
 from .pipeline import build_features, make_task, task_text, task_version, training_splits, with_layers
-from .predictions_file import copy_predictions
-from .record import Record
 from .run_config import RunConfig
 from .run_directories import (
     claim,
     finished_run,
-    hydra_choice,
     mark_finished,
     mark_running,
     record_dir,
     remove_dead_runs,
+    remove_if_unused,
     run_metadata,
 )
 from .settings import ElmoSettings
@@ -140,31 +138,22 @@ class RunPlan:
 
     def prepare(self, launch_dir: Path) -> tuple[Path, dict | None]:
         """``(run directory, finished record or None)``: a record of this identity anywhere below the
-        runs root is reused (copied here under this launch's name); otherwise the directory this run
-        writes into (``record_dir``), marked as running."""
+        runs root is reused where it is (its directory is returned; nothing is written under this
+        launch's name: one configuration, one directory); otherwise the directory this run writes into
+        (``record_dir``), marked as running."""
         runs_root = Path(self.run.runs_root)
         for gone in remove_dead_runs(runs_root):
             print(f"removed {gone}: its run was stopped before it wrote anything", file=sys.stderr, flush=True)
-        out_dir = claim(record_dir(launch_dir, self.digest, self.record_name), self.digest)
-        previous = finished_run(out_dir, runs_root, self.digest, self.record_name)  # also one that finished meanwhile
+        previous = finished_run(launch_dir, runs_root, self.digest, self.record_name)
+        if previous is None:  # none yet: claim a directory (waiting for the same configuration running there)
+            out_dir = claim(record_dir(launch_dir, self.digest, self.record_name), self.digest)
+            previous = finished_run(out_dir, runs_root, self.digest, self.record_name)  # one that finished meanwhile
+            if previous is not None:
+                mark_finished(out_dir)
+                remove_if_unused(out_dir)
         if previous is not None:
-            print(f"skipping: this configuration already has its result ({previous.get('run_dir')})", flush=True)
-            if not (
-                out_dir / self.record_name
-            ).exists():  # the same run serves this name too (Table 1 'elmo' = Table 2 'λ=0.001')
-                reused = Record.from_dict(
-                    {
-                        **previous,
-                        "ablation": hydra_choice("ablation"),
-                        "run_dir": str(out_dir),
-                        "reused_from": previous.get("run_dir"),
-                    }
-                )
-                copy_predictions(reused.predictions, Path(previous["run_dir"]), out_dir)  # the record names them
-                reused.write(out_dir / self.record_name)
-                previous = reused.to_dict()
-            mark_finished(out_dir)
-            return out_dir, previous
+            print(f"skipping: this configuration already has its result in {previous.get('run_dir')}", flush=True)
+            return Path(previous["run_dir"]), previous
         if (
             out_dir / "train_state.pt"
         ).exists():  # a stopped run to resume: its own, or refused before anything is written

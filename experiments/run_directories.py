@@ -136,6 +136,15 @@ def release_claims() -> list[Path]:
     return claimed
 
 
+def remove_if_unused(out_dir: Path) -> None:
+    """Remove a run directory this process claimed and wrote nothing into (its configuration's record
+    turned up elsewhere meanwhile): one configuration, one directory."""
+    if out_dir.is_dir() and not ({p.name for p in out_dir.iterdir()} - STARTED_ONLY):
+        for p in out_dir.iterdir():
+            p.unlink()
+        out_dir.rmdir()
+
+
 def mark_running(out_dir: Path, digest: str = "") -> None:
     (out_dir / RUNNING).write_text(f"{platform.node()} {os.getpid()} {digest}".rstrip() + "\n")
 

@@ -182,24 +182,30 @@ ABLATIONS = tuple(sorted(p.stem for p in (CONF / "ablation").glob("*.yaml")))
 
 def cell_settings(r: Record, accepted: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The cells (ablations) a record fills. A run launched as an ablation (``+ablation=X``) fills X when
-    its configuration is X's (``accepted`` keys aside), as before; a run launched without one fills every
-    ablation whose composed configuration it is exactly, however its command spelled it
-    (``elmo.position=both``, the demo's run, is Table 3's input-and-output cell). Empty: the run belongs
-    to no cell (an extra)."""
+    its configuration is X's (``accepted`` keys aside), and every other ablation whose configuration it
+    also is (Table 1's 'elmo' is Table 2's 'λ=0.001' and, for NER, Table 3's 'input'), so that a reused
+    run needs no second record; a run launched without one fills every ablation whose composed
+    configuration it is exactly, however its command spelled it (``elmo.position=both``, the demo's run,
+    is Table 3's input-and-output cell). Empty: the run belongs to no cell (an extra)."""
     if evidence_differences(r):
         return ()
     if "name" not in (r.config.get("task") or {}):
         return (r.base_setting,)
-    if r.ablation:
-        return () if differences(r, accepted) else (r.ablation,)
-    matched = []
-    for name in ABLATIONS:
-        choices = (*r.choices, f"+ablation={name}")
-        if effective_position(composed(choices)) == r.elmo_position and not differences(r, (), choices):
-            matched.append(name)
+    if r.ablation:  # its own cell, and every other ablation whose configuration it is (no alias record needed)
+        if differences(r, accepted):
+            return ()
+        own = tuple(c for c in r.choices if not c.startswith("+ablation="))
+        return (r.ablation, *(name for name in ABLATIONS if name != r.ablation and fills(r, own, name, accepted)))
+    matched = [name for name in ABLATIONS if fills(r, r.choices, name, ())]
     if not matched and not differences(r, accepted):
         matched.append(r.base_setting)  # a configuration of no ablation (the profile's own), as before
     return tuple(matched)
+
+
+def fills(r: Record, choices: tuple[str, ...], ablation: str, accepted: tuple[str, ...]) -> bool:
+    """Whether the record's run is exactly the configuration ``choices`` compose with ``+ablation``."""
+    wanted = (*choices, f"+ablation={ablation}")
+    return effective_position(composed(wanted)) == r.elmo_position and not differences(r, accepted, wanted)
 
 
 def variant(r: Record) -> str:

@@ -41,7 +41,7 @@ from .encoders_report import encoders_table, probes_by_encoder
 from .figures import bilm_name, shipped_bilms, write_figures
 from .run_frame import Selection, choose, load_runs, probes_table, records, table7
 from .table_directory import SETTINGS, collect, refuse_other_runs, refuse_other_tables, stored_settings, write_extras
-from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, table1, variants_table
+from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, row_tasks, table1, variants_table
 
 
 @dataclasses.dataclass
@@ -339,6 +339,8 @@ def write_paper_tables(df: pd.DataFrame, target: TableDir, test: bool) -> None:
     """Tables 1-3, each with its uncertainty note and how many of its runs were re-scored."""
     for stem, caption, settings, build_table in PAPER_TABLES:
         used = df[df.setting.isin(settings) & df.full]
+        if stem != "table1":  # an ablation table's records: those of its rows
+            used = used[used.task.isin(row_tasks(df, settings))]
         notes = f"{UNCERTAINTY_NOTE}\n\n{rescoring_note(used)}"
         write_table(build_table(df, test), target, stem, caption, used, notes)
 

@@ -164,8 +164,10 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
         if not cells:
             extras[str(path)] = (r, differences(r, accepted))
             continue
+        kind = variant(r)  # relative to the biLM use the record's profile prescribes
+        if kind and r.ablation:
+            cells = cells[:1]  # a variant stands beside the plain setting it was launched as, once
         for cell in cells:  # one run may serve several settings (Table 1's 'elmo' is Table 3's 'input' for NER)
-            kind = variant(r)  # relative to the biLM use the record's profile prescribes
             setting = cell + (f"+{kind}" if kind else "")
             keys = {(digest, setting) for digest in configuration_digests(r, path)}
             if keys & seen:
@@ -181,7 +183,7 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
     return df
 
 
-CELL_SEED = ["task", "setting", "fraction", "encoder", "seed"]
+CELL_SEED = ["task", "setting", "fraction", "equal_updates", "encoder", "seed"]  # what tells cells apart, and the seed
 SEED_TAKEN = "seed (one run per seed and cell: a later record of this cell and seed counts)"
 
 
@@ -191,8 +193,9 @@ def one_run_per_seed(df: pd.DataFrame, kept: dict, extras: dict | None) -> pd.Da
     listed among the extras."""
     if df.empty:
         return df
-    order = df.assign(_encoder=df.encoder.fillna("-")).sort_values("date", kind="stable")
-    superseded = order[order.duplicated([c if c != "encoder" else "_encoder" for c in CELL_SEED], keep="last")]
+    key = [f"_{c}" for c in CELL_SEED]
+    order = df.assign(**{f"_{c}": df[c].astype(str) for c in CELL_SEED}).sort_values("date", kind="stable")
+    superseded = order[order.duplicated(key, keep="last")]
     out = df.drop(index=superseded.index).reset_index(drop=True)
     for path in sorted(set(superseded.path) - set(out.path)):  # counted in no cell any more
         if extras is not None:
@@ -238,6 +241,7 @@ def run_row(path: Path, r: Record, setting: str) -> dict:
         "test_value": np.nan if r.test_value is None else r.test_value,
         "seed": r.seed,
         "setting": setting,
+        "launched_as": r.ablation,  # the ablation its command named (None: none named, matched by configuration)
         "fraction": r.fraction,
         "path": str(path),
         "equal_updates": r.equal_updates,

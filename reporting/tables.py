@@ -177,13 +177,22 @@ def comparability_notes(df: pd.DataFrame, task: str) -> str:
     return "; ".join(notes) or "—"
 
 
+def row_tasks(df: pd.DataFrame, settings: list[str]) -> set[str]:
+    """The tasks an ablation table has a row for: those its settings were run for (a run launched as one
+    of them, or matched to one by its configuration alone), not those whose only runs are Table 1's
+    filling a cell whose configuration they also are."""
+    own = df[df.setting.isin(settings) & (df.setting != "baseline") & df.full].dropna(subset=["value"])
+    if "launched_as" in own:
+        own = own[own.launched_as.isna() | (own.launched_as == own.setting)]
+    return set(own.task)
+
+
 def ablation_table(df: pd.DataFrame, published: dict, settings: list[str], test: bool = False) -> pd.DataFrame:
     """The paper's tasks first, then any other task with runs in these settings (paper: —); each
     setting after the first is also given as a gain over the first (the table's reference row)."""
-    stats = summarize(df, settings)
     rows = []
     reference = settings[0]
-    with_runs = set(stats[stats.setting != "baseline"].task)
+    with_runs = row_tasks(df, settings)
     for task in [*published, *(t for t in paper.TASKS if t not in published)]:
         if task not in with_runs:
             continue
