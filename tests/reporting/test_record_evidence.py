@@ -185,7 +185,14 @@ def _snapshot(directory):
     return {p.relative_to(directory): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-def test_a_failed_report_leaves_its_directory_exactly_as_it_was(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "code, said",
+    [(28, "disk full"), (30, "read-only file system"), (13, "permission denied")],
+    ids=["disk full", "read-only --out", "no permission"],
+)
+def test_a_failed_report_leaves_its_directory_exactly_as_it_was(tmp_path, monkeypatch, code, said):
+    """A full disk, a read-only file system or a refused write, met at the last file written: the table
+    directory is as it was, no copy is left beside it, and the message is one line saying which."""
     from reporting import figures, report
 
     out = _table_dir(tmp_path)
@@ -193,7 +200,7 @@ def test_a_failed_report_leaves_its_directory_exactly_as_it_was(tmp_path, monkey
     before = _snapshot(out)
 
     def broken(*args, **kwargs):
-        raise OSError(28, "No space left on device", str(out / "error_reduction.png"))
+        raise OSError(code, os.strerror(code), str(out / "error_reduction.png"))
 
     original = report.table1
     monkeypatch.setattr(report, "table1", lambda *a: original(*a).assign(task="changed"))  # table1.md differs...
@@ -202,7 +209,7 @@ def test_a_failed_report_leaves_its_directory_exactly_as_it_was(tmp_path, monkey
         report.main(["--runs", str(out / "runs"), "--out", str(out)])
     assert _snapshot(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["small"]  # no copy left beside it
-    assert "disk full" in report.disk_message(OSError(28, "No space left on device", "x"))
+    assert report.disk_message(OSError(code, os.strerror(code), "x")) == f"x: {said}; the table directory is unchanged"
 
 
 def test_a_refused_forged_record_changes_no_table(tmp_path):
