@@ -2,8 +2,9 @@
 float16 (``cache.dtype``; Peters et al. 2018 §3.3: the frozen biLM's layers are computed once),
 seed by seed, beside the seed-to-seed spread.
 
-    python -m reporting.cache_dtype_check --float32 results/small/runs --float16 results/small/float16/runs \
-        [--out results/small/float16/cache_dtype.md]
+    python -m reporting.cache_dtype_check --float32 results/history/small-v2_quick/runs \
+        --float16 results/history/small-v2_quick/float16/runs \
+        [--out results/history/small-v2_quick/float16/cache_dtype.md]
 
 Pairs the records of ``--float16`` (runs with ``cache.dtype=float16``) with the records of
 ``--float32`` that have the same task, ablation, profile, seed and biLM and the default dtype, and

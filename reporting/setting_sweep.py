@@ -1,8 +1,9 @@
 """One setting varied, everything else as the profile prescribes: the dev metric per task and value
 (Peters et al. 2018 §3.3 leaves "a moderate amount of dropout" on ELMo to each task; this measures it).
 
-    python -m reporting.setting_sweep --key elmo.dropout --runs results/small/runs results/small/elmo_dropout/runs \
-        [--ablations elmo,baseline] [--out results/small/elmo_dropout/table.md]
+    python -m reporting.setting_sweep --key elmo.dropout \
+        --runs results/history/small-v2_quick/runs results/history/small-v2_quick/elmo_dropout/runs \
+        [--ablations elmo,baseline] [--out results/history/small-v2_quick/elmo_dropout/table.md]
 
 Takes every record below ``--runs`` whose configuration differs from what its profile, task and
 ablation prescribe in ``--key`` at most (``cell_rules.differences``), groups them by profile, task,

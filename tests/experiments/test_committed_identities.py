@@ -27,14 +27,14 @@ SPELLED_TODAY = {
         "elmo.dropout=0.5",
         "seed=0",
     ],
-    "results/small/float16/runs/ner/+ablation:elmo+elmo.cache_dtype:float16+profile:quick+seed:1+source:local": [
+    "results/history/small-v2_quick/float16/runs/ner/+ablation:elmo+elmo.cache_dtype:float16+profile:quick+seed:1+source:local": [
         "task=ner",
         "+ablation=elmo",
         "cache.dtype=float16",
         "elmo.dropout=0.5",
         "seed=1",
     ],
-    "results/small/runs/ner/+ablation:elmo+encoder:transformer+profile:quick+seed:0+source:local": [
+    "results/history/small-v2_quick/runs/ner/+ablation:elmo+encoder:transformer+profile:quick+seed:0+source:local": [
         "task=ner",
         "+ablation=elmo",
         "encoder=transformer",

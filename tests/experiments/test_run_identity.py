@@ -86,7 +86,8 @@ def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch)
 
 
 def test_committed_records_carry_their_identity():
-    roots = [REPO / "results" / "history" / "small-v1_quick" / "runs", REPO / "results" / "small" / "runs"]
+    roots = [REPO / "results" / "history" / name / "runs" for name in ("small-v1_quick", "small-v2_quick")]
+    roots.append(REPO / "results" / "small" / "runs")
     records = sorted(p for root in roots for name in RECORD_NAMES for p in root.glob(f"**/{name}"))
     assert records
     for path in records:
@@ -152,7 +153,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     config = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": str(vectors)}}, "elmo": {"position": "none"}}
 
     def digest():
-        return run_identity.run_digest(config, run_identity.make_identity(typed(config), None, 1))
+        return run_identity.run_digest(config, run_identity.make_identity(typed(config), None))
 
     first = digest()
     moved = tmp_path / "elsewhere.txt"
@@ -163,7 +164,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     run_identity._file_sha256.cache_clear()
     assert digest() != first  # edited: another run
     plain = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": None}}, "elmo": {"position": "none"}}
-    assert "files_sha256" not in run_identity.make_identity(typed(plain), None, 1)  # unset: identities as before
+    assert "files_sha256" not in run_identity.make_identity(typed(plain), None)  # unset: identities as before
     assert "task.model.vectors" in runner_excludes()
     name = run_directories.run_dir_name("task.model.vectors:../../../../x/vec.txt+seed:0")
     assert "/" not in name and (tmp_path / name).resolve().parent == tmp_path.resolve()

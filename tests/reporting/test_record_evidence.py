@@ -20,8 +20,8 @@ from reporting.record_evidence import evidence_differences
 from reporting.table_directory import collect
 from suite_common.errors import DataError
 
-SICK = REPO / "results/small/runs/nli/+ablation:elmo+profile:quick+seed:0+source:local"
-POS = REPO / "results/small/runs/probe_pos"
+SICK = REPO / "results/history/small-v2_quick/runs/nli/+ablation:elmo+profile:quick+seed:0+source:local"
+POS = REPO / "results/history/small-v2_quick/runs/probe_pos"
 
 
 @pytest.fixture
@@ -177,7 +177,7 @@ def test_a_gzip_bomb_is_refused_after_its_limit(tmp_path):
 def _table_dir(tmp_path):
     """A copy of the committed quick tables with their records (SICK's only, to stay small)."""
     out = tmp_path / "small"
-    committed = REPO / "results/small"
+    committed = REPO / "results/history/small-v2_quick"
     out.mkdir()
     shutil.copytree(committed / "runs/nli", out / "runs/nli")
     return out

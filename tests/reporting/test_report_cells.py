@@ -119,7 +119,7 @@ def test_a_debug_run_beside_committed_records_never_changes_a_cell(tmp_path):
     committed tables (CSV and the Markdown table, footer aside) are unchanged."""
     from conftest import REPO
 
-    committed = REPO / "results" / "small"
+    committed = REPO / "results" / "history" / "small-v2_quick"
     source = next(
         p
         for p in sorted((committed / "runs" / "sst").glob("*/results.json"))
@@ -160,7 +160,7 @@ def test_accepted_keys_let_deliberate_variations_into_the_tables(tmp_path):
 
     source = next(
         p
-        for p in sorted((REPO / "results" / "small" / "runs" / "ner").glob("*/results.json"))
+        for p in sorted((REPO / "results" / "history" / "small-v2_quick" / "runs" / "ner").glob("*/results.json"))
         if json.loads(p.read_text()).get("ablation") == "elmo" and "transformer" not in p.parent.name
     )
     r = json.loads(source.read_text())
@@ -186,7 +186,7 @@ def test_a_baselines_elmo_settings_never_make_it_an_extra():
     from reporting.cell_rules import differences
 
     made_then = REPO / "results" / "history" / "small_before_predictions" / "runs" / "nli"  # baselines rerun since
-    kept = REPO / "results" / "small" / "runs" / "nli"
+    kept = REPO / "results" / "history" / "small-v2_quick" / "runs" / "nli"
     runs = [Record.read(p) for d in (made_then, kept) for p in sorted(d.glob("*/results.json"))]
     baseline = next(r for r in runs if r.ablation == "baseline" and r.fraction == 1.0)
     elmo = next(r for r in runs if r.ablation == "elmo" and r.fraction == 1.0 and r.config["elmo"]["dropout"] == 0.5)
@@ -199,7 +199,7 @@ def test_a_run_on_other_data_never_joins_its_cell_whatever_its_directory_says(tm
     directory's name leaves out) under the committed configuration's name goes to extras, not into the cell."""
     from conftest import REPO
 
-    committed = REPO / "results" / "small"
+    committed = REPO / "results" / "history" / "small-v2_quick"
     source = next(
         p
         for p in sorted((committed / "runs" / "nli").glob("*/results.json"))
@@ -225,7 +225,7 @@ def test_a_record_whose_metric_contradicts_its_own_history_never_joins_a_cell(tm
     """A hand-edited dev metric changed a cell without a word."""
     from conftest import REPO
 
-    committed = REPO / "results" / "small"
+    committed = REPO / "results" / "history" / "small-v2_quick"
     source = next(
         p
         for p in sorted((committed / "runs" / "nli").glob("*/results.json"))
@@ -288,7 +288,7 @@ def test_a_variant_is_named_against_the_biLM_use_its_profile_prescribes(tmp_path
     base = next(r for r in elmo_runs("paper") if not settings(r.config)["encoder.finetune"])
     assert variant(base) == "base biLM (not fine-tuned)"
     assert variant(with_finetune(base, True)) == ""
-    quick = next(r for r in elmo_runs("small") if not settings(r.config)["encoder.finetune"])
+    quick = next(r for r in elmo_runs("history/small-v2_quick") if not settings(r.config)["encoder.finetune"])
     assert variant(quick) == ""
     assert variant(with_finetune(quick, True)) == "finetuned biLM"
 

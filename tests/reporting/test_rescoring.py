@@ -14,7 +14,7 @@ from conftest import REPO
 from reporting import report
 from reporting.rescoring import rescore, rescoring_status
 
-COMMITTED = REPO / "results" / "small" / "runs" / "ner"
+COMMITTED = REPO / "results" / "history" / "small-v2_quick" / "runs" / "ner"
 
 
 def table1_ner_records():

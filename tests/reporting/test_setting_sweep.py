@@ -11,7 +11,7 @@ def test_the_committed_SICK_cells_and_their_collapsed_class(tmp_path, capsys):
             "--key",
             "elmo.dropout",
             "--runs",
-            str(REPO / "results" / "small" / "runs"),
+            str(REPO / "results" / "history" / "small-v2_quick" / "runs"),
             "--ablations",
             "input,elmo",
             "--out",
