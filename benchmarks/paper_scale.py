@@ -165,8 +165,8 @@ def examples_per_update(task, full, batch_size: int) -> float:
 def seconds_per_update(built, train, updates: int) -> float:
     """Mean wall time of ``updates`` training updates (after one warm-up update) of a run's model, built by its
     plan (``RunPlan.build``), as the trainer does them."""
-    task, config = built.task, built.trainer
-    model = built.model.to(config.device)
+    task, config, device = built.task, built.trainer, built.device
+    model = built.model.to(device)
     optimizer = make_optimizer(model, config)
     params = [p for p in model.parameters() if p.requires_grad]
     batches = task.batches(train.examples, config.batch_size, shuffle=True, rng=random.Random(0))
@@ -175,8 +175,8 @@ def seconds_per_update(built, train, updates: int) -> float:
     times = []
     for idx in batches:
         start = time.perf_counter()
-        train_step(model, on_device(task.make_batch(train, idx), config.device), optimizer, config, params)
-        if config.device.startswith("cuda"):
+        train_step(model, on_device(task.make_batch(train, idx), device), optimizer, config, params)
+        if device.startswith("cuda"):
             torch.cuda.synchronize()  # the update's kernels finished, not only queued
         times.append(time.perf_counter() - start)
     return float(np.mean(times[1:]))
@@ -250,7 +250,7 @@ def measure(
     sizes = {}
     _ = source.model  # loaded before the clock starts: the rate is the biLM's, not the file reader's
     for dtype in ("float32", "float16"):
-        cache = ActivationCache(source.cache_settings.root, source, dtype=dtype)
+        cache = ActivationCache(source.cache_config.dir, source, dtype=dtype)
         planned = cache.planned_bytes(sentences)
         start = time.perf_counter()
         entry = cache.get(sentences, f"{task_name}/sample")

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from suite_common.errors import ConfigError
 
-from .base import CacheSettings, Encoder
+from .base import Encoder
 from .bilm import BiLMEncoder
 from .transformer import TransformerEncoder
 
-__all__ = ["BiLMEncoder", "CacheSettings", "Encoder", "TransformerEncoder", "encoder_for"]
+__all__ = ["BiLMEncoder", "Encoder", "TransformerEncoder", "encoder_for"]
 
 
 def encoder_for(run) -> Encoder:

@@ -1,6 +1,6 @@
 """What every frozen encoder offers a run (Peters et al. 2018 §3.2-3.3: a frozen model's L+1 layers,
-mixed by each task's ELMo weights): ``Encoder``, and the activation cache's settings
-(``CacheSettings``).
+mixed by each task's ELMo weights): ``Encoder``, which holds the run's activation-cache group
+(``encoders.config.CacheConfig``) as it was configured.
 
 An encoder is one object per run: its files and their identity (``sha256``, ``identity()`` for the
 record, ``cache_identity()`` for the cache key), the shape of its layers (``layer_shape``), its
@@ -11,36 +11,17 @@ kind: ``encoders.bilm.BiLMEncoder``, ``encoders.transformer.TransformerEncoder``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from suite_common.errors import ConfigError
 
 from .activation_cache import ActivationCache, LayerSource
 from .config import CacheConfig
-
-_CACHE = CacheConfig()
-
-
-@dataclass(frozen=True)
-class CacheSettings:
-    """The activation cache of a run (``cache.enabled``, ``cache.dir``, ``cache.dtype``, ``cache.max_gb``)."""
-
-    enabled: bool = _CACHE.enabled  # the defaults are the configuration's (encoders.config.CacheConfig)
-    root: str = _CACHE.dir
-    dtype: str = _CACHE.dtype
-    max_gb: float | None = _CACHE.max_gb
-
-    @classmethod
-    def from_config(cls, cache) -> CacheSettings:
-        """From the run's ``cache`` group (``encoders.config.CacheConfig``)."""
-        return cls(bool(cache.enabled), str(cache.dir), str(cache.dtype), cache.max_gb)
 
 
 class Encoder:
     """A frozen encoder of contextual layers; subclasses give its files and its pass over text."""
 
     kind: str  # "bilm" | "transformer": what a record calls it
-    cache_settings: CacheSettings
+    cache_config: CacheConfig  # the run's ``cache`` group: cache.enabled, cache.dir, cache.dtype, cache.max_gb
     finetune_report: dict | None = None  # set on a biLM fine-tuned on the task's text (§3.4)
 
     @property
@@ -79,17 +60,17 @@ class Encoder:
         raise NotImplementedError
 
     def cache(self) -> ActivationCache:
-        return ActivationCache(self.cache_settings.root, self, dtype=self.cache_settings.dtype)
+        return ActivationCache(self.cache_config.dir, self, dtype=self.cache_config.dtype)
 
     def check_budget(self, named: dict[str, list[list[str]]]) -> None:
         """With the cache on: stop before writing anything if the entries still missing would not fit
         the disk or ``cache.max_gb`` (``ActivationCache.check_budget``)."""
-        if self.cache_settings.enabled:
-            self.cache().check_budget(named, self.cache_settings.max_gb)
+        if self.cache_config.enabled:
+            self.cache().check_budget(named, self.cache_config.max_gb)
 
     def layer_source(self, sentences: list[list[str]], name: str) -> LayerSource:
         """The layers of ``sentences``: from the activation cache, or computed per batch."""
-        if self.cache_settings.enabled:
+        if self.cache_config.enabled:
             return self.cache().get(sentences, name)
         return self.live(sentences)
 

@@ -27,7 +27,7 @@ from suite_common.locks import locked
 from suite_common.remote_files import local_path, preset_files
 
 from .activation_cache import ActivationCache, LayerSource
-from .base import CacheSettings, Encoder
+from .base import Encoder
 from .config import STATE_POLICIES, BilmConfig, CacheConfig
 
 _BILM = BilmConfig()
@@ -68,7 +68,7 @@ class BiLMEncoder(Encoder):
     device: str = "cpu"
     warmup_batches: int = _BILM.warmup_batches  # read with stateful_warmup only (0 otherwise)
     allow_extra: bool = False  # datasets of weights.hdf5 its options do not use are ignored instead of an error
-    cache_settings: CacheSettings = CacheSettings()
+    cache_config: CacheConfig = CacheConfig()
     finetune_epochs: int = _BILM.finetune_epochs
     finetune_report: dict | None = field(default=None, compare=False)
     kind = "bilm"
@@ -90,7 +90,7 @@ class BiLMEncoder(Encoder):
             batch_size=int(bilm.batch_size),
             device=str(device),
             warmup_batches=int(bilm.warmup_batches),
-            cache_settings=CacheSettings.from_config(cache),
+            cache_config=cache,
             finetune_epochs=int(bilm.finetune_epochs),
         )
         options, weights = bilm.options, bilm.weights
@@ -186,7 +186,7 @@ class BiLMEncoder(Encoder):
         return LiveLayers(self.load(), sentences)
 
     def layer_source(self, sentences: list[list[str]], name: str) -> LayerSource:
-        if not self.cache_settings.enabled and self.state not in ("stateless", "stateful"):
+        if not self.cache_config.enabled and self.state not in ("stateless", "stateful"):
             raise ConfigError(f"encoder.state={self.state} needs cache.enabled=true (the warm-up runs while caching)")
         return super().layer_source(sentences, name)
 
@@ -231,7 +231,7 @@ class BiLMEncoder(Encoder):
                 "(models exported by elmo_core.pretrain have them)"
             )
         key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
-        out = Path(self.cache_settings.root).parent / "finetuned" / key
+        out = Path(self.cache_config.dir).parent / "finetuned" / key
         with locked(out.parent / ".locks" / key):  # the runs of a parallel sweep share one fine-tuning:
             if not finished_finetuning(out):  # the second waits for the first's (released also when it dies)
                 self._finetune_into(out, train_text, dev_text, task_name)

@@ -19,7 +19,8 @@ from pathlib import Path
 from suite_common.errors import ConfigError, EncoderError
 
 from .activation_cache import ActivationCache, EmbeddedLayers, LayerSource
-from .base import CacheSettings, Encoder
+from .base import Encoder
+from .config import CacheConfig
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,7 +31,7 @@ class TransformerEncoder(Encoder):
     max_length: int | None = None
     batch_size: int = 32  # sentences per encoder batch when filling the cache
     device: str = "cpu"
-    cache_settings: CacheSettings = CacheSettings()
+    cache_config: CacheConfig = CacheConfig()
     kind = "transformer"
 
     @classmethod
@@ -54,7 +55,7 @@ class TransformerEncoder(Encoder):
             settings.max_length,
             settings.batch_size,
             str(device),
-            CacheSettings.from_config(cache),
+            cache,
         )
 
     def file_hashes(self) -> dict[str, str]:

@@ -69,7 +69,7 @@ def cache_plan(encoder, named: dict[str, list[list[str]]]) -> dict:
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     free = shutil.disk_usage(existing).free
-    max_gb = encoder.cache_settings.max_gb
+    max_gb = encoder.cache_config.max_gb
     fits = need <= free and (max_gb is None or need <= max_gb * 1e9)
     return {
         "root": str(cache.root),
@@ -127,10 +127,10 @@ def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
         report["max_epochs"] = int(plan.run.trainer.max_epochs)
         named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
         cache_tokens = live_tokens = 0
-        if plan.elmo.reads_encoder and plan.encoder.cache_settings.enabled:
+        if plan.uses_encoder and plan.encoder.cache_config.enabled:
             report["cache"] = cache_plan(plan.encoder, named)
             cache_tokens = sum(sum(map(len, named[name])) for name in report["cache"]["missing"])
-        elif plan.elmo.reads_encoder:
+        elif plan.uses_encoder:
             live_tokens = sum(sum(map(len, s)) for s in named.values())
         measured = measured_once(plan, built, batches)
         report.update(

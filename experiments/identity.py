@@ -2,22 +2,31 @@
 experiments are compared cell by cell, so a cell must hold one configuration's runs only).
 
 It is derived from the typed configuration (``run_config.RunConfig``): each field declares beside
-itself whether it counts (``suite_common.typed_config``), and every file a run reads counts by its
-content, through ``run_file_hashes``, the one place those files are hashed. ``run_digest`` hashes the
+itself whether it counts (``suite_common.typed_config``; ``counted_config`` walks them), and every file
+a run reads counts by its content, through ``run_file_hashes``, the one place those files are hashed
+(``identity_parts`` puts each hash under the name its field gives). The task's code version comes
+from the task's registration (``task_version``), never from a caller. ``run_digest`` hashes the
 counted configuration together with ``identity`` (the files' hashes and the task code's version).
 A record's digest is recomputed from its stored configuration and identity (``record_digest``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import lru_cache
 from pathlib import Path
 
+from suite_common.errors import ConfigError
 from suite_common.hashing import sha256_hex
+from suite_common.typed_config import RUNTIME, content_fields, counted
 from tasks.common.data_files import data_files
+from tasks.registry import is_probe_function, task_class
 
-from .run_config import RunConfig, counted_config, file_fields, identity_parts, typed
+from .run_config import RunConfig, typed
+from .settings import effective_position
+
+PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
 
 @lru_cache(maxsize=256)
@@ -41,8 +50,6 @@ def run_file_hashes(run: RunConfig, encoder) -> dict[str, str | None]:
     """The content hash of every file-valued field that counts in ``run``: an encoder's files through
     the encoder (it resolves the embedded default, presets and downloads), any other through
     ``content_sha256``; an unset field has none. A file-valued field nobody can hash stops the run."""
-    from suite_common.errors import ConfigError
-
     hashes = {}
     for path in file_fields(run):
         group, name = path.split(".", 1)
@@ -66,9 +73,64 @@ def data_sha256(run: RunConfig) -> dict[str, str]:
     return {k: content_sha256(p) for k, p in data_files(plain(run.data)).items()}
 
 
-def make_identity(run: RunConfig, encoder, task_version: int | None) -> dict:
-    """What the files of a run hold, and its task code's version."""
-    return identity_parts(run, run_file_hashes(run, encoder), data_sha256(run), task_version)
+def counted_config(run: RunConfig, hashes: dict[str, str]) -> dict:
+    """What of the configuration decides the run's result (``typed_config.counted``), with
+    ``elmo.position`` spelled out (``paper`` is the task's own position)."""
+    out = counted(run, run, hashes)
+    if "elmo" in out and effective_position(run):
+        out["elmo"] = {**out["elmo"], "position": effective_position(run)}
+    for name in ("data", "encoder", "cache"):  # a group with nothing that counts is as no group
+        if name in out and not out[name]:
+            del out[name]
+    if "encoder" in out:  # the kind always names the encoder a run reads
+        out["encoder"] = {"kind": run.encoder.kind, **out["encoder"]}
+    return out
+
+
+def file_fields(run: RunConfig) -> dict[str, dataclasses.Field]:
+    """Every file-valued field of this run's groups that counts in it (``CONTENT``), by dotted path."""
+    out = {}
+    for f in dataclasses.fields(run):
+        value = getattr(run, f.name)
+        when = f.metadata.get("when")
+        if dataclasses.is_dataclass(value) and f.metadata.get("identity") != RUNTIME and (when is None or when(run)):
+            out.update(content_fields(type(value), f"{f.name}."))
+    return out
+
+
+def identity_parts(run: RunConfig, hashes: dict[str, str], data_sha256: dict, task_version: int | None) -> dict:
+    """The run's identity: what its files hold (``hashes``: dotted field path -> SHA-256, from
+    ``identity.run_file_hashes``; every counting file field must have one) and its task code's version."""
+    identity = {"bilm_sha256": None, "data_sha256": data_sha256, "task_version": task_version}
+    for path, f in file_fields(run).items():
+        if path not in hashes:
+            raise ConfigError(f"{path}: a file the run reads has no content hash (the identity would miss it)")
+        if f.metadata.get("in_config"):
+            if _value(run, path) is not None:
+                identity.setdefault("files_sha256", {})[path] = hashes[path]
+        else:
+            identity[f.metadata["hash_name"]] = hashes[path]
+    if "encoder_sha256" in identity:  # a Transformer run names no biLM
+        del identity["bilm_sha256"]
+    return identity
+
+
+def _value(run, path: str):
+    node = run
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def task_version(name: str) -> int:
+    """The version a task registered (``VERSION`` of its class; the probe functions share
+    ``PROBE_VERSION``): raised when its code changes its results."""
+    return PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
+
+
+def make_identity(run: RunConfig, encoder) -> dict:
+    """What the files of a run hold, and the version its task registered."""
+    return identity_parts(run, run_file_hashes(run, encoder), data_sha256(run), task_version(run.task.name))
 
 
 def digest_of(run: RunConfig, identity: dict) -> str:
@@ -84,8 +146,6 @@ def run_digest(resolved: dict, identity: dict) -> str:
 def record_digest(record: dict) -> str | None:
     """The digest of a stored record; None when it has no identity, or when today's settings cannot
     describe its configuration (a key since removed): no run configured today is that run."""
-    from suite_common.errors import ConfigError
-
     identity, config = record.get("identity"), record.get("config")
     if identity is None or not isinstance(config, dict):
         return None

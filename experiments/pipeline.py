@@ -11,12 +11,9 @@ import numpy as np
 from suite_common.errors import ConfigError
 from tasks.base import TaskSplit
 from tasks.common.layers import ElmoFeatures
-from tasks.registry import is_probe_function, task_class
+from tasks.registry import task_class
 
 from .run_config import RunConfig, as_run
-from .settings import ElmoSettings
-
-PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
 
 def make_task(run: RunConfig):
@@ -25,15 +22,13 @@ def make_task(run: RunConfig):
     return task_class(run.task.name)(run.task)
 
 
-def task_version(name: str) -> int:
-    return PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
-
-
-def build_features(elmo: ElmoSettings, encoder) -> ElmoFeatures:
-    """The ELMo mixes a task model owns, sized to the encoder's layers."""
+def build_features(run: RunConfig, encoder) -> ElmoFeatures:
+    """The ELMo mixes a task model owns (where ``run.position`` puts them, made as ``run.elmo`` says),
+    sized to the encoder's layers."""
     num_layers, dim = encoder.layer_shape()
+    elmo = run.elmo
     return ElmoFeatures(
-        elmo.position, num_layers, dim, mix=elmo.mix, dropout=elmo.dropout, layer_norm=elmo.layer_norm, l2=elmo.l2
+        run.position, num_layers, dim, mix=elmo.mix, dropout=elmo.dropout, layer_norm=elmo.layer_norm, l2=elmo.l2
     )
 
 
@@ -60,11 +55,11 @@ def training_splits(run: RunConfig, task) -> dict:
     return splits
 
 
-def with_layers(elmo: ElmoSettings, task, splits: dict, encoder) -> dict[str, TaskSplit]:
+def with_layers(run: RunConfig, task, splits: dict, encoder) -> dict[str, TaskSplit]:
     """Each split with the layer source of its sentences (none when ELMo is not used). With the
     cache on, the entries still missing are sized first: a run whose cache would not fit
     (``cache.max_gb``, the free disk) stops before it writes any (``check_budget``)."""
-    if not elmo.reads_encoder:
+    if not run.reads_encoder:
         return {name: TaskSplit(name, ds) for name, ds in splits.items()}
     sentences = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
     encoder.check_budget(sentences)

@@ -2,8 +2,8 @@
 where ELMo goes and which frozen encoder feeds it; §5.3 for the probes).
 
 ``RunPlan.resolve`` reads a composed configuration and decides, in one place: the kind of run (a task
-model, a layer probe, a biLM fine-tuning), its ELMo settings (``settings.ElmoSettings``: the effective
-position, whether the run reads an encoder, how the mixes are made), the data files it reads, its
+model, a layer probe, a biLM fine-tuning), where ELMo goes and whether the run reads an encoder (the
+typed run's ``position`` and ``reads_encoder``; its mixes are made as ``run.elmo`` says), the data files it reads, its
 seed, its identity and digest (``identity``), and the record it writes. ``RunPlan.prepare`` then
 chooses its output directory: a finished run of the same identity anywhere below the runs root is
 reused, a launch directory holding another identity's record is never written over. The recipes in
@@ -25,7 +25,7 @@ from tasks.registry import is_probe_function
 
 from . import train_state
 from .identity import digest_of, make_identity
-from .pipeline import build_features, make_task, task_text, task_version, training_splits, with_layers
+from .pipeline import build_features, make_task, task_text, training_splits, with_layers
 from .run_config import RunConfig
 from .run_directories import (
     claim,
@@ -37,7 +37,6 @@ from .run_directories import (
     remove_if_unused,
     run_metadata,
 )
-from .settings import ElmoSettings
 
 
 @dataclass
@@ -45,7 +44,7 @@ class BuiltRun:
     """What every mode runs on, built from a plan by ``RunPlan.build``: the task (its vocabulary and
     labels), its splits (train cut to ``data.fraction``; none for a trained run), the encoder (the
     fine-tuned biLM where the plan reads one), the splits with their layers (when asked), the ELMo
-    mixes the model owns, the model (seeded), and the trainer's settings."""
+    mixes the model owns, the model (seeded), the run's ``trainer`` group and the device it trains on."""
 
     task: object
     splits: dict
@@ -53,7 +52,8 @@ class BuiltRun:
     data: dict | None
     features: object
     model: object
-    trainer: object
+    trainer: object  # run_config.TrainerConfig
+    device: str
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,6 @@ class RunPlan:
     run: RunConfig  # the configuration, typed (every group; ``run_config``)
     resolved: dict  # the configuration with every interpolation resolved, as records store it
     kind: str  # "task" | "probe" | "finetune"
-    elmo: ElmoSettings  # where ELMo goes, whether the run reads an encoder, how its mixes are made
     data_files: dict[str, Path]
     identity: dict  # what the run's files hold, and the code's version
     digest: str
@@ -81,8 +80,7 @@ class RunPlan:
         encoder = encoder_for(run)
         name = run.task.name
         kind = "finetune" if finetune else "probe" if is_probe_function(name) else "task"
-        elmo = ElmoSettings.of(run)
-        identity = make_identity(run, encoder, task_version(name))
+        identity = make_identity(run, encoder)
         if run.reads_encoder and encoder.kind == "bilm" and (finetune or run.encoder.finetune):
             identity["finetune_seed"] = FINETUNE_SEED  # a fine-tuning made before it was seeded is another run
         return cls(
@@ -90,13 +88,12 @@ class RunPlan:
             encoder=encoder,
             resolved=resolved,
             kind=kind,
-            elmo=elmo,
             data_files=data_files(resolved.get("data") or {}),
             identity=identity,
             digest=digest_of(run, identity),
             record_name="finetune.json" if kind == "finetune" else "results.json",
             seed=int(run.seed),
-            finetuned_encoder=encoder.kind == "bilm" and bool(run.encoder.finetune) and elmo.position != "none",
+            finetuned_encoder=encoder.kind == "bilm" and bool(run.encoder.finetune) and run.position != "none",
         )
 
     def build(self, layers: bool = True, finetune: bool = True, task_state: dict | None = None) -> BuiltRun:
@@ -105,7 +102,7 @@ class RunPlan:
         where the plan says so and ``finetune``: a dry run estimates that step instead), the splits'
         layers (``layers``), the mixes and the model (after seeding with the run's seed), the trainer's
         settings."""
-        from .trainer import TrainerConfig, set_seed
+        from .trainer import set_seed
 
         task = make_task(self.run)
         splits = {}
@@ -118,23 +115,21 @@ class RunPlan:
         encoder = self.encoder
         if finetune and self.finetuned_encoder:
             encoder = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
-        data = with_layers(self.elmo, task, splits, encoder) if layers and task_state is None else None
+        data = with_layers(self.run, task, splits, encoder) if layers and task_state is None else None
         set_seed(self.seed)  # the model's initialization; fit seeds the training stream again from the same seed
-        features = build_features(self.elmo, encoder)
+        features = build_features(self.run, encoder)
         model = task.build_model(features)
-        return BuiltRun(
-            task, splits, encoder, data, features, model, TrainerConfig.from_config(self.run, seed=self.seed)
-        )
+        return BuiltRun(task, splits, encoder, data, features, model, self.run.trainer, str(self.run.device))
 
     @property
     def position(self) -> str | None:
         """Where ELMo goes: ``none | input | output | both | probe``."""
-        return self.elmo.position
+        return self.run.position
 
     @property
     def uses_encoder(self) -> bool:
         """A run that does not is the same run whatever biLM or encoder is named."""
-        return self.elmo.reads_encoder
+        return self.run.reads_encoder
 
     def prepare(self, launch_dir: Path) -> tuple[Path, dict | None]:
         """``(run directory, finished record or None)``: a record of this identity anywhere below the

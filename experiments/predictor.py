@@ -27,7 +27,6 @@ from suite_common.errors import DataError
 from tasks.common.text_files import text_lines
 
 from .run_directories import write_text_atomic
-from .settings import ElmoSettings
 
 INVISIBLE = re.compile("[\u200b-\u200f\u2060\ufeff]")  # zero-width and direction marks, byte order marks
 
@@ -54,7 +53,7 @@ class Predictor:
             raise DataError(f"{where}: no text to predict (every line is blank)")
         raw = self.task.read_raw({"line": [n for n, _ in kept], "text": [t for _, t in kept]}, where)
         examples = self.task.prepare(raw, "test")
-        split = with_layers(ElmoSettings.of(self.cfg), self.task, {"test": examples}, self.encoder)["test"]
+        split = with_layers(self.cfg, self.task, {"test": examples}, self.encoder)["test"]
         predictions = predict(self.task, self.model, split, self.cfg.trainer.eval_batch_size)
         return [self.task.raw_output(row, p) for row, p in zip(examples, predictions, strict=True)]
 

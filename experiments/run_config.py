@@ -7,11 +7,8 @@ stored one, in today's layout): ``elmo`` (``ElmoConfig``), ``encoder`` (``BilmCo
 the task's folder declares in its ``config.py``). Unknown keys and values a field cannot take stop
 the run with one line naming the key.
 
-``counted_config`` walks the typed groups: each field declares beside itself whether it counts
-(``suite_common.typed_config``). ``identity_parts(run, hashes, data_sha256, task_version)`` puts every
-file-valued field's content hash under the name the field gives; ``hashes`` comes from
-``identity.run_file_hashes``, the one place a run's files are hashed, and a counting file field without a
-hash is refused. ``typed`` and ``as_run`` make a ``RunConfig`` of a plain or composed configuration;
+Each field declares beside itself whether it counts in a run's identity (``suite_common.typed_config``);
+``experiments.identity`` walks them. ``typed`` and ``as_run`` make a ``RunConfig`` of a plain or composed configuration;
 ``non_counting_keys`` (run directory names, what ``mode=evaluate`` takes from its command line) is read
 off the fields' declarations.
 """
@@ -33,8 +30,6 @@ from suite_common.typed_config import (
     RUNTIME,
     boolean,
     build,
-    content_fields,
-    counted,
     group,
     integer,
     number,
@@ -85,7 +80,7 @@ def _equal_updates_count(run) -> bool:
 
 
 @dataclass(frozen=True)
-class TrainerSettings:
+class TrainerConfig:
     optimizer: str = setting("adam", one_of("adam", "adadelta"))
     lr: float = setting(0.001, number(0, low_open=True))
     adadelta_rho: float = setting(0.95, number(0, 1, low_open=True, high_open=True))
@@ -142,7 +137,7 @@ class RunConfig:
     elmo: ElmoConfig = group(ElmoConfig)
     encoder: object = group(BilmConfig, when=reads_encoder)
     cache: CacheConfig = group(CacheConfig)
-    trainer: TrainerSettings = group(TrainerSettings)
+    trainer: TrainerConfig = group(TrainerConfig)
     embed_sample: EmbedSampleConfig = group(EmbedSampleConfig, identity=RUNTIME)
 
     @classmethod
@@ -190,58 +185,6 @@ def task_config_class(name: str) -> type:
 
 def data_config_class(name: str) -> type:
     return {"probe_pos": TaggedProbeData, "probe_wsd": SenseProbeData}.get(name, DataConfig)
-
-
-# ---- identity -----------------------------------------------------------------------------------------
-
-
-def counted_config(run: RunConfig, hashes: dict[str, str]) -> dict:
-    """What of the configuration decides the run's result (``typed_config.counted``), with
-    ``elmo.position`` spelled out (``paper`` is the task's own position)."""
-    out = counted(run, run, hashes)
-    if "elmo" in out and effective_position(run):
-        out["elmo"] = {**out["elmo"], "position": effective_position(run)}
-    for name in ("data", "encoder", "cache"):  # a group with nothing that counts is as no group
-        if name in out and not out[name]:
-            del out[name]
-    if "encoder" in out:  # the kind always names the encoder a run reads
-        out["encoder"] = {"kind": run.encoder.kind, **out["encoder"]}
-    return out
-
-
-def file_fields(run: RunConfig) -> dict[str, dataclasses.Field]:
-    """Every file-valued field of this run's groups that counts in it (``CONTENT``), by dotted path."""
-    out = {}
-    for f in dataclasses.fields(run):
-        value = getattr(run, f.name)
-        when = f.metadata.get("when")
-        if dataclasses.is_dataclass(value) and f.metadata.get("identity") != RUNTIME and (when is None or when(run)):
-            out.update(content_fields(type(value), f"{f.name}."))
-    return out
-
-
-def identity_parts(run: RunConfig, hashes: dict[str, str], data_sha256: dict, task_version: int | None) -> dict:
-    """The run's identity: what its files hold (``hashes``: dotted field path -> SHA-256, from
-    ``identity.run_file_hashes``; every counting file field must have one) and its task code's version."""
-    identity = {"bilm_sha256": None, "data_sha256": data_sha256, "task_version": task_version}
-    for path, f in file_fields(run).items():
-        if path not in hashes:
-            raise ConfigError(f"{path}: a file the run reads has no content hash (the identity would miss it)")
-        if f.metadata.get("in_config"):
-            if _value(run, path) is not None:
-                identity.setdefault("files_sha256", {})[path] = hashes[path]
-        else:
-            identity[f.metadata["hash_name"]] = hashes[path]
-    if "encoder_sha256" in identity:  # a Transformer run names no biLM
-        del identity["bilm_sha256"]
-    return identity
-
-
-def _value(run, path: str):
-    node = run
-    for part in path.split("."):
-        node = getattr(node, part)
-    return node
 
 
 # ---- a plain configuration as a typed one; the settings that never count -------------------------------

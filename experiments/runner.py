@@ -25,7 +25,6 @@ from .pipeline import (  # noqa: F401 - also the names other modules use through
     build_features,
     make_task,
     task_text,
-    task_version,
     training_splits,
     with_layers,
 )
@@ -33,7 +32,7 @@ from .plan import RunPlan
 from .predictions_file import write_predictions_file
 from .record import Record
 from .run_directories import mark_finished
-from .trainer import fit
+from .trainer import fit, passes_per_epoch
 
 
 def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
@@ -63,7 +62,8 @@ def train(cfg: DictConfig, out_dir: Path) -> dict:
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
-    result = fit(task, model, built.data, built.trainer, state_path=state_path, run=plan.digest)
+    where = {"seed": plan.seed, "device": built.device, "passes": passes_per_epoch(plan.run)}
+    result = fit(task, model, built.data, built.trainer, **where, state_path=state_path, run=plan.digest)
     prediction_files = {
         split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
         for split, preds in result["predictions"].items()

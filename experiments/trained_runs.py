@@ -22,7 +22,6 @@ from .pipeline import with_layers
 from .plan import RunPlan
 from .run_config import evaluate_overrides
 from .run_directories import write_json_atomic
-from .settings import ElmoSettings
 from .trainer import predict
 
 
@@ -84,7 +83,7 @@ def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: 
     splits, task.data_stats = {"test": task.prepare(examples, "test")}, {"test": stats}
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    test = with_layers(ElmoSettings.of(saved), task, splits, encoder)["test"]
+    test = with_layers(saved, task, splits, encoder)["test"]
     predictions = predict(task, model, test, saved.trainer.eval_batch_size)
     metrics = task.score(splits["test"], predictions)
     options_sha256 = getattr(encoder, "options_sha256", None)

@@ -9,8 +9,8 @@ evaluated once at the end with the selected model.
 A batch is ``task.make_batch(split, indices)``: the task's tensors with the biLM layers of each
 input side; the model applies its ELMo mixes itself. The trainer asks only the model's contract
 (``layers.TaskModel``: ``forward`` -> ``TaskOutput``, ``regularizer()``, ``parameter_groups``), the
-task's ``predict`` and ``score``, and its own typed ``TrainerConfig``: nothing of ``cfg.elmo`` or
-``cfg.data``.
+task's ``predict`` and ``score``, the run's ``trainer`` group (``run_config.TrainerConfig``), its seed,
+its device and its passes per epoch: nothing of ``cfg.elmo`` or ``cfg.data``.
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ import copy
 import math
 import random
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
@@ -32,9 +31,7 @@ from suite_common.errors import ConfigError, SuiteError
 from tasks.base import TaskSplit
 
 from . import train_state
-from .run_config import TrainerSettings
-
-_DEFAULTS = TrainerSettings()
+from .run_config import TrainerConfig
 
 
 class TrainingDiverged(SuiteError):
@@ -52,43 +49,6 @@ class History:
     epochs: list = field(default_factory=list)
     best_epoch: int = -1
     best_dev: float = -math.inf
-
-
-@dataclass(frozen=True)
-class TrainerConfig:
-    """The trainer's settings of one run (``experiments.run_config.TrainerSettings``, whose defaults these are),
-    with the run's ``seed``, ``device`` and ``passes_per_epoch`` (from ``trainer.equal_updates`` and
-    ``data.fraction``)."""
-
-    optimizer: str = _DEFAULTS.optimizer
-    lr: float = _DEFAULTS.lr
-    adadelta_rho: float = _DEFAULTS.adadelta_rho
-    batch_size: int = _DEFAULTS.batch_size
-    eval_batch_size: int = _DEFAULTS.eval_batch_size
-    max_epochs: int = _DEFAULTS.max_epochs
-    patience: int = _DEFAULTS.patience
-    grad_clip: float = _DEFAULTS.grad_clip
-    weight_decay: float = _DEFAULTS.weight_decay
-    ema: float = _DEFAULTS.ema
-    lr_halving: bool = _DEFAULTS.lr_halving
-    passes_per_epoch: int = 1
-    seed: int = 0
-    device: str = "cpu"  # the run's ``device``: the model and every batch are moved there
-
-    @classmethod
-    def from_config(cls, cfg, seed: int | None = None) -> TrainerConfig:
-        """From a run configuration (typed ``RunConfig``, or a composed one): ``trainer.*``,
-        ``data.fraction`` and the run's seed (the plan's ``seed`` when given, else ``cfg.seed``)."""
-        from .run_config import RunConfig, typed
-
-        run = cfg if isinstance(cfg, RunConfig) else typed(OmegaConf.to_container(cfg, resolve=True))
-        given = {f.name: getattr(run.trainer, f.name) for f in fields(run.trainer) if f.name != "equal_updates"}
-        return cls(
-            **given,
-            passes_per_epoch=passes_per_epoch(run),
-            seed=int(run.seed if seed is None else seed),
-            device=str(run.device),
-        )
 
 
 def make_optimizer(model, config: TrainerConfig) -> torch.optim.Optimizer:
@@ -153,46 +113,39 @@ def fit(
     model,
     splits: dict[str, TaskSplit],
     t: TrainerConfig,
+    seed: int = 0,
+    device: str = "cpu",
+    passes: int = 1,
     progress: bool = True,
     state_path: Path | None = None,
     run: str | None = None,
 ) -> dict:
     """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history.
+    ``t``: the run's ``trainer`` group; ``seed``: the run's; ``device``: where the model and each batch
+    go; ``passes``: passes over the training split per epoch (``passes_per_epoch``).
     ``state_path``: the training state is saved there after every epoch, and a state found there is
     resumed (``train_state``; ``run``: the run's identity digest, stored with it and checked when
     resuming); the result then has ``resumed_from_epoch``."""
-    set_seed(t.seed)
-    rng = random.Random(t.seed)
-    model.to(t.device)
+    set_seed(seed)
+    rng = random.Random(seed)
+    model.to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = make_optimizer(model, t)
-    halve = (
-        torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=0)
-        if t.lr_halving
-        else None
-    )
-    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(t.ema), use_buffers=True) if t.ema else None
+    halve, ema = _schedule_and_average(model, optimizer, t)
     evaluated = ema.module if ema is not None else model  # the paper's SQuAD model is evaluated with EMA weights
     history, patience, best_state, best_dev = History(), t.patience, None, None
     first_epoch, done, resumed_from, elapsed = 0, False, None, 0.0
+    parts = dict(model=model, optimizer=optimizer, schedule=halve, average=ema, history=history, batch_order=rng)
     if state_path is not None and Path(state_path).exists():
-        state = train_state.load(
-            state_path,
-            run=run,
-            model=model,
-            optimizer=optimizer,
-            schedule=halve,
-            average=ema,
-            history=history,
-            batch_order=rng,
-        )
+        state = train_state.load(state_path, run=run, **parts)
         first_epoch, done, patience, elapsed = state["epoch"], state["done"], state["patience"], state["seconds"]
         best_state, best_dev, resumed_from = state["best_state"], state["best_dev"], state["epoch"]
         print(f"resuming after epoch {first_epoch} ({state_path})", flush=True)
     started = time.time() - elapsed
     train, dev = splits["train"], splits["dev"]
     for epoch in range(first_epoch, 0 if done else t.max_epochs):
-        total, steps = _train_epoch(task, model, train, t, optimizer, params, ema, rng, epoch, progress)
+        where = (device, passes, epoch, progress)
+        total, steps = _train_epoch(task, model, train, t, optimizer, params, ema, rng, where)
         dev_predictions = predict(task, evaluated, dev, t.eval_batch_size)
         dev_metrics = task.score(dev.examples, dev_predictions)
         value = dev_metrics[task.metric]
@@ -213,21 +166,26 @@ def fit(
                 run=run,
                 epoch=epoch + 1,
                 done=done,
-                model=model,
-                optimizer=optimizer,
-                schedule=halve,
-                average=ema,
-                history=history,
                 patience=patience,
                 best_state=best_state,
                 best_dev=best_dev,
-                batch_order=rng,
                 seconds=time.time() - started,
+                **parts,
             )
         if done:
             break
     model.load_state_dict(best_state)
     return _result(task, model, splits, t, history, best_dev, resumed_from, started)
+
+
+def _schedule_and_average(model, optimizer, t: TrainerConfig):
+    """The learning-rate halving on a dev plateau (``trainer.lr_halving``) and the exponential moving
+    average of the weights (``trainer.ema``), each None when off."""
+    halve = None
+    if t.lr_halving:
+        halve = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=0)
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(t.ema), use_buffers=True) if t.ema else None
+    return halve, ema
 
 
 def _result(task, model, splits, t: TrainerConfig, history, best_dev, resumed_from, started: float) -> dict:
@@ -248,23 +206,19 @@ def _result(task, model, splits, t: TrainerConfig, history, best_dev, resumed_fr
     return result
 
 
-def _train_epoch(
-    task, model, train: TaskSplit, t: TrainerConfig, optimizer, params, ema, rng, epoch: int, progress: bool
-):
-    """One epoch (``t.passes_per_epoch`` shuffled passes over the training split); returns the summed
-    loss and the number of updates. A non-finite loss raises ``TrainingDiverged``."""
+def _train_epoch(task, model, train: TaskSplit, t: TrainerConfig, optimizer, params, ema, rng, where: tuple):
+    """One epoch (``where``: the device, the number of shuffled passes over the training split, the
+    epoch's index and whether to show progress); returns the summed loss and the number of updates.
+    A non-finite loss raises ``TrainingDiverged``."""
+    device, passes, epoch, progress = where
     model.train()
     total, steps = 0.0, 0
-    order = [
-        idx
-        for _ in range(t.passes_per_epoch)
-        for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)
-    ]
+    order = [idx for _ in range(passes) for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)]
     bar = tqdm(
         order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress, mininterval=2, leave=False
     )
     for idx in bar:
-        loss = train_step(model, on_device(task.make_batch(train, idx), t.device), optimizer, t, params)
+        loss = train_step(model, on_device(task.make_batch(train, idx), device), optimizer, t, params)
         if not math.isfinite(loss):  # a diverged model is no result: no record, no checkpoint
             raise TrainingDiverged(
                 f"the training loss is {loss} at epoch {epoch + 1}, batch {steps + 1}: training diverged "

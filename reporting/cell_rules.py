@@ -19,9 +19,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from experiments.identity import content_sha256
+from experiments.identity import content_sha256, counted_config
 from experiments.record import Record
-from experiments.run_config import counted_config, non_counting_keys, typed
+from experiments.run_config import non_counting_keys, typed
 from experiments.settings import effective_position, uses_encoder
 from suite_common.errors import ConfigError
 from tasks.common.data_files import data_files

@@ -24,7 +24,6 @@ from encoders import encoder_for
 from experiments.pipeline import build_features, make_task, training_splits, with_layers
 from experiments.record import Record
 from experiments.run_config import as_run
-from experiments.settings import ElmoSettings
 from suite_common.checkpoints import load_tensors
 
 
@@ -36,9 +35,8 @@ def input_norms(run_dir: Path) -> dict:
     task = make_task(cfg)
     task.load_state(ckpt["task_state"])
     splits = training_splits(cfg, task)
-    elmo = ElmoSettings.of(cfg)
-    dev = with_layers(elmo, task, {"dev": splits["dev"]}, source)["dev"]
-    model = task.build_model(build_features(elmo, source))
+    dev = with_layers(cfg, task, {"dev": splits["dev"]}, source)["dev"]
+    model = task.build_model(build_features(cfg, source))
     model.load_state_dict(ckpt["model"])
     model.eval()
     if "input" not in model.features.slots:

@@ -7,7 +7,6 @@ from hydra import compose, initialize_config_dir
 from encoders import encoder_for
 from experiments import runner
 from experiments.run_config import as_run
-from experiments.settings import ElmoSettings
 from experiments.trainer import set_seed
 
 TASKS = {
@@ -53,10 +52,10 @@ def task_setup(task_name, bilm_files, tmp_path, more_overrides=()):
     splits = runner.training_splits(cfg, task)
     task.build_vocab(splits["train"])
     source = encoder_for(as_run(cfg))
-    data = runner.with_layers(ElmoSettings.of(as_run(cfg)), task, splits, source)
+    data = runner.with_layers(as_run(cfg), task, splits, source)
     return cfg, task, source, data
 
 
 def new_model(cfg, task, source):
     set_seed(0)
-    return task.build_model(runner.build_features(ElmoSettings.of(as_run(cfg)), source))
+    return task.build_model(runner.build_features(as_run(cfg), source))

@@ -195,3 +195,51 @@ def test_the_length_check_finds_a_long_function(tmp_path):
     body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
     (tmp_path / "elmo_core" / "long.py").write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}")
     assert long_functions(tmp_path) == [f"elmo_core.long:long ({MAX_FUNCTION_LINES + 1} lines)"]
+
+
+def config_classes(root: Path) -> dict[str, tuple[set[str], set[str]]]:
+    """Every dataclass named ``*Config`` or ``*Settings`` in the packages: its declared field names and the
+    names of its bases."""
+    found = {}
+    for name, path in module_files(root).items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ClassDef) and node.name.endswith(("Config", "Settings")):
+                decorators = [ast.unparse(d) for d in node.decorator_list]
+                if any(d.split("(")[0].endswith("dataclass") for d in decorators):
+                    fields = {
+                        s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and hasattr(s.target, "id")
+                    }
+                    found[f"{name}.{node.name}"] = (fields, {ast.unparse(b).split(".")[-1] for b in node.bases})
+    return found
+
+
+def duplicated_config_classes(root: Path, share: float = 0.75) -> list[str]:
+    """Pairs of configuration classes where one declares again most (``share``) of the other's fields (at
+    least three): a second copy of one configuration group. Subclasses of one base (each task's settings
+    over ``TaskConfig``) give their own values to the fields they inherit: they are not copies."""
+    classes = config_classes(root)
+    found = []
+    for a, (fields_a, bases_a) in classes.items():
+        for b, (fields_b, bases_b) in classes.items():
+            common = fields_a & fields_b
+            related = bases_a & bases_b or a.split(".")[-1] in bases_b or b.split(".")[-1] in bases_a
+            if a != b and not related and len(fields_a) >= 3 and len(common) >= share * len(fields_a):
+                found.append(f"{a} repeats {len(common)} of its {len(fields_a)} fields in {b}")
+    return found
+
+
+def test_no_configuration_class_is_a_second_copy_of_another():
+    assert duplicated_config_classes(REPO) == []
+
+
+def test_the_copy_check_finds_a_settings_class_repeating_a_config(tmp_path):
+    (tmp_path / "encoders").mkdir()
+    first = "@dataclass\nclass CacheConfig:\n    enabled: bool = True\n    dir: str = 'x'\n    dtype: str = 'f'\n"
+    second = (
+        "@dataclass(frozen=True)\nclass CacheSettings:\n    enabled: bool\n    dir: str\n    dtype: str\n    n: int\n"
+    )
+    (tmp_path / "encoders" / "a.py").write_text(first + "\n\n" + second)
+    assert duplicated_config_classes(tmp_path) == [
+        "encoders.a.CacheConfig repeats 3 of its 3 fields in encoders.a.CacheSettings",
+        "encoders.a.CacheSettings repeats 3 of its 4 fields in encoders.a.CacheConfig",
+    ]

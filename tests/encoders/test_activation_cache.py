@@ -211,14 +211,14 @@ def _finetunable_encoder(tmp_path):
     and the key of that fine-tuning."""
     from tiny_models import finetunable_bilm
 
-    from encoders.base import CacheSettings
     from encoders.bilm import finetune_key
+    from encoders.config import CacheConfig
 
     finetunable_bilm(tmp_path / "base")
     encoder = BiLMEncoder(
         tmp_path / "base" / "options.json",
         tmp_path / "base" / "weights.hdf5",
-        cache_settings=CacheSettings(root=str(tmp_path / "cache" / "activations")),
+        cache_config=CacheConfig(dir=str(tmp_path / "cache" / "activations")),
         finetune_epochs=1,
     )
     text = (FIXTURES / "ner_tiny.conll").read_text().split("\n\n")[0]

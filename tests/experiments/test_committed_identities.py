@@ -27,7 +27,7 @@ SPELLED_TODAY = {
         "elmo.dropout=0.5",
         "seed=0",
     ],
-    "results/history/small-v2_quick/float16/runs/ner/+ablation:elmo+elmo.cache_dtype:float16+profile:quick+seed:1+source:local": [
+    "results/history/small-v2_quick/float16/runs/ner/+ablation:elmo+elmo.cache_dtype:float16+profile:quick+seed:1+source:local": [  # noqa: E501
         "task=ner",
         "+ablation=elmo",
         "cache.dtype=float16",

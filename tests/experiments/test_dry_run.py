@@ -111,3 +111,20 @@ def test_every_count_a_reader_reports_is_explained():
         keys |= set(re.findall(r'stats\["(\w+)"\]', text)) | set(re.findall(r'"(\w+)": (?:0|len\(|sum\()', text))
     keys -= {"tokens"} - set(COUNTS)  # (tokens is explained)
     assert keys and keys <= set(COUNTS), sorted(keys - set(COUNTS))
+
+
+def test_the_estimate_adds_the_measured_margin_to_what_it_timed():
+    """Updates, dev passes and the cache build as timed, times the margin measured against finished runs."""
+    from experiments.time_estimate import MARGIN, estimate
+
+    measured = {
+        "seconds_per_update": 0.5,
+        "updates_timed": 6,
+        "forward_seconds_per_example": 0.01,
+        "encoder_tokens_per_second": 1000.0,
+    }
+    out = estimate(measured, batches_per_epoch=10, max_epochs=3, dev_examples=100, cache_tokens=2000,
+                   live_tokens_per_epoch=0)  # fmt: skip
+    timed = 2000 / 1000 + 3 * (10 * 0.5 + 100 * 0.01)
+    assert MARGIN > 1 and out["estimated_seconds"] == round(MARGIN * timed, 1)
+    assert out["cache_seconds"] == round(MARGIN * 2.0, 1) and f"times {MARGIN}" in out["how_estimated"]

@@ -4,7 +4,7 @@ from conftest import REPO
 from hydra import compose, initialize_config_dir
 
 from experiments.run_config import as_run, evaluate_overrides, run_dir_excludes
-from experiments.settings import ElmoSettings, effective_position, uses_encoder
+from experiments.settings import effective_position, uses_encoder
 
 
 def test_run_directory_names_leave_out_exactly_the_keys_that_do_not_change_a_result():
@@ -24,9 +24,10 @@ def test_effective_position_and_encoder_use_on_configs_and_records():
 
 def test_a_runs_elmo_settings_are_read_once_into_one_typed_value():
     elmo = {"position": "paper", "mix": "last", "dropout": 0.1, "layer_norm": True, "l2": 0.0}
-    settings = ElmoSettings.of(as_run({"elmo": elmo, "task": {"name": "srl", "elmo_position": "input"}}))
-    assert settings == ElmoSettings("input", True, "last", 0.1, True, 0.0)
-    baseline = ElmoSettings.of(as_run({"elmo": {**elmo, "position": "none"}, "task": {"name": "srl"}}))
+    run = as_run({"elmo": elmo, "task": {"name": "srl", "elmo_position": "input"}})
+    assert (run.position, run.reads_encoder) == ("input", True)
+    assert (run.elmo.mix, run.elmo.dropout, run.elmo.layer_norm, run.elmo.l2) == ("last", 0.1, True, 0.0)
+    baseline = as_run({"elmo": {**elmo, "position": "none"}, "task": {"name": "srl"}})
     assert baseline.position == "none" and not baseline.reads_encoder
 
 

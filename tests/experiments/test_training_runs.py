@@ -90,7 +90,7 @@ def test_regularizer_is_added_per_mix():
 
 
 def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path):
-    from experiments.trainer import TrainerConfig, make_optimizer
+    from experiments.trainer import make_optimizer
 
     cfg = tiny_ner_cfg(
         bilm_files,
@@ -114,7 +114,7 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
     splits = task.load_splits(as_run(cfg).data)
     task.build_vocab(splits["train"])
     model = task.build_model(ElmoFeatures("input", 3, 16, mix="all", layer_norm=False, dropout=0.5, l2=0.0))
-    opt = make_optimizer(model, TrainerConfig.from_config(cfg))
+    opt = make_optimizer(model, as_run(cfg).trainer)
     assert isinstance(opt, torch.optim.Adadelta)
     decayed = {id(p) for g in opt.param_groups if g["weight_decay"] > 0 for p in g["params"]}
     names = {n for n, p in model.named_parameters() if id(p) in decayed}

@@ -17,13 +17,13 @@ from elmo_core import save_bilm
 from encoders.config import BilmConfig, CacheConfig, TransformerConfig
 from experiments import identity, runner
 from experiments.plan import RunPlan
-from experiments.run_config import ElmoConfig, RunConfig, TrainerSettings, task_config_class
+from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, task_config_class
 from suite_common.errors import ConfigError
 from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, role
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
 from tasks.registry import available
 
-GROUPS = [RunConfig, ElmoConfig, TrainerSettings, BilmConfig, TransformerConfig, CacheConfig, DataConfig]
+GROUPS = [RunConfig, ElmoConfig, TrainerConfig, BilmConfig, TransformerConfig, CacheConfig, DataConfig]
 GROUPS += [TaggedProbeData, SenseProbeData] + [task_config_class(name) for name in available()]
 
 
@@ -64,7 +64,7 @@ def test_every_file_field_of_a_run_is_hashed_into_its_identity(bilm_files, tmp_p
         "encoder.weights",
         "task.model.vectors",
     }
-    from experiments.run_config import identity_parts
+    from experiments.identity import identity_parts
 
     with pytest.raises(ConfigError, match="encoder.weights: a file the run reads has no content hash"):
         identity_parts(plan.run, {"encoder.options": "o", "task.model.vectors": "v"}, {}, 1)
@@ -135,7 +135,7 @@ def plain_defaults(cls) -> dict:
     "path, cls",
     [
         ("elmo/default.yaml", ElmoConfig),
-        ("trainer/default.yaml", TrainerSettings),
+        ("trainer/default.yaml", TrainerConfig),
         ("cache/default.yaml", CacheConfig),
         ("encoder/bilm.yaml", BilmConfig),
         *[(f"task/{name}.yaml", task_config_class(name)) for name in available()],

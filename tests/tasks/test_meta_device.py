@@ -23,6 +23,7 @@ from task_setups import task_setup as _setup
 import elmo_core.bilm as bilm_module
 import tasks.common.layers as task_layers
 import tasks.coref.model as coref_model
+from experiments.run_config import as_run
 
 
 def on_meta(x):
@@ -216,15 +217,14 @@ class _FirstUpdate(Exception):
 
 
 def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeypatch):
-    """``device=`` reaches the trainer; the model and each batch are on it at the first update, which
-    then runs there (on ``meta``: forward, loss and backward without data)."""
+    """The device given to ``fit`` (``meta`` here, which no run may name) takes the model and each batch
+    at the first update, which then runs there (on ``meta``: forward, loss and backward without data)."""
     from dataclasses import replace
 
     from experiments import trainer
 
     cfg, task, source, data = _setup("sst", bilm_files, tmp_path)
-    config = replace(trainer.TrainerConfig.from_config(cfg), device="meta")  # not a device a run may name
-    assert config.device == "meta"
+    config = as_run(cfg).trainer
     seen = []
 
     def first_update(model, batch, optimizer, t, params):
@@ -240,7 +240,9 @@ def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeyp
 
     monkeypatch.setattr(trainer, "train_step", first_update)
     with pytest.raises(_FirstUpdate):
-        trainer.fit(task, _new_model(cfg, task, source), data, replace(config, max_epochs=1), progress=False)
+        trainer.fit(
+            task, _new_model(cfg, task, source), data, replace(config, max_epochs=1), device="meta", progress=False
+        )
     assert seen == [{"meta"}]
 
 

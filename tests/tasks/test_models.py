@@ -12,7 +12,8 @@ from task_setups import new_model as _new_model
 from task_setups import task_setup as _setup
 
 from experiments import runner
-from experiments.trainer import TrainerConfig, make_optimizer, predict
+from experiments.run_config import as_run
+from experiments.trainer import make_optimizer, predict
 from suite_common.errors import ConfigError
 from tasks.common.layers import TaskModel
 
@@ -21,7 +22,7 @@ from tasks.common.layers import TaskModel
 def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_path):
     cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
     model = _new_model(cfg, task, source)
-    optimizer = make_optimizer(model, TrainerConfig.from_config(cfg))
+    optimizer = make_optimizer(model, as_run(cfg).trainer)
     train = data["train"]
     before = {k: v.clone() for k, v in model.state_dict().items()}
     losses = []

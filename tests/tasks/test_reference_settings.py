@@ -9,7 +9,8 @@ from conftest import FIXTURES
 from task_setups import new_model as _new_model
 from task_setups import task_setup as _setup
 
-from experiments.run_config import as_run, counted_config
+from experiments.identity import counted_config
+from experiments.run_config import as_run
 from tasks.ner.crf import FORBIDDEN, ConstrainedCRF
 from tasks.srl.model import HighwayLSTMLayer
 
@@ -139,12 +140,12 @@ def test_recurrent_dropout_is_one_mask_per_sequence_on_the_state_and_off_in_eval
 
 
 def test_srl_with_the_recurrent_highway_trains_and_predicts_the_same_alone_or_padded(bilm_files, tmp_path):
-    from experiments.trainer import TrainerConfig, make_optimizer, predict
+    from experiments.trainer import make_optimizer, predict
 
     overrides = ["task.model.highway=recurrent", "task.model.lstm_init=orthogonal", "task.model.dropout=0.1"]
     cfg, task, source, data = _setup("srl", bilm_files, tmp_path, overrides)
     model = _new_model(cfg, task, source)
-    optimizer = make_optimizer(model, TrainerConfig.from_config(cfg))
+    optimizer = make_optimizer(model, as_run(cfg).trainer)
     before = model.layers[0].state_linearity.weight.detach().clone()
     train = data["train"]
     for idx in task.batches(train.examples, 4, shuffle=False)[:2]:
