@@ -1,6 +1,6 @@
 """Old and new numbers side by side when the biLM changes (Peters et al. 2018, Tables 1-3, 7 and the
 probes of Tables 5-6): every cell of our own columns of two report directories, as "old → new" with
-the change of the mean.
+the change of the mean; a gain's intervals and p-value (Table 1) as "old → new".
 
     python -m reporting.compare_tables --old results --new results/small --out results/small/compare.md
 
@@ -34,7 +34,9 @@ class CompareError(ValueError):
 
 
 def _ours(columns) -> list[str]:
-    return [c for c in columns if "ours" in c]
+    """Our own columns: every "(ours ...)" one, and a gain's intervals (over seeds, and the paired
+    bootstrap with its p-value), which are ours too."""
+    return [c for c in columns if "ours" in c or c.startswith("increase:")]
 
 
 def _mean(cell: str) -> float | None:
@@ -52,7 +54,7 @@ def _side_by_side(old: str, new: str) -> str:
         return f"old {old}; new {new}"
     text = f"{old} → {new}"
     a, b = _mean(old), _mean(new)
-    if a is not None and b is not None:
+    if a is not None and b is not None and not (old + new).startswith("["):  # an interval has no one value
         text += f" ({b - a:+.2f})"
     return text
 

@@ -34,6 +34,17 @@ def test_cells_side_by_side_with_the_change_and_what_is_missing(tmp_path):
     assert f"{old / 'probes.csv'} missing" in text
 
 
+def test_a_gains_intervals_and_p_value_are_compared_without_a_change_of_mean(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    header = 'task,"ELMo (ours, dev)",increase: 95% interval over seeds,"increase: paired bootstrap: 95% interval, p"\n'
+    _write(old, "table1", header + 'sst,39.54 (n=3),"[-0.00, +2.55] ≈0","[-0.64, +3.18], p=0.19"\n')
+    _write(new, "table1", header + 'sst,40.45 (n=3),"[+0.10, +3.12]","[+0.05, +3.61], p=0.041"\n')
+    text = write(old, new, tmp_path / "c.md").read_text()
+    assert "| [-0.00, +2.55] ≈0 → [+0.10, +3.12] |" in text.replace("  ", " ").replace("  ", " ")
+    assert "[-0.64, +3.18], p=0.19 → [+0.05, +3.61], p=0.041 " in text
+    assert "39.54 (n=3) → 40.45 (n=3) (+0.91)" in text
+
+
 def test_a_table_without_its_key_column_is_an_error():
     with pytest.raises(CompareError, match="the old table has no column 'task'"):
         compare(pd.DataFrame({"x": ["a"]}), pd.DataFrame({"task": ["a"], "v (ours)": ["1"]}), ["task"], "table1")
