@@ -2,6 +2,7 @@
 configuration (the run machinery of Peters et al. 2018's experiments, §4; Table 1's quick runs).
 
     python -m benchmarks.dry_run_check --runs RUNS [--tasks ner sst ...] [--arms baseline elmo] [--threads 1]
+        [--override KEY=VALUE ...]
 
 For each task and arm (``+ablation=baseline`` or ``+ablation=elmo``, quick profile, local data), the dry
 run is made here now, in this process, exactly as ``run.py ... mode=dry_run`` makes it; the finished
@@ -31,34 +32,35 @@ ROOT = Path(__file__).resolve().parents[1]
 TASKS = ("ner", "sst", "srl", "qa", "nli", "coref")
 
 
-def compose_run(task: str, arm: str, seed: int, threads: int, runs: Path, cache: Path | None):
+def compose_run(task: str, arm: str, seed: int, threads: int, runs: Path, cache: Path | None, more=()):
     overrides = [f"task={task}", "profile=quick", "source=local", f"+ablation={arm}", f"seed={seed}"]
     overrides += [f"threads={threads}", f"runs_root={runs}", "mode=dry_run"]
     overrides += [f"cache.dir={cache}"] if cache else []
+    overrides += list(more)
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         return compose("config", overrides=overrides)
 
 
-def records_of(task: str, arm: str, threads: int, runs: Path, cache: Path | None) -> list[dict]:
+def records_of(task: str, arm: str, threads: int, runs: Path, cache: Path | None, more=()) -> list[dict]:
     from experiments.plan import RunPlan
     from experiments.run_directories import finished_run
 
     found = []
     for seed in (0, 1, 2):
-        plan = RunPlan.resolve(compose_run(task, arm, seed, threads, runs, cache))
+        plan = RunPlan.resolve(compose_run(task, arm, seed, threads, runs, cache, more))
         record = finished_run(runs / task / "-", runs, plan.digest, plan.record_name)
         if record is not None:
             found.append(record)
     return found
 
 
-def check(task: str, arm: str, threads: int, runs: Path, cache: Path | None) -> dict:
+def check(task: str, arm: str, threads: int, runs: Path, cache: Path | None, more=()) -> dict:
     from experiments.dry_run import dry_run
 
     with contextlib.redirect_stdout(io.StringIO()):  # the dry run's own report: only its numbers are kept
-        report = dry_run(compose_run(task, arm, 0, threads, runs, cache))
+        report = dry_run(compose_run(task, arm, 0, threads, runs, cache, more))
     train = float(report["estimated_seconds"]) - float(report.get("cache_seconds") or 0.0)
-    found = records_of(task, arm, threads, runs, cache)
+    found = records_of(task, arm, threads, runs, cache, more)
     seconds = [float(r["train_seconds"]) for r in found]
     cpus = sorted({str((r.get("hardware") or {}).get("cpu", "?")) for r in found})
     row = {"task": task, "arm": arm, "estimate_s": round(train, 1), "records": len(seconds), "made_on": cpus}
@@ -76,6 +78,9 @@ def main(argv=None) -> None:
     ap.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
     ap.add_argument("--arms", nargs="+", default=["baseline", "elmo"], choices=["baseline", "elmo"])
     ap.add_argument("--threads", type=int, default=1, help="torch threads (the records' own: 1 for the sweeps)")
+    ap.add_argument(
+        "--override", nargs="*", default=[], help="more run.py overrides for every configuration (KEY=VALUE)"
+    )
     args = ap.parse_args(argv)
     import torch
 
@@ -87,7 +92,8 @@ def main(argv=None) -> None:
     print("|---|---|---|---|---|---|---|")
     for task in args.tasks:
         for arm in args.arms:
-            r = check(task, arm, args.threads, args.runs.resolve(), args.cache.resolve() if args.cache else None)
+            cache = args.cache.resolve() if args.cache else None
+            r = check(task, arm, args.threads, args.runs.resolve(), cache, args.override)
             actual = f"{r['actual_min_s']}–{r['actual_max_s']}" if r["records"] else "—"
             ratio = f"{r['max_over_estimate']:.2f}" if r["records"] else "—"
             made = ", ".join(r["made_on"]) or "—"

@@ -202,6 +202,8 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
         "key.conll": str(FIXTURES / "coref_tiny.conll"),
         "response.conll": str(FIXTURES / "coref_tiny.conll"),
         "outputs/runs": str(env["root"] / "runs"),  # the runs the documented run.py commands made
+        "RUNS": str(env["root"] / "runs"),
+        "CACHE": str(env["root"] / "cache"),
         "sentences.txt": str(env["text"]),
         "task_train.txt": str(env["text"]),
         "task_dev.txt": str(env["text"]),
@@ -256,6 +258,18 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
             "1",
             "--out",
             str(tmp_path / "paper_scale.md"),
+        ],
+        "benchmarks.dry_run_check": [
+            "--tasks",
+            "ner",
+            "--arms",
+            "elmo",
+            "--override",
+            *[
+                o
+                for o in tiny_overrides(["task=ner"], env, env["root"] / "runs")
+                if not o.startswith(("runs_root=", "cache."))
+            ],
         ],
         "reporting.paper_profile": [],
         "reporting.cache_dtype_check": [],
