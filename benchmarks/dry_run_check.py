@@ -75,8 +75,10 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=Path, required=True, help="a runs root holding the quick Table 1 records")
     ap.add_argument("--cache", type=Path, help="their activation cache directory (cache.dir), if not the default")
-    ap.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
-    ap.add_argument("--arms", nargs="+", default=["baseline", "elmo"], choices=["baseline", "elmo"])
+    ap.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS, help="the quick tasks to check (all six)")
+    ap.add_argument(
+        "--arms", nargs="+", default=["baseline", "elmo"], choices=["baseline", "elmo"], help="+ablation= of each row"
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch threads (the records' own: 1 for the sweeps)")
     ap.add_argument(
         "--override", nargs="*", default=[], help="more run.py overrides for every configuration (KEY=VALUE)"

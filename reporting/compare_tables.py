@@ -36,7 +36,7 @@ class CompareError(ValueError):
 def _ours(columns) -> list[str]:
     """Our own columns: every "(ours ...)" one, and a gain's intervals (over seeds, and the paired
     bootstrap with its p-value), which are ours too."""
-    return [c for c in columns if "ours" in c or c.startswith("increase:")]
+    return [c for c in columns if ("ours" in c or c.startswith("increase:")) and not c.endswith("(paper)")]
 
 
 def _mean(cell: str) -> float | None:

@@ -77,9 +77,8 @@ def test_every_committed_record_is_of_this_version_and_has_the_digest_its_typed_
             untyped.append(path.relative_to(ROOT).parts[1])
             continue
         assert digest == record["config_hash"], path
-    # the POS probe's records of before it was a task: the first biLM's, the second's two, and BERT's (which reads no
-    # biLM, so the third biLM's tables keep it too)
-    assert sorted(untyped) == ["history", "history", "history", "small"]
+    # the POS probe's records of before it was a task: the first biLM's, and the second biLM's and BERT's beside it
+    assert sorted(untyped) == ["history", "history", "history"]
 
 
 def test_a_transformer_configuration_carries_no_bilm_keys():
