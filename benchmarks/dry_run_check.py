@@ -48,6 +48,7 @@ def records_of(task: str, arm: str, threads: int, runs: Path, cache: Path | None
     found = []
     for seed in (0, 1, 2):
         plan = RunPlan.resolve(compose_run(task, arm, seed, threads, runs, cache, more))
+        # no launch directory of its own: a record of this identity anywhere under the runs root
         record = finished_run(runs / task / "-", runs, plan.digest, plan.record_name)
         if record is not None:
             found.append(record)

@@ -173,16 +173,22 @@ def test_tasks_top_level_holds_only_the_contract_and_the_registry():
 MAX_FUNCTION_LINES = 80
 
 
+def syntax_nodes(root: Path):
+    """``(module name, node)`` for every node of every module of the scripts and packages."""
+    for name, path in module_files(root).items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            yield name, node
+
+
 def long_functions(root: Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
     """Every function or method of the scripts and packages longer than ``limit`` lines (its
     decorators excluded, its docstring included), as ``module:name (lines)``."""
     found = []
-    for name, path in module_files(root).items():
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                lines = node.end_lineno - node.lineno + 1
-                if lines > limit:
-                    found.append(f"{name}:{node.name} ({lines} lines)")
+    for name, node in syntax_nodes(root):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines = node.end_lineno - node.lineno + 1
+            if lines > limit:
+                found.append(f"{name}:{node.name} ({lines} lines)")
     return found
 
 
@@ -201,15 +207,12 @@ def config_classes(root: Path) -> dict[str, tuple[set[str], set[str]]]:
     """Every dataclass named ``*Config`` or ``*Settings`` in the packages: its declared field names and the
     names of its bases."""
     found = {}
-    for name, path in module_files(root).items():
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.ClassDef) and node.name.endswith(("Config", "Settings")):
-                decorators = [ast.unparse(d) for d in node.decorator_list]
-                if any(d.split("(")[0].endswith("dataclass") for d in decorators):
-                    fields = {
-                        s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and hasattr(s.target, "id")
-                    }
-                    found[f"{name}.{node.name}"] = (fields, {ast.unparse(b).split(".")[-1] for b in node.bases})
+    for name, node in syntax_nodes(root):
+        if isinstance(node, ast.ClassDef) and node.name.endswith(("Config", "Settings")):
+            decorators = [ast.unparse(d) for d in node.decorator_list]
+            if any(d.split("(")[0].endswith("dataclass") for d in decorators):
+                fields = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and hasattr(s.target, "id")}
+                found[f"{name}.{node.name}"] = (fields, {ast.unparse(b).split(".")[-1] for b in node.bases})
     return found
 
 
