@@ -157,19 +157,27 @@ class CorefModel(TaskModel):
 
     def pair_scores(self, spans: torch.Tensor, antecedents: torch.Tensor, back: torch.Tensor) -> torch.Tensor:
         """s_a(i, j) of every kept span i and its antecedents j (k, A), from [g_i, g_j, g_i∘g_j, φ(i, j)].
-        Training builds all pairs at once (their activations are kept for the backward pass anyway);
-        scoring builds them for a block of spans at a time, so a whole long document never holds
-        k × A pair vectors (4 GB for a 3,000-word document at 250 antecedents) — the same scores."""
+
+        The scorer's first layer is linear, so W·[g_i; g_j; g_i∘g_j; φ] = W_i g_i + W_j g_j + W_∘(g_i∘g_j)
+        + W_φ φ: the first, second and last terms are computed once per span (or distance) and only
+        g_i∘g_j is built per pair, a third of the full pair vector (the same function; the parameters are
+        the one ``nn.Linear``). Training builds all pairs at once (their activations are kept for the
+        backward pass anyway); scoring builds them for a block of spans at a time, so a long document never
+        holds every pair at once (the same scores)."""
         k, n_back = antecedents.shape
-        distance = self.distance_embedding(distance_bucket(back))  # (A, feature)
-        width = 3 * spans.shape[1] + distance.shape[1]
-        block = k if torch.is_grad_enabled() and self.training else max(1, self.PAIR_FLOATS // (n_back * width))
+        first, rest = self.antecedent_scorer[0], self.antecedent_scorer[1:]
+        dim = spans.shape[1]
+        w_i, w_j, w_pair, w_distance = first.weight.split([dim, dim, dim, first.in_features - 3 * dim], dim=1)
+        per_span_i = spans @ w_i.T + first.bias  # (k, H)
+        per_span_j = spans @ w_j.T  # (k, H)
+        per_distance = self.distance_embedding(distance_bucket(back)) @ w_distance.T  # (A, H)
+        block = k if torch.is_grad_enabled() and self.training else max(1, self.PAIR_FLOATS // (n_back * dim))
         out = []
         for lo in range(0, k, block):
             ante = antecedents[lo : lo + block]
-            g_i, g_j = spans[lo : lo + block].unsqueeze(1).expand(-1, n_back, -1), spans[ante]
-            pairs = torch.cat([g_i, g_j, g_i * g_j, distance.expand(ante.shape[0], -1, -1)], -1)
-            out.append(self.antecedent_scorer(pairs).squeeze(-1))
+            products = spans[lo : lo + block].unsqueeze(1) * spans[ante]  # (b, A, dim)
+            hidden = products @ w_pair.T + per_span_i[lo : lo + block].unsqueeze(1) + per_span_j[ante] + per_distance
+            out.append(rest(hidden).squeeze(-1))
         return torch.cat(out) if len(out) > 1 else out[0]
 
     @staticmethod

@@ -75,24 +75,39 @@ class RecurrentHighwayLayer(nn.Module):
         self.state_linearity = nn.Linear(hidden, 5 * hidden)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Rows sorted longest first, so the sequences still running at step t are the first ``active[t]``:
+        each step computes those rows only (a batch is never run to its longest sentence for every row)."""
         lengths = task_layers.host_lengths(mask)
         if self.reverse:
             x = reverse_padded(x, lengths)
-        hidden = self.hidden
-        projected = self.input_linearity(x).unbind(1)  # every time step at once, then one tensor per step
-        h = c = x.new_zeros(x.shape[0], hidden)
+        hidden, batch = self.hidden, x.shape[0]
         keep = None
         if self.training and self.recurrent_dropout > 0:
-            keep = x.new_empty(x.shape[0], hidden).bernoulli_(1 - self.recurrent_dropout) / (1 - self.recurrent_dropout)
+            keep = x.new_empty(batch, hidden).bernoulli_(1 - self.recurrent_dropout) / (1 - self.recurrent_dropout)
+        order = torch.argsort(lengths, descending=True, stable=True)
+        active = (lengths[order].unsqueeze(0) > torch.arange(x.shape[1]).unsqueeze(1)).sum(1).tolist()  # (T,)
+        order_on = order.to(x.device)
+        sorted_mask = mask[order_on]
+        # gates i, f, g, o, r and the carried x of the words only (never of padding), then one tensor per step
+        projected = x.new_zeros(*sorted_mask.shape, 6 * hidden).masked_scatter(
+            sorted_mask.unsqueeze(-1), self.input_linearity(x[order_on][sorted_mask])
+        )
+        projected = projected.unbind(1)
+        keep = None if keep is None else keep[order_on]
+        h = c = x.new_zeros(batch, hidden)
         steps = []
-        for step in projected:  # padding comes after each sequence's last word, so it never reaches one
-            gates = step[:, : 5 * hidden] + self.state_linearity(h if keep is None else h * keep)
+        for t, n in enumerate(active):  # padding comes after each sequence's last word, so it never reaches one
+            if n == 0:
+                break
+            h, c, step = h[:n], c[:n], projected[t][:n]
+            gates = step[:, : 5 * hidden] + self.state_linearity(h if keep is None else h * keep[:n])
             i, f, g, o, r = gates.chunk(5, dim=1)
             c = torch.sigmoid(i) * torch.tanh(g) + torch.sigmoid(f) * c
             r = torch.sigmoid(r)
             h = r * torch.sigmoid(o) * torch.tanh(c) + (1 - r) * step[:, 5 * hidden :]
-            steps.append(h)
-        out = torch.stack(steps, dim=1) * mask.unsqueeze(-1)
+            steps.append(nn.functional.pad(h, (0, 0, 0, batch - n)))
+        out = torch.stack(steps, dim=1) if steps else x.new_zeros(batch, 0, hidden)
+        out = nn.functional.pad(out, (0, 0, 0, x.shape[1] - out.shape[1]))[torch.argsort(order_on)]
         return reverse_padded(out, lengths) if self.reverse else out
 
     def orthogonal_init(self) -> None:

@@ -297,15 +297,20 @@ def test_the_data_a_choice_prescribes_is_read_from_the_working_directory_of_the_
     """The default data paths are relative (``../shared``): a report run from another directory must not be
     answered from what an earlier one found (a memo keyed on the choices alone did, and let a run on other
     data into a cell)."""
-    from conftest import REPO
+    from conftest import shared_path
 
     from reporting.cell_rules import prescribed_data
 
     monkeypatch.delenv("ELMO_SHARED", raising=False)
     choices = ("task=nli", "source=local", "+ablation=baseline", "profile=quick")
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "elsewhere" / "deeper").mkdir(parents=True)
+    (tmp_path / "checkout").mkdir()
+    (tmp_path / "shared").symlink_to(
+        shared_path("data").parent
+    )  # ../shared beside a checkout, wherever this one's lies
+    monkeypatch.chdir(tmp_path / "elsewhere" / "deeper")
     assert set(prescribed_data(choices).values()) == {"missing"}
-    monkeypatch.chdir(REPO)
+    monkeypatch.chdir(tmp_path / "checkout")
     found = prescribed_data(choices)
     assert found and "missing" not in found.values()
 

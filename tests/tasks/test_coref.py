@@ -326,3 +326,35 @@ def test_scoring_in_blocks_of_spans_gives_the_scores_of_all_pairs_at_once(bilm_f
         assert torch.equal(whole.scores[key], blocks.scores[key])
     torch.testing.assert_close(whole.scores["scores"], blocks.scores["scores"], atol=1e-6, rtol=0)
     assert model.decode(whole.scores, batch) == model.decode(blocks.scores, batch)
+
+
+def test_pair_scores_split_by_term_equal_the_scorer_on_whole_pair_vectors():
+    """The antecedent scorer's first layer applied term by term (per span, per distance, per pair only
+    g_i∘g_j) gives what the same network gives on the concatenated [g_i; g_j; g_i∘g_j; φ(i, j)], in
+    training (gradients too) and in scoring."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from tasks.coref.config import CorefModelConfig
+    from tasks.coref.model import CorefModel, distance_bucket
+
+    torch.manual_seed(0)
+    features = SimpleNamespace(input_dim=0, output_dim=0)
+    cfg = SimpleNamespace(model=CorefModelConfig(word_dim=6, char_filters=0, hidden=4, ffnn_size=5, dropout=0.0))
+    model = CorefModel(["a", "b"], cfg, features)
+    k, dim = 7, 2 * (2 * 4) + 6 + cfg.model.feature_size  # span vector: [h_start; h_end; attended x; width]
+    back = torch.arange(1, 4)
+    antecedents = (torch.arange(k).unsqueeze(1) - back).clamp(min=0)
+    for training in (True, False):
+        model.train(training)
+        spans = torch.randn(k, dim, requires_grad=True)
+        g_i, g_j = spans.unsqueeze(1).expand(-1, 3, -1), spans[antecedents]
+        distance = model.distance_embedding(distance_bucket(back)).expand(k, -1, -1)
+        direct = model.antecedent_scorer(torch.cat([g_i, g_j, g_i * g_j, distance], -1)).squeeze(-1)
+        split = model.pair_scores(spans, antecedents, back)
+        torch.testing.assert_close(split, direct, atol=1e-5, rtol=1e-5)
+        if training:
+            (grad_direct,) = torch.autograd.grad(direct.sum(), spans)
+            (grad_split,) = torch.autograd.grad(model.pair_scores(spans, antecedents, back).sum(), spans)
+            torch.testing.assert_close(grad_split, grad_direct, atol=1e-5, rtol=1e-5)

@@ -139,6 +139,27 @@ def test_recurrent_dropout_is_one_mask_per_sequence_on_the_state_and_off_in_eval
     assert not (torch.stack(seen[1:]) == 0).any()
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_recurrent_highway_layer_on_a_padded_batch_equals_each_sentence_alone(reverse):
+    """Each step computes only the sentences still running (longest first): outputs and gradients of a
+    padded batch in any order are those of each sentence run alone, and padding stays zero."""
+    from tasks.srl.model import RecurrentHighwayLayer
+
+    torch.manual_seed(0)
+    layer = RecurrentHighwayLayer(4, 6, reverse=reverse, recurrent_dropout=0.0)
+    lengths = torch.tensor([3, 7, 1, 7, 5])
+    x = torch.randn(5, 7, 4, requires_grad=True)
+    mask = torch.arange(7)[None] < lengths[:, None]
+    out = layer(x, mask)
+    (grad_batch,) = torch.autograd.grad((out * out).sum(), x)
+    assert out[~mask].abs().sum() == 0
+    for row, n in enumerate(lengths.tolist()):
+        alone = layer(x[row : row + 1, :n], torch.ones(1, n, dtype=torch.bool))
+        torch.testing.assert_close(out[row, :n], alone[0], atol=1e-6, rtol=0)
+        (grad_alone,) = torch.autograd.grad((alone * alone).sum(), x)
+        torch.testing.assert_close(grad_batch[row], grad_alone[row], atol=1e-6, rtol=0)
+
+
 def test_srl_with_the_recurrent_highway_trains_and_predicts_the_same_alone_or_padded(bilm_files, tmp_path):
     from experiments.trainer import make_optimizer, predict
 

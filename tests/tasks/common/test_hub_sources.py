@@ -224,6 +224,7 @@ def test_offline_default_source_fails_fast_with_one_line(tmp_path):
         "HF_HOME": str(tmp_path / "hf"),
         "HF_HUB_OFFLINE": "0",
     }
+    env.pop("ELMO_SHARED", None)  # no local copies either (../shared is not beside tmp_path)
     started = time.time()  # what start-up alone costs on this machine now (other tests may share its cores)
     subprocess.run([sys.executable, "-c", "import datasets, hydra, torch"], capture_output=True, timeout=120)
     startup = time.time() - started
