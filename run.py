@@ -26,27 +26,29 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 
-def embed_sample(cfg: DictConfig, out_dir: Path) -> None:
-    """Embeds ``embed_sample.limit`` sentences of ``embed_sample.sentences`` into ``out_dir``."""
+def embed_sample(run, out_dir: Path) -> None:
+    """Embeds ``embed_sample.limit`` sentences of ``embed_sample.sentences`` into ``out_dir`` (``run``: the
+    typed configuration, ``experiments.run_config.RunConfig``)."""
     from elmo_core import load_bilm
     from elmo_core.embed import embed_file
     from experiments.plan import RunPlan
     from suite_common.errors import ConfigError
     from tasks.ner.reader import read_conll2003_file
 
-    source = RunPlan.resolve(cfg).encoder  # the encoder as any run of this configuration builds it
+    source = RunPlan.resolve(run).encoder  # the encoder as any run of this configuration builds it
     if source.kind != "bilm":
         raise ConfigError("mode=embed_sample embeds with the biLM (encoder=bilm)")
     options, weights = source.options, source.weights
     bilm = load_bilm(
-        options, weights, stateful=source.state != "stateless", device=cfg.device, allow_extra=source.allow_extra
+        options, weights, stateful=source.state != "stateless", device=run.device, allow_extra=source.allow_extra
     )
-    ds, _ = read_conll2003_file(cfg.embed_sample.sentences)
-    sentences = list(ds["tokens"])[: cfg.embed_sample.limit]
+    sample = run.embed_sample
+    ds, _ = read_conll2003_file(sample.sentences)
+    sentences = list(ds["tokens"])[: sample.limit]
     text = out_dir / "sentences.txt"
     text.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
     start = time.perf_counter()
-    n = embed_file(bilm, text, out_dir / "embeddings.hdf5", cfg.embed_sample.batch_size)
+    n = embed_file(bilm, text, out_dir / "embeddings.hdf5", sample.batch_size)
     seconds = time.perf_counter() - start
     tokens = sum(len(s) for s in sentences)
     report = {
@@ -119,13 +121,12 @@ def main(cfg: DictConfig):
         "dry_run": dry_run,
     }
     try:
-        if cfg.mode not in ("train", "finetune", "dry_run"):  # those validate in their RunPlan, the others here
-            validate(cfg)
-        set_threads(cfg)
-        if cfg.mode == "embed_sample":  # train and finetune write theirs into the run directory they choose
+        run = validate(cfg)  # the typed configuration, built once: every mode takes it
+        set_threads(run)
+        if run.mode == "embed_sample":  # train and finetune write theirs into the run directory they choose
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-        return modes[cfg.mode](cfg, out_dir)  # a sweep's dry run adds up its jobs' reports (experiments.sweep_total)
+        return modes[run.mode](run, out_dir)  # a sweep's dry run adds up its jobs' reports (experiments.sweep_total)
     except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
         line = one_line(e, out_dir)
         if line is None:  # a programming error: the traceback is the report
@@ -158,7 +159,7 @@ def one_line(e: Exception, out_dir: Path) -> str | None:
     return None
 
 
-def set_threads(cfg: DictConfig) -> None:
+def set_threads(run) -> None:
     """torch's CPU threads for this run (``threads``; ``auto`` divides the free cores among the jobs
     of a parallel launcher)."""
     import torch
@@ -167,9 +168,9 @@ def set_threads(cfg: DictConfig) -> None:
     from experiments.threads import choose_threads, parallel_jobs
 
     launcher = HydraConfig.get().launcher if HydraConfig.initialized() else {}
-    threads = choose_threads(cfg.threads, parallel_jobs(launcher.get("n_jobs") if "n_jobs" in launcher else 1))
+    threads = choose_threads(run.threads, parallel_jobs(launcher.get("n_jobs") if "n_jobs" in launcher else 1))
     torch.set_num_threads(threads)
-    print(f"torch threads: {threads} (threads={cfg.threads})", flush=True)
+    print(f"torch threads: {threads} (threads={run.threads})", flush=True)
 
 
 def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks import SHARED
+from experiments.run_config import as_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +65,7 @@ def score_once(document: Path, profile: str, position: str, whole: bool, work: P
                 f"runs_root={work / 'runs'}", "threads=1",
             ],
         )  # fmt: skip
-    built = RunPlan.resolve(cfg).build(layers=True)
+    built = RunPlan.resolve(as_run(cfg)).build(layers=True)
     model = built.model.eval()
     batch = built.task.make_batch(built.data["dev"], [0])
     with torch.no_grad():

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 
+from experiments.run_config import as_run
 from suite_common.machine import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +48,7 @@ def records_of(task: str, arm: str, threads: int, runs: Path, cache: Path | None
 
     found = []
     for seed in (0, 1, 2):
-        plan = RunPlan.resolve(compose_run(task, arm, seed, threads, runs, cache, more))
+        plan = RunPlan.resolve(as_run(compose_run(task, arm, seed, threads, runs, cache, more)))
         # no launch directory of its own: a record of this identity anywhere under the runs root
         record = finished_run(runs / task / "-", runs, plan.digest, plan.record_name)
         if record is not None:
@@ -59,7 +60,7 @@ def check(task: str, arm: str, threads: int, runs: Path, cache: Path | None, mor
     from experiments.dry_run import dry_run
 
     with contextlib.redirect_stdout(io.StringIO()):  # the dry run's own report: only its numbers are kept
-        report = dry_run(compose_run(task, arm, 0, threads, runs, cache, more))
+        report = dry_run(as_run(compose_run(task, arm, 0, threads, runs, cache, more)))
     train = float(report["estimated_seconds"]) - float(report.get("cache_seconds") or 0.0)
     found = records_of(task, arm, threads, runs, cache, more)
     seconds = [float(r["train_seconds"]) for r in found]

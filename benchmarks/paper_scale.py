@@ -58,6 +58,7 @@ from elmo_core.pretraining.lm_data import SentenceStream, Vocabulary
 from elmo_core.pretraining.lm_training import LanguageModel, detach_state
 from encoders.activation_cache import ActivationCache
 from experiments.plan import RunPlan
+from experiments.run_config import as_run
 from experiments.trainer import make_optimizer, on_device, train_step
 from tasks.base import TaskSplit
 
@@ -109,7 +110,7 @@ def SENTENCE_LENGTHS() -> list[list[str]]:
     stand-in for CoNLL-2012's sentence lengths, for SRL and coreference alike."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=["task=srl", "source=local"])
-    built = RunPlan.resolve(cfg).build(layers=False, finetune=False)
+    built = RunPlan.resolve(as_run(cfg)).build(layers=False, finetune=False)
     return built.task.sentences(built.splits["train"])
 
 
@@ -227,7 +228,7 @@ def measure(
     threads: int,
     device: str = "cpu",
 ) -> dict:
-    plan = RunPlan.resolve(compose_paper(task_name, options, weights, work / "cache", threads, "paper", device))
+    plan = RunPlan.resolve(as_run(compose_paper(task_name, options, weights, work / "cache", threads, "paper", device)))
     built = plan.build(layers=False, finetune=False)  # the full vocabulary: the embeddings have their real size
     cfg, source, task, full = plan.run, built.encoder, built.task, built.splits["train"]
     part = task.prepare(
@@ -262,7 +263,7 @@ def measure(
     out["cache_planned_over_written"] = {d: s["planned"] / s["written"] for d, s in sizes.items()}
     train = TaskSplit("train", part, source.layer_source(sentences, f"{task_name}/sample"))
     out["s_per_update_elmo"] = seconds_per_update(built, train, updates)
-    base = RunPlan.resolve(compose_paper(task_name, options, weights, work / "cache", threads, "none", device))
+    base = RunPlan.resolve(as_run(compose_paper(task_name, options, weights, work / "cache", threads, "none", device)))
     out["s_per_update_baseline"] = seconds_per_update(
         base.build(layers=False, finetune=False), TaskSplit("train", part), updates
     )

@@ -23,24 +23,23 @@ import random
 import shutil
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from encoders.activation_cache import size_text
 from suite_common.errors import WeightsError
 
 from . import train_state
 from .plan import RunPlan
+from .run_config import RunConfig
 from .run_directories import finished_run, read_record, run_dir_name
 from .time_estimate import COUNTS, estimate, measure
 from .trainer import passes_per_epoch
 
 
-def launch_dir(cfg: DictConfig) -> Path:
+def launch_dir(run: RunConfig) -> Path:
     """The directory ``mode=train`` would be launched in: the runs root, the task, the overrides' name."""
     from hydra.core.hydra_config import HydraConfig
 
     overrides = HydraConfig.get().job.override_dirname if HydraConfig.initialized() else ""
-    return Path(cfg.runs_root) / str(cfg.task.name) / run_dir_name(overrides)
+    return Path(run.runs_root) / str(run.task.name) / run_dir_name(overrides)
 
 
 def memory_available_gb() -> float | None:
@@ -93,13 +92,13 @@ def measured_once(plan: RunPlan, built, batches) -> dict:
     return _MEASURED[shape]
 
 
-def dry_run(cfg: DictConfig, out_dir: Path | None = None) -> dict:
-    """What ``mode=train`` would do with ``cfg`` (printed, and returned as a dict)."""
+def dry_run(run: RunConfig, out_dir: Path | None = None) -> dict:
+    """What ``mode=train`` would do with ``run`` (printed, and returned as a dict)."""
 
-    plan = RunPlan.resolve(cfg)
-    where = launch_dir(cfg)
-    previous = finished_run(where, Path(cfg.runs_root), plan.digest, plan.record_name)
-    report = {"task": str(cfg.task.name), "digest": plan.digest, "run_dir": str(where), "kind": plan.kind}
+    plan = RunPlan.resolve(run)
+    where = launch_dir(run)
+    previous = finished_run(where, Path(run.runs_root), plan.digest, plan.record_name)
+    report = {"task": str(run.task.name), "digest": plan.digest, "run_dir": str(where), "kind": plan.kind}
     state = where / "train_state.pt"
     if previous is not None:
         report["would"] = f"skip: this configuration already has its record ({previous['run_dir']})"

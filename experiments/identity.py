@@ -23,7 +23,7 @@ from suite_common.typed_config import RUNTIME, content_fields, counted
 from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function, task_class
 
-from .run_config import RunConfig, typed
+from .run_config import RunConfig, setting_at, typed
 from .settings import effective_position
 
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
@@ -106,20 +106,13 @@ def identity_parts(run: RunConfig, hashes: dict[str, str], data_sha256: dict, ta
         if path not in hashes:
             raise ConfigError(f"{path}: a file the run reads has no content hash (the identity would miss it)")
         if f.metadata.get("in_config"):
-            if _value(run, path) is not None:
+            if setting_at(run, path) is not None:
                 identity.setdefault("files_sha256", {})[path] = hashes[path]
         else:
             identity[f.metadata["hash_name"]] = hashes[path]
     if "encoder_sha256" in identity:  # a Transformer run names no biLM
         del identity["bilm_sha256"]
     return identity
-
-
-def _value(run, path: str):
-    node = run
-    for part in path.split("."):
-        node = getattr(node, part)
-    return node
 
 
 def task_version(name: str) -> int:

@@ -16,10 +16,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
 from encoders import Encoder, encoder_for
 from encoders.bilm import FINETUNE_SEED
+from suite_common.typed_config import plain
 from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function
 
@@ -71,12 +72,17 @@ class RunPlan:
     encoder: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
 
     @classmethod
-    def resolve(cls, cfg, finetune: bool = False) -> RunPlan:
-        """The plan of ``cfg`` (a composed configuration, or a plain mapping of one); its identity holds the
-        version its task registered (``task_version``: probes have their own), whoever resolves it.
+    def resolve(cls, run: RunConfig | dict, finetune: bool = False) -> RunPlan:
+        """The plan of ``run`` (the typed configuration, or a plain mapping of one: a record's); its identity
+        holds the version its task registered (``task_version``: probes have their own), whoever resolves it.
         ``finetune``: the biLM fine-tuning of ``mode=finetune`` (Table 7), recorded in ``finetune.json``."""
-        resolved = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
-        run = RunConfig.from_resolved(resolved)  # every value checked by its field
+        if not isinstance(run, (RunConfig, dict)):
+            raise TypeError(
+                f"RunPlan.resolve takes the typed run (run_config.RunConfig) or a plain mapping, not {type(run)}"
+            )
+        if isinstance(run, dict):
+            run = RunConfig.from_resolved(run)  # every value checked by its field
+        resolved = plain(run)
         encoder = encoder_for(run)
         name = run.task.name
         kind = "finetune" if finetune else "probe" if is_probe_function(name) else "task"

@@ -26,14 +26,15 @@ from pathlib import Path
 from suite_common.errors import DataError
 from tasks.common.text_files import text_lines
 
+from .run_config import RunConfig
 from .run_directories import write_text_atomic
 
 INVISIBLE = re.compile("[\u200b-\u200f\u2060\ufeff]")  # zero-width and direction marks, byte order marks
 
 
 class Predictor:
-    def __init__(self, cfg, task, model, encoder):
-        self.cfg, self.task, self.model, self.encoder = cfg, task, model, encoder
+    def __init__(self, run, task, model, encoder):
+        self.run, self.task, self.model, self.encoder = run, task, model, encoder
 
     @classmethod
     def from_run(cls, checkpoint, device: str = "cpu", overrides: dict | None = None) -> Predictor:
@@ -53,8 +54,8 @@ class Predictor:
             raise DataError(f"{where}: no text to predict (every line is blank)")
         raw = self.task.read_raw({"line": [n for n, _ in kept], "text": [t for _, t in kept]}, where)
         examples = self.task.prepare(raw, "test")
-        split = with_layers(self.cfg, self.task, {"test": examples}, self.encoder)["test"]
-        predictions = predict(self.task, self.model, split, self.cfg.trainer.eval_batch_size)
+        split = with_layers(self.run, self.task, {"test": examples}, self.encoder)["test"]
+        predictions = predict(self.task, self.model, split, self.run.trainer.eval_batch_size)
         return [self.task.raw_output(row, p) for row, p in zip(examples, predictions, strict=True)]
 
     def predict_file(self, path, out: Path) -> int:
@@ -65,15 +66,15 @@ class Predictor:
         return len(results)
 
 
-def predict_mode(cfg, out_dir: Path | None = None) -> Path:
+def predict_mode(run: RunConfig, out_dir: Path | None = None) -> Path:
     """``mode=predict``: ``data.test_path`` (raw text) through the model of ``checkpoint``."""
     from .identity import content_sha256
     from .run_config import evaluate_overrides
     from .trained_runs import checkpoint_file, command_line_overrides, test_file
 
-    path = checkpoint_file(cfg.checkpoint)
-    raw = test_file(cfg, "predict")
-    predictor = Predictor.from_run(path, cfg.device, command_line_overrides(cfg, evaluate_overrides()))
+    path = checkpoint_file(run.checkpoint)
+    raw = test_file(run, "predict")
+    predictor = Predictor.from_run(path, run.device, command_line_overrides(run, evaluate_overrides()))
     out = path.parent / "predictions" / f"{raw.name}@{content_sha256(raw)[:12]}" / "predictions.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     count = predictor.predict_file(raw, out)

@@ -183,6 +183,14 @@ def task_config_class(name: str) -> type:
     return found[0]
 
 
+def setting_at(run, path: str):
+    """The value at a dotted ``path`` of a typed run (``data.test_path``)."""
+    node = run
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node
+
+
 def data_config_class(name: str) -> type:
     return {"probe_pos": TaggedProbeData, "probe_wsd": SenseProbeData}.get(name, DataConfig)
 

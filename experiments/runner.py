@@ -15,8 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, SuiteError
 from tasks.registry import probe_function
@@ -31,6 +29,7 @@ from .pipeline import (  # noqa: F401 - also the names other modules use through
 from .plan import RunPlan
 from .predictions_file import write_predictions_file
 from .record import Record
+from .run_config import RunConfig
 from .run_directories import mark_finished
 from .trainer import fit, passes_per_epoch
 
@@ -46,8 +45,8 @@ def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
     return results
 
 
-def train(cfg: DictConfig, out_dir: Path) -> dict:
-    plan = RunPlan.resolve(cfg)
+def train(run: RunConfig, out_dir: Path) -> dict:
+    plan = RunPlan.resolve(run)
     encoder = plan.encoder
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
@@ -159,11 +158,11 @@ def python_command() -> str:
         return str(exe)
 
 
-def finetune(cfg: DictConfig, out_dir: Path) -> dict:
+def finetune(run: RunConfig, out_dir: Path) -> dict:
     """``mode=finetune`` (§3.4, Table 7): only fine-tune the biLM on the task's training text and report
     the dev perplexity before and after; the result is the same cached biLM that ``encoder.finetune=true``
     runs use."""
-    plan = RunPlan.resolve(cfg, finetune=True)
+    plan = RunPlan.resolve(run, finetune=True)
     encoder = plan.encoder
     if encoder.kind != "bilm":
         raise ConfigError(f"mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder={encoder.kind}")

@@ -11,8 +11,6 @@ import json
 import sys
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
-
 from suite_common.checkpoints import load_tensors
 from suite_common.errors import ConfigError, DataError, WeightsError
 from suite_common.hashing import sha256_hex
@@ -20,7 +18,7 @@ from suite_common.hashing import sha256_hex
 from .identity import content_sha256
 from .pipeline import with_layers
 from .plan import RunPlan
-from .run_config import evaluate_overrides
+from .run_config import RunConfig, evaluate_overrides, setting_at
 from .run_directories import write_json_atomic
 from .trainer import predict
 
@@ -49,14 +47,14 @@ class Evaluation:
         return dataclasses.asdict(self)
 
 
-def command_line_overrides(cfg: DictConfig, prefixes: tuple[str, ...]) -> dict:
-    """The keys under ``prefixes`` that this command line set, with their composed values."""
+def command_line_overrides(run: RunConfig, prefixes: tuple[str, ...]) -> dict:
+    """The keys under ``prefixes`` that this command line set, with their values in the typed run."""
     from hydra.core.hydra_config import HydraConfig
 
     if not HydraConfig.initialized():
         return {}
     keys = [o.lstrip("+~").split("=", 1)[0] for o in HydraConfig.get().overrides.task]
-    return {k: OmegaConf.select(cfg, k) for k in keys if k.startswith(prefixes)}
+    return {k: setting_at(run, k) for k in keys if k.startswith(prefixes)}
 
 
 def checkpoint_file(checkpoint) -> Path:
@@ -70,15 +68,15 @@ def checkpoint_file(checkpoint) -> Path:
     return path
 
 
-def evaluate(cfg: DictConfig, out_dir: Path | None = None) -> dict:  # out_dir: unused, results go beside the run
+def evaluate(run: RunConfig, out_dir: Path | None = None) -> dict:  # out_dir: unused, results go beside the run
     """Score a trained model on ``data.test_path``, read the way its training data was read
     (``data.format`` and reader options from the checkpoint; ``data.*``/``elmo.*`` given on the
     command line override them). Results go to ``<run dir>/evaluations/<file>@<content hash>/``:
     one directory per (checkpoint, test file)."""
-    path = checkpoint_file(cfg.checkpoint)
-    test_path = test_file(cfg, "evaluate")
-    overrides = command_line_overrides(cfg, evaluate_overrides())
-    saved, task, model, encoder = load_trained(path, cfg.device, overrides)
+    path = checkpoint_file(run.checkpoint)
+    test_path = test_file(run, "evaluate")
+    overrides = command_line_overrides(run, evaluate_overrides())
+    saved, task, model, encoder = load_trained(path, run.device, overrides)
     examples, stats = task.read_file(test_path, saved.data, "test")  # the format the model was trained on
     splits, task.data_stats = {"test": task.prepare(examples, "test")}, {"test": stats}
     for warning in task.data_warnings():
@@ -134,8 +132,8 @@ def evaluation_dir(checkpoint: Path, test_path: Path, inputs: dict) -> Path:
     return out
 
 
-def test_file(cfg: DictConfig, mode: str) -> Path:
-    test_path = cfg.data.get("test_path")
+def test_file(run: RunConfig, mode: str) -> Path:
+    test_path = getattr(run.data, "test_path", None)
     if not test_path:
         raise ConfigError(f"mode={mode} needs data.test_path=FILE")
     if not Path(test_path).is_file():
@@ -149,11 +147,14 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
     are) and ``device`` over it; the encoder must be the one it was trained with (SHA-256), a fine-tuned biLM
     included."""
     ckpt = load_tensors(path)
-    given = OmegaConf.create(ckpt["config"])
-    given.device = device
-    for key, value in (overrides or {}).items():
-        OmegaConf.update(given, key, value, force_add=True)
-    plan = RunPlan.resolve(OmegaConf.to_container(given, resolve=True))  # built and checked as a new run's
+    given = json.loads(json.dumps(ckpt["config"]))  # a copy, plain data
+    for key, value in {"device": device, **(overrides or {})}.items():
+        *parents, last = key.split(".")
+        node = given
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    plan = RunPlan.resolve(given)  # built and checked as a new run's
     built = plan.build(layers=False, task_state=ckpt["task_state"])  # the fine-tuned biLM where it read one
     encoder, trained_with = built.encoder, ckpt["encoder_sha256"]
     if encoder.sha256 != trained_with:

@@ -171,10 +171,13 @@ def build(cls, mapping, where: str, nested: dict | None = None):
 
 
 def plain(obj) -> dict:
-    """A group as the plain mapping it was built from (every field, nested groups as mappings)."""
-    return {
-        f.name: plain(v) if dataclasses.is_dataclass(v := getattr(obj, f.name)) else v for f in dataclasses.fields(obj)
-    }
+    """A group as the plain mapping it was built from (every field, nested groups as mappings, an enum as its
+    value)."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        out[f.name] = plain(value) if dataclasses.is_dataclass(value) else getattr(value, "value", value)
+    return out
 
 
 # ---- the identity walk ------------------------------------------------------------------------------

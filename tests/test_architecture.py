@@ -246,3 +246,48 @@ def test_the_copy_check_finds_a_settings_class_repeating_a_config(tmp_path):
         "encoders.a.CacheConfig repeats 3 of its 3 fields in encoders.a.CacheSettings",
         "encoders.a.CacheSettings repeats 3 of its 4 fields in encoders.a.CacheConfig",
     ]
+
+
+# The edge: a composed configuration (Hydra's DictConfig) becomes the typed run here, and only here; Hydra's
+# sweep callback is called by Hydra with its own configuration.
+DICTCONFIG_EDGE = {"experiments.config_schema:validate", "experiments.run_config:as_run"}
+HYDRA_CALLBACKS = {"experiments.sweep_total:on_job_end", "experiments.sweep_total:on_multirun_end"}
+BELOW_THE_ENTRY_POINTS = ("experiments", "encoders", "tasks", "elmo_core", "bert_core", "suite_common")
+
+
+def dictconfig_receivers(root: Path) -> list[str]:
+    """Every function of the packages below the entry points with a parameter annotated ``DictConfig``, but the
+    edge's converters and Hydra's callbacks."""
+    found = []
+    for name, node in syntax_nodes(root):
+        if name.split(".")[0] in BELOW_THE_ENTRY_POINTS and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            if any(a.annotation is not None and "DictConfig" in ast.unparse(a.annotation) for a in arguments):
+                if f"{name}:{node.name}" not in DICTCONFIG_EDGE | HYDRA_CALLBACKS:
+                    found.append(f"{name}:{node.name}")
+    return found
+
+
+def test_nothing_below_the_entry_points_receives_a_composed_configuration():
+    assert dictconfig_receivers(REPO) == []
+
+
+def test_every_mode_takes_the_typed_run():
+    """``run.py``'s modes: the first parameter of each is the typed run (``RunConfig``), never the composed one."""
+    import inspect
+
+    sys.path.insert(0, str(REPO))
+    import run
+    from experiments import runner, trained_runs
+    from experiments.dry_run import dry_run
+    from experiments.predictor import predict_mode
+
+    for mode in (runner.train, runner.finetune, trained_runs.evaluate, dry_run, predict_mode, run.embed_sample):
+        first = next(iter(inspect.signature(mode).parameters.values()))
+        assert first.name == "run" and "DictConfig" not in str(first.annotation), mode.__qualname__
+
+
+def test_the_receiver_check_finds_a_function_taking_a_dictconfig(tmp_path):
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "a.py").write_text("def build(cfg: DictConfig, n: int):\n    return n\n")
+    assert dictconfig_receivers(tmp_path) == ["tasks.a:build"]

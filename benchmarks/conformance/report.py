@@ -143,7 +143,7 @@ def main(argv=None) -> int:
         raise SystemExit(f"error: no comparisons in {a.dir} (python -m benchmarks.conformance.compare --task ...)")
     comparisons = sorted(found.values(), key=lambda c: (ORDER.index(c["task"]), c["arm"] != "elmo"))
     findings = (a.dir / "findings.md").read_text() if (a.dir / "findings.md").exists() else ""
-    figure_path = a.out.with_name("conformance_curves.png")
+    figure_path = a.out.with_name(f"{a.out.stem}_curves.png")  # conformance.md: conformance_curves.png
     figure(comparisons, figure_path)
     a.out.write_text(render(comparisons, findings, figure_path.name))
     print(f"wrote {a.out} and {figure_path}")

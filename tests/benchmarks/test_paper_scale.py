@@ -14,6 +14,7 @@ from hydra import compose, initialize_config_dir
 from encoders import BiLMEncoder
 from encoders.activation_cache import ActivationCache, CacheBudgetError
 from experiments import runner
+from experiments.run_config import as_run
 
 FILES = {
     "ner": ("ner_tiny.conll", []),
@@ -61,7 +62,7 @@ def test_every_task_trains_at_the_paper_profile_with_the_biLM_run_live(task, bil
     )
     out = tmp_path / "run"
     out.mkdir()
-    r = runner.train(cfg, out)
+    r = runner.train(as_run(cfg), out)
     assert r["config"]["trainer"]["max_epochs"] == 1 and r["elmo_position"] == cfg.task.elmo_position
     assert r["dev"][METRICS[task]] >= 0 and r["test"][METRICS[task]] >= 0
     assert not (tmp_path / "cache").exists()  # nothing cached: the biLM ran per batch

@@ -17,6 +17,7 @@ from run_configs import compose_cfg
 from encoders import BiLMEncoder
 from encoders.activation_cache import ActivationCache
 from experiments import runner, trained_runs
+from experiments.run_config import as_run
 from suite_common.machine import cpu_model
 
 
@@ -93,7 +94,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
                 f"seed={len(results)}",
             ]
         )
-        results.append(runner.train(cfg, out))
+        results.append(runner.train(as_run(cfg), out))
     ft = results[0]["bilm_finetune"]
     assert ft["dev_perplexity_after"] < ft["dev_perplexity_before"]  # adapted to the task text
     assert ft["seed"] == 0  # the record says its fine-tuning was seeded (the report prefers it to an unseeded draw)
@@ -101,7 +102,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
     fine_tuned = sorted(p.name for p in (tmp_path / "cache" / "finetuned").iterdir())
     assert fine_tuned == [".locks", ft["dir"].rsplit("/", 1)[1]]  # one fine-tuning, shared by both seeds
     assert results[1]["bilm_finetune"] == ft and results[1]["bilm"]["sha256"] == results[0]["bilm"]["sha256"]
-    only = runner.finetune(cfg, tmp_path / "a")  # mode=finetune: the same cached biLM, reported on its own
+    only = runner.finetune(as_run(cfg), tmp_path / "a")  # mode=finetune: the same cached biLM, reported on its own
     assert only["bilm_finetune"] == ft and only["bilm"]["sha256"] == __import__("elmo_core").file_sha256(
         base / "weights.hdf5"
     )
@@ -118,7 +119,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
             f"cache.dir={tmp_path / 'cache' / 'activations'}",
         ]
     )
-    report = trained_runs.evaluate(ev)
+    report = trained_runs.evaluate(as_run(ev))
     assert report["metrics"]["f1"] == pytest.approx(results[1]["dev"]["f1"])
     assert report["encoder"]["sha256"] == results[1]["bilm"]["sha256"]
 

@@ -16,6 +16,7 @@ from run_configs import compose_cfg
 
 from elmo_core.embed import main as embed_main
 from experiments import runner
+from experiments.run_config import as_run
 from suite_common.errors import WeightsError
 from suite_common.remote_files import PRESETS, local_path
 
@@ -58,7 +59,7 @@ def test_a_run_trains_and_the_embed_command_embeds_from_urls_downloading_once(se
         ]
     )
     (tmp_path / "run").mkdir()
-    record = runner.train(cfg, tmp_path / "run")
+    record = runner.train(as_run(cfg), tmp_path / "run")
     assert record["dev"]["f1"] >= 0 and len(requests) == 2  # the two files, once each
     assert record["bilm"]["weights"].startswith(str(tmp_path / "suite_cache" / "remote"))
     (tmp_path / "s.txt").write_text("the cat sat .\nhello\n")

@@ -49,7 +49,7 @@ def test_every_task_trains_on_a_tiny_random_bert(task_name, tmp_path):
     cfg = _cfg(_task_overrides(task_name, tmp_path, model_dir))
     out = tmp_path / "run"
     out.mkdir()
-    results = runner.train(cfg, out)
+    results = runner.train(as_run(cfg), out)
     record = json.loads((out / "results.json").read_text())
     assert "bilm" not in record and "bilm_sha256" not in record["identity"]  # a Transformer's record names no biLM
     assert record["transformer"]["kind"] == "transformer"
@@ -112,9 +112,9 @@ def test_evaluate_a_model_trained_on_a_transformer(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     cfg = _cfg(_task_overrides("ner", tmp_path, model_dir))
-    trained = runner.train(cfg, out)
+    trained = runner.train(as_run(cfg), out)
     report = trained_runs.evaluate(
-        _cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+        as_run(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]))
     )
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
     assert report["encoder_kind"] == "transformer" and report["encoder"]["sha256"] == trained["transformer"]["sha256"]
@@ -122,17 +122,18 @@ def test_evaluate_a_model_trained_on_a_transformer(tmp_path):
     (model_dir / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())  # the files changed
     with pytest.raises(Exception, match="not the model this model was trained with"):
         trained_runs.evaluate(
-            _cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+            as_run(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]))
         )
 
 
 def test_unknown_model_is_one_clear_error(tmp_path):
     cfg = _cfg(_task_overrides("ner", tmp_path, tmp_path / "no_such_model"))
     with pytest.raises(EncoderError, match="no such model directory"):
-        runner.train(cfg, tmp_path / "run")
+        runner.train(as_run(cfg), tmp_path / "run")
     with pytest.raises(Exception, match="not available with encoder=transformer"):
         runner.finetune(
-            _cfg([*_task_overrides("ner", tmp_path, tiny_bert(tmp_path / "b")), "mode=finetune"]), tmp_path / "ft"
+            as_run(_cfg([*_task_overrides("ner", tmp_path, tiny_bert(tmp_path / "b")), "mode=finetune"])),
+            tmp_path / "ft",
         )
 
 
@@ -171,7 +172,7 @@ def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
             *extra,
         ]
     )
-    runner.train(cfg, out)
+    runner.train(as_run(cfg), out)
     record = json.loads((out / "results.json").read_text())
     assert set(record["dev"]["accuracy_per_layer"]) == layers and record["transformer"]["kind"] == "transformer"
 

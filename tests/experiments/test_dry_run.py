@@ -8,6 +8,7 @@ from run_configs import tiny_ner_cfg, tiny_qa_cfg
 
 from experiments import runner
 from experiments.dry_run import dry_run
+from experiments.run_config import as_run
 
 
 def files_under(path):
@@ -17,7 +18,7 @@ def files_under(path):
 def test_dry_run_says_train_then_skip_and_writes_nothing(bilm_files, tmp_path, capsys):
     runs = tmp_path / "runs"
     cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={runs}")
-    report = dry_run(cfg)
+    report = dry_run(as_run(cfg))
     assert report["would"] == "train" and report["train_examples"] > 0 and report["batches_per_epoch"] >= 1
     assert report["cache"]["fits"] and report["cache"]["bytes_needed"] > 0
     assert report["cache"]["missing"] == ["ner/train"]  # dev is the same file here: one entry
@@ -25,8 +26,8 @@ def test_dry_run_says_train_then_skip_and_writes_nothing(bilm_files, tmp_path, c
     assert files_under(runs) == [] and files_under(tmp_path / "cache") == []  # nothing built, nothing written
     out = runs / "ner" / "_"
     out.mkdir(parents=True)
-    runner.train(cfg, out)
-    again = dry_run(cfg)
+    runner.train(as_run(cfg), out)
+    again = dry_run(as_run(cfg))
     assert again["would"].startswith("skip") and again["digest"] == report["digest"]
     assert again["cache"]["missing"] == [] and again["cache"]["bytes_needed"] == 0  # the cache was filled
 
@@ -35,7 +36,7 @@ def test_dry_run_says_when_the_cache_does_not_fit(bilm_files, tmp_path, capsys):
     cfg = tiny_ner_cfg(
         bilm_files, tmp_path, "elmo.position=input", f"runs_root={tmp_path / 'runs'}", "cache.max_gb=0.000001"
     )
-    assert not dry_run(cfg)["cache"]["fits"]
+    assert not dry_run(as_run(cfg))["cache"]["fits"]
     assert "does NOT fit" in capsys.readouterr().out
 
 
@@ -81,7 +82,7 @@ def test_dry_run_counts_the_training_batches_the_trainer_makes(bilm_files, tmp_p
         task = make_task(cfg)
         train = training_splits(cfg, task)["train"]
         trained = len(task.batches(train, 3, shuffle=True, rng=random.Random(1))) * passes_per_epoch(cfg)
-        assert dry_run(cfg)["batches_per_epoch"] == trained
+        assert dry_run(as_run(cfg))["batches_per_epoch"] == trained
     clustered = tiny_qa_cfg(bilm_files, tmp_path, "task.batching=clustered", *sizes)
     assert len(task.batches(train, 3, shuffle=False)) != len(
         make_task(clustered).batches(train, 3, shuffle=True, rng=random.Random(0))
@@ -90,7 +91,7 @@ def test_dry_run_counts_the_training_batches_the_trainer_makes(bilm_files, tmp_p
 
 def test_dry_run_estimates_the_duration_and_memory_and_explains_its_counts(bilm_files, tmp_path, capsys):
     cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={tmp_path / 'runs'}")
-    report = dry_run(cfg)
+    report = dry_run(as_run(cfg))
     assert report["estimated_duration"].startswith("at most ") and report["estimated_seconds"] > 0
     assert "updates of the real model timed on this machine" in report["how_estimated"]
     assert report["memory_needed"].endswith("GB (this process's peak while timing its updates)")

@@ -9,17 +9,18 @@ from conftest import FIXTURES, REPO
 from run_configs import compose_cfg, tiny_ner_cfg
 
 from experiments import runner, trained_runs
+from experiments.run_config import as_run
 
 
 def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input")
     out = tmp_path / "run"
     out.mkdir()
-    trained = runner.train(cfg, out)
+    trained = runner.train(as_run(cfg), out)
     ev = compose_cfg(
         ["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]
     )
-    report = trained_runs.evaluate(ev, out)
+    report = trained_runs.evaluate(as_run(ev), out)
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
     assert report["data_format"] == next(iter(runner.make_task(cfg).readers))  # the reader used, never null
     assert report["encoder_kind"] == "bilm" and report["encoder"]["sha256"] == trained["bilm"]["sha256"]
@@ -30,7 +31,7 @@ def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     saved["bilm_sha256"] = saved.pop("encoder_sha256")  # a checkpoint written before the key was renamed: refused
     torch.save(saved, out / "best.pt")
     with pytest.raises(KeyError, match="encoder_sha256"):
-        trained_runs.evaluate(ev, out)
+        trained_runs.evaluate(as_run(ev), out)
 
 
 def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bilm_files, tmp_path):
@@ -171,16 +172,16 @@ def test_evaluate_refuses_an_edited_options_json_and_keeps_earlier_evaluations(b
     cfg = tiny_ner_cfg((options, w), tmp_path, "elmo.position=input")
     out = tmp_path / "run"
     out.mkdir()
-    runner.train(cfg, out)
+    runner.train(as_run(cfg), out)
     ev = compose_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
-    first = trained_runs.evaluate(ev, out)
+    first = trained_runs.evaluate(as_run(ev), out)
     written = Path(first["prediction_file"]).parent
     saved = (written / "eval_results.json").read_bytes()
     edited = json.loads(options.read_text())
     edited["lstm"]["proj_clip"] = 1.0  # the same weights, read another way
     options.write_text(json.dumps(edited))
     with pytest.raises(WeightsError, match="not the options.json this model was trained with"):
-        trained_runs.evaluate(ev, out)
+        trained_runs.evaluate(as_run(ev), out)
     assert (written / "eval_results.json").read_bytes() == saved
     # another input (a reader override) beside it, not over it
     assert (

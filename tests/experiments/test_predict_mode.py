@@ -12,6 +12,7 @@ from run_configs import compose_cfg
 
 from experiments import runner
 from experiments.predictor import Predictor
+from experiments.run_config import as_run
 from suite_common.errors import ConfigError, DataError
 
 TINY = {
@@ -52,7 +53,7 @@ def trained(task, bilm_files, tmp_path):
             "task.model.char_filters=4",
         ]
     )
-    runner.train(cfg, out)
+    runner.train(as_run(cfg), out)
     return out
 
 

@@ -11,6 +11,7 @@ from run_configs import compose_cfg, tiny_ner_cfg
 from experiments import runner
 from experiments.config_schema import SEED_MAX, THREADS_MAX, validate
 from experiments.dry_run import dry_run
+from experiments.run_config import as_run
 from experiments.trainer import TrainingDiverged
 from suite_common.errors import ConfigError
 
@@ -35,7 +36,9 @@ def test_values_a_run_cannot_use_are_refused(override, message):
 
 def test_the_dry_run_refuses_them_too(bilm_files, tmp_path):
     with pytest.raises(ConfigError, match="seed="):
-        dry_run(tiny_ner_cfg(bilm_files, tmp_path, "seed=99999999999999999999", f"runs_root={tmp_path / 'runs'}"))
+        dry_run(
+            as_run(tiny_ner_cfg(bilm_files, tmp_path, "seed=99999999999999999999", f"runs_root={tmp_path / 'runs'}"))
+        )
     assert not (tmp_path / "runs").exists()
 
 
@@ -47,5 +50,5 @@ def test_a_loss_that_becomes_nan_stops_the_run_without_a_record(bilm_files, tmp_
     out.mkdir(parents=True)
     cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={tmp_path / 'runs'}")
     with pytest.raises(TrainingDiverged, match=r"the training loss is nan at epoch 1, batch 1: training diverged"):
-        runner.train(cfg, out)
+        runner.train(as_run(cfg), out)
     assert not (out / "results.json").exists() and not (out / "best.pt").exists()

@@ -5,6 +5,7 @@ from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
 from experiments import runner
+from experiments.run_config import as_run
 
 
 def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path, capsys):
@@ -29,10 +30,10 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
         )
     out = tmp_path / "run"
     out.mkdir()
-    first = runner.train(cfg, out)
+    first = runner.train(as_run(cfg), out)
     fresh = capsys.readouterr().out
     assert not (out / "running.pid").exists()  # a finished run drops its marker
-    again = runner.train(cfg, out)
+    again = runner.train(as_run(cfg), out)
     skipped = capsys.readouterr().out
     assert again["dev"] == first["dev"] and "skipping" in skipped
     line = f"dev f1: {first['dev']['f1']:.2f}"

@@ -17,7 +17,7 @@ from elmo_core import save_bilm
 from experiments import identity as run_identity
 from experiments import run_directories, runner
 from experiments.record import RECORD_NAMES
-from experiments.run_config import typed
+from experiments.run_config import as_run, typed
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 
@@ -32,42 +32,46 @@ def _no_training(monkeypatch):
 
 def test_another_bilm_keeps_both_records_and_each_is_skipped_after(bilm_files, tmp_path, monkeypatch):
     launch = tmp_path / "runs" / "ner" / "elmo.position=input"
-    first = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)
+    first = runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")), launch)
     first_record = (launch / "results.json").read_text()
-    second = runner.train(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=input"), launch)
+    second = runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=input")), launch)
     assert (launch / "results.json").read_text() == first_record  # the first biLM's record is untouched
     assert second["run_dir"] != first["run_dir"] and Path(second["run_dir"]).name.startswith("elmo.position=input@")
     assert (Path(second["run_dir"]) / "best.pt").exists() and (launch / "best.pt").exists()
     assert second["identity"]["bilm_sha256"] != first["identity"]["bilm_sha256"]
     _no_training(monkeypatch)
-    assert runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)["dev"] == first["dev"]
-    again = runner.train(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=input"), launch)
+    assert (
+        runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")), launch)["dev"] == first["dev"]
+    )
+    again = runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=input")), launch)
     assert again["dev"] == second["dev"] and again["run_dir"] == second["run_dir"]
 
 
 def test_data_content_decides_not_its_path(bilm_files, tmp_path, monkeypatch):
     launch = tmp_path / "runs" / "ner" / "run"
-    done = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch)
+    done = runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")), launch)
     moved = tmp_path / "moved_checkout"
     moved.mkdir()
     shutil.copy(FIXTURES / "ner_tiny.conll", moved / "ner_tiny.conll")
     with monkeypatch.context() as m:  # same bytes elsewhere (a moved checkout, ELMO_SHARED): the same run
         _no_training(m)
-        assert runner.train(_ner(bilm_files, tmp_path, moved, "elmo.position=input"), launch)["dev"] == done["dev"]
+        assert (
+            runner.train(as_run(_ner(bilm_files, tmp_path, moved, "elmo.position=input")), launch)["dev"] == done["dev"]
+        )
     lines = (moved / "ner_tiny.conll").read_text().splitlines(keepends=True)
     (moved / "ner_tiny.conll").write_text("".join(lines[:-8]) + "\n")  # other content: another run
-    other = runner.train(_ner(bilm_files, tmp_path, moved, "elmo.position=input"), launch)
+    other = runner.train(as_run(_ner(bilm_files, tmp_path, moved, "elmo.position=input")), launch)
     assert other["identity"]["data_sha256"] != done["identity"]["data_sha256"] and other["run_dir"] != done["run_dir"]
     assert json.loads((launch / "results.json").read_text())["identity"] == done["identity"]
 
 
 def test_runs_without_elmo_do_not_depend_on_the_biLM(bilm_files, tmp_path, monkeypatch):
     launch = tmp_path / "runs" / "ner" / "baseline"
-    done = runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none"), launch)
+    done = runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none")), launch)
     assert done["identity"]["bilm_sha256"] is None
     _no_training(monkeypatch)
     assert (
-        runner.train(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=none"), launch)["dev"]
+        runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=none")), launch)["dev"]
         == done["dev"]
     )
 
@@ -76,11 +80,11 @@ def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch)
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")
     from experiments.plan import RunPlan
 
-    before = RunPlan.resolve(cfg)
+    before = RunPlan.resolve(as_run(cfg))
     from tasks.registry import task_class
 
     monkeypatch.setattr(task_class("ner"), "VERSION", 2)
-    after = RunPlan.resolve(cfg)
+    after = RunPlan.resolve(as_run(cfg))
     assert before.identity["task_version"] == 1 and after.identity["task_version"] == 2
     assert before.digest != after.digest
 
@@ -184,10 +188,12 @@ def test_a_run_on_the_seeded_finetuning_is_another_run_than_one_on_an_unseeded_d
     from encoders.bilm import FINETUNE_SEED
     from experiments.plan import RunPlan
 
-    tuned = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", "encoder.finetune=true"))
+    tuned = RunPlan.resolve(
+        as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", "encoder.finetune=true"))
+    )
     assert tuned.identity["finetune_seed"] == FINETUNE_SEED
     before = {k: v for k, v in tuned.identity.items() if k != "finetune_seed"}
     assert run_identity.run_digest(tuned.resolved, before) != tuned.digest
     for plain in ("elmo.position=input", "elmo.position=none encoder.finetune=true"):
-        plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, *plain.split()))
+        plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, FIXTURES, *plain.split())))
         assert "finetune_seed" not in plan.identity

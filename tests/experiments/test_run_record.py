@@ -12,6 +12,7 @@ from experiments import runner
 from experiments.identity import run_digest
 from experiments.plan import RunPlan
 from experiments.record import RECORD_VERSION, Record
+from experiments.run_config import as_run
 from suite_common.errors import DataError
 
 COMMITTED = sorted(p for name in ("results.json", "finetune.json") for p in (REPO / "results").glob(f"**/{name}"))
@@ -98,19 +99,19 @@ def test_a_file_that_is_not_a_record_is_refused_naming_it(tmp_path, text, messag
 
 
 def test_the_plan_decides_kind_position_encoder_use_and_record_once(bilm_files, tmp_path):
-    plan = RunPlan.resolve(_ner(bilm_files, tmp_path))
+    plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path)))
     assert (plan.kind, plan.position, plan.uses_encoder, plan.record_name) == ("task", "input", True, "results.json")
     assert plan.identity["bilm_sha256"] == plan.encoder.sha256 and set(plan.data_files) == {"train", "dev"}
     assert plan.digest == run_digest(plan.resolved, plan.identity)
-    baseline = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none"))
+    baseline = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none")))
     assert (baseline.position, baseline.uses_encoder, baseline.identity["bilm_sha256"]) == ("none", False, None)
-    tuning = RunPlan.resolve(_ner(bilm_files, tmp_path), finetune=True)
+    tuning = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path)), finetune=True)
     assert (tuning.kind, tuning.record_name) == ("finetune", "finetune.json")
 
 
 def test_the_record_a_run_writes_is_what_the_report_reads(bilm_files, tmp_path):
     launch = tmp_path / "runs" / "ner" / "x"
-    done = runner.train(_ner(bilm_files, tmp_path), launch)
+    done = runner.train(as_run(_ner(bilm_files, tmp_path)), launch)
     record = Record.read(launch / "results.json")
     assert record.to_dict() == done and record.position == "input" and record.test is None
     assert record.digest() == done["config_hash"] and record.bilm_sha256 == done["identity"]["bilm_sha256"]

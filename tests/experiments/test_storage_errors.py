@@ -20,10 +20,13 @@ def test_threads_zero_is_one_line_and_leaves_no_run_directory(tmp_path):
 
     done = run_tiny_ner(tmp_path, "threads=0", timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+    import os
+
     from experiments.config_schema import THREADS_MAX
 
     assert [line for line in done.stderr.splitlines() if line.strip()] == [
         f"error: threads=0: must be auto or a whole number from 1 to {THREADS_MAX}"
+        f" (this machine has {os.cpu_count()} CPUs)"
     ]
     assert not (tmp_path / "runs").exists()
 

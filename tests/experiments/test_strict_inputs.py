@@ -15,6 +15,7 @@ from run_configs import tiny_qa_cfg as _qa_cfg
 from elmo_core import load_bilm, save_bilm
 from elmo_core.options import BiLMFormatError
 from experiments import runner
+from experiments.run_config import as_run
 from suite_common.errors import DataError
 from tasks.qa.reader import read_squad_file
 
@@ -145,7 +146,7 @@ def test_realigned_answers_are_warned_in_the_runs_output(bilm_files, tmp_path, c
         "data.train_file=shifted.json",
         f"data.dev_path={FIXTURES / 'squad_tiny.json'}",
     )
-    record = runner.train(cfg, tmp_path / "run")
+    record = runner.train(as_run(cfg), tmp_path / "run")
     assert "warning: qa/train: 1 answers realigned" in capsys.readouterr().err
     assert record["data_warnings"] == ["qa/train: 1 answers realigned"]
 

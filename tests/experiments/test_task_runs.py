@@ -8,6 +8,7 @@ from conftest import FIXTURES
 from run_configs import compose_cfg, tiny_qa_cfg
 
 from experiments import runner
+from experiments.run_config import as_run
 from suite_common.errors import ConfigError
 
 
@@ -34,7 +35,7 @@ def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
                 "task.model.word_dim=8",
             ]
         )
-        r = runner.train(cfg, out)
+        r = runner.train(as_run(cfg), out)
         assert 0 <= r["dev"]["accuracy"] <= 100 and set(r["mixing_weights"]) == {"output"}
         assert r["data_stats"]["train"]["neutral_dropped"] == (3 if binary == "true" else 0)
 
@@ -60,7 +61,7 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
             "task.model.predicate_dim=4",
         ]
     )
-    r = runner.train(cfg, out)
+    r = runner.train(as_run(cfg), out)
     assert 0 <= r["dev"]["f1"] <= 100 and "per_role" in r["dev"]
     cached = [p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")]
     assert len(cached) == 1  # train and dev are the same file: one entry
@@ -74,7 +75,7 @@ def test_qa_end_to_end(bilm_files, tmp_path):
     cfg = tiny_qa_cfg(
         bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2", "trainer.batch_size=2", "data.fraction=1.0"
     )  # the quick profile trains QA on 10 %
-    r = runner.train(cfg, out)
+    r = runner.train(as_run(cfg), out)
     assert r["dev"]["questions"] == 4 and 0 <= r["dev"]["f1"] <= 100
     meta = json.loads(
         next(p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")).joinpath("meta.json").read_text()
@@ -105,7 +106,7 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
                 "task.model.word_dim=8",
             ]
         )
-        results.append(runner.train(cfg, out))
+        results.append(runner.train(as_run(cfg), out))
     assert (
         results[0]["dev"] == results[1]["dev"]
         and results[0]["epochs"][0]["train_loss"] == results[1]["epochs"][0]["train_loss"]
@@ -124,13 +125,14 @@ def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
         [f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"encoder.options={o}", f"encoder.weights={w}"]
     )
     with pytest.raises(ConfigError, match="data.format must be one of .* got 'xml'"):
-        runner.train(cfg, tmp_path)
+        runner.train(as_run(cfg), tmp_path)
 
 
 def test_qa_subsample_keeps_context_rows_dense(bilm_files, tmp_path):
     out = tmp_path / "qa"
     out.mkdir()
     r = runner.train(
-        tiny_qa_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "data.fraction=0.5"), out
+        as_run(tiny_qa_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "data.fraction=0.5")),
+        out,
     )
     assert r["train_examples"] == 2 and r["dev"]["questions"] == 4

@@ -18,16 +18,16 @@ def test_train_writes_results_and_skips_when_done(bilm_files, tmp_path, monkeypa
     cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=both")
     out = tmp_path / "run"
     out.mkdir()
-    results = runner.train(cfg, out)
+    results = runner.train(as_run(cfg), out)
     saved = json.loads((out / "results.json").read_text())
     assert saved["dev"]["f1"] == results["dev"]["f1"] and saved["task"] == "ner" and len(saved["epochs"]) >= 1
     assert set(saved["mixing_weights"]) == {"input", "output"}
     assert abs(sum(saved["mixing_weights"]["input"]["s"]) - 1) < 1e-4
     assert saved["bilm"]["sha256"] and saved["config"]["elmo"]["position"] == "both"
     monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("a finished configuration was trained again"))
-    assert runner.train(cfg, out)["dev"] == saved["dev"]
+    assert runner.train(as_run(cfg), out)["dev"] == saved["dev"]
     with pytest.raises(pytest.fail.Exception):  # another configuration in the same directory runs again
-        runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input"), out)
+        runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input")), out)
 
 
 def test_paper_position_reuses_the_run_with_the_position_spelled_out(bilm_files, tmp_path, monkeypatch, capsys):
@@ -36,12 +36,12 @@ def test_paper_position_reuses_the_run_with_the_position_spelled_out(bilm_files,
     root = tmp_path / "runs"
     first, second = root / "ner" / "input", root / "ner" / "paper"
     first.mkdir(parents=True)
-    done = runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={root}"), first)
+    done = runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={root}")), first)
     record = json.loads((first / "results.json").read_text())
     (first / "results.json").write_text(json.dumps({**record, "config_hash": "written-by-an-older-version"}))
     monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("a finished configuration was trained again"))
     capsys.readouterr()
-    again = runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=paper", f"runs_root={root}"), second)
+    again = runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=paper", f"runs_root={root}")), second)
     assert again["run_dir"] == str(first) and again["dev"] == done["dev"]  # NER's paper position is 'input'
     assert not second.exists() and sorted(p.name for p in (root / "ner").iterdir()) == ["input"]
     out = capsys.readouterr().out
@@ -55,7 +55,9 @@ def test_same_seed_same_result_and_cached_equals_live(bilm_files, tmp_path):
         out = tmp_path / f"run{i}"
         out.mkdir()
         results.append(
-            runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"cache.enabled={cache}"), out)
+            runner.train(
+                as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"cache.enabled={cache}")), out
+            )
         )
     assert results[0]["dev"] == results[1]["dev"] and results[0]["mixing_weights"] == results[1]["mixing_weights"]
     assert results[0]["epochs"][0]["train_loss"] == pytest.approx(results[2]["epochs"][0]["train_loss"], abs=1e-4)
@@ -67,8 +69,10 @@ def test_regularizer_pulls_mix_towards_uniform(bilm_files, tmp_path):
         out = tmp_path / f"l{lam}"
         out.mkdir()
         r = runner.train(
-            tiny_ner_cfg(
-                bilm_files, tmp_path, "elmo.position=input", f"elmo.l2={lam}", "trainer.lr=0.05", "elmo.dropout=0"
+            as_run(
+                tiny_ner_cfg(
+                    bilm_files, tmp_path, "elmo.position=input", f"elmo.l2={lam}", "trainer.lr=0.05", "elmo.dropout=0"
+                )
             ),
             out,
         )
@@ -105,7 +109,7 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
     )
     out = tmp_path / "opts"
     out.mkdir()
-    r = runner.train(cfg, out)
+    r = runner.train(as_run(cfg), out)
     assert len(r["epochs"]) >= 1 and 0 <= r["dev"]["f1"] <= 100
     # ℓ2 goes to weight matrices only: not to ELMo's mixing weights, biases or embeddings
     from tasks.common.layers import ElmoFeatures
@@ -152,7 +156,7 @@ def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
         ]
     )
     full = len(runner.make_task(cfg).load_splits(as_run(cfg).data)["train"])
-    r = runner.train(cfg, out)
+    r = runner.train(as_run(cfg), out)
     assert r["train_examples"] == -(-full // 2)  # ⌈n/2⌉ of a fixed permutation
 
 
@@ -213,7 +217,9 @@ def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(option
     whole_dir, stopped_dir = tmp_path / "whole" / "ner" / "run", tmp_path / "stopped" / "ner" / "run"
     whole_dir.mkdir(parents=True)
     stopped_dir.mkdir(parents=True)
-    whole = runner.train(tiny_ner_cfg(bilm_files, tmp_path, *overrides, f"runs_root={tmp_path / 'whole'}"), whole_dir)
+    whole = runner.train(
+        as_run(tiny_ner_cfg(bilm_files, tmp_path, *overrides, f"runs_root={tmp_path / 'whole'}")), whole_dir
+    )
     assert not (whole_dir / "train_state.pt").exists() and "resumed_from_epoch" not in whole
 
     real_predict, calls = trainer.predict, []
@@ -227,10 +233,10 @@ def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(option
     cfg = tiny_ner_cfg(bilm_files, tmp_path, *overrides, f"runs_root={tmp_path / 'stopped'}")
     monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
     with pytest.raises(KeyboardInterrupt):
-        runner.train(cfg, stopped_dir)
+        runner.train(as_run(cfg), stopped_dir)
     assert (stopped_dir / "train_state.pt").exists() and not (stopped_dir / "results.json").exists()
     monkeypatch.setattr(trainer, "predict", real_predict)
-    resumed = runner.train(cfg, stopped_dir)
+    resumed = runner.train(as_run(cfg), stopped_dir)
     assert resumed["resumed_from_epoch"] == 1 and not (stopped_dir / "train_state.pt").exists()
     assert resumed["dev"] == whole["dev"] and resumed["best_epoch"] == whole["best_epoch"]
     assert [e["train_loss"] for e in resumed["epochs"]] == [e["train_loss"] for e in whole["epochs"]]
@@ -244,7 +250,7 @@ def test_a_training_state_that_is_not_one_is_a_clear_error(bilm_files, tmp_path)
     out.mkdir(parents=True)
     (out / "train_state.pt").write_bytes(b"not a torch file")
     with pytest.raises(WeightsError, match="train_state.pt: not a training state"):
-        runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input"), out)
+        runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input")), out)
 
 
 def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp_path, monkeypatch):
@@ -266,12 +272,12 @@ def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp
 
     monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
     with pytest.raises(KeyboardInterrupt):
-        runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=2"), out)
+        runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=2")), out)
     saved = (out / "train_state.pt").read_bytes()
     config = (out / "resolved_config.yaml").read_bytes()
     monkeypatch.setattr(trainer, "predict", real)
     with pytest.raises(WeightsError, match="train_state.pt: the training state of another run"):
-        runner.train(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2"), out)
+        runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2")), out)
     assert (out / "train_state.pt").read_bytes() == saved  # nothing of the stopped run is lost
     assert (out / "resolved_config.yaml").read_bytes() == config  # nor its configuration
 
@@ -283,11 +289,11 @@ def test_a_skipped_run_names_where_its_record_is_now(bilm_files, tmp_path, capsy
 
     old, new = tmp_path / "old", tmp_path / "new"
     cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", f"runs_root={old}")
-    runner.train(cfg, old / "ner" / "a")
+    runner.train(as_run(cfg), old / "ner" / "a")
     shutil.move(old, new)
     capsys.readouterr()
     again = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", f"runs_root={new}")
-    runner.train(again, new / "ner" / "b")
+    runner.train(as_run(again), new / "ner" / "b")
     printed = capsys.readouterr().out
     assert f"skipping: this configuration already has its result in {new / 'ner' / 'a'}\n" in printed
     assert not (new / "ner" / "b").exists()  # nothing written under the second name

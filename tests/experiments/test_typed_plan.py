@@ -17,7 +17,7 @@ from elmo_core import save_bilm
 from encoders.config import BilmConfig, CacheConfig, TransformerConfig
 from experiments import identity, runner
 from experiments.plan import RunPlan
-from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, task_config_class
+from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, as_run, task_config_class
 from suite_common.errors import ConfigError
 from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, role
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
@@ -56,7 +56,9 @@ def test_every_file_field_of_a_run_is_hashed_into_its_identity(bilm_files, tmp_p
     an identity that would miss one."""
     vectors = tmp_path / "vec.txt"
     vectors.write_text("EU 0.1 0.2\n")
-    plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"task.model.vectors={vectors}"))
+    plan = RunPlan.resolve(
+        as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"task.model.vectors={vectors}"))
+    )
     wanted = {"bilm_sha256", "bilm_options_sha256", "files_sha256"}
     assert wanted <= set(plan.identity) and plan.identity["files_sha256"]["task.model.vectors"]
     assert set(identity.run_file_hashes(plan.run, plan.encoder)) == {
@@ -83,7 +85,7 @@ def test_changing_what_any_file_field_holds_changes_the_digest(field, bilm_files
         identity._file_sha256.cache_clear()
         cfg = _ner((files["options"], files["weights"]), tmp_path, FIXTURES, "elmo.position=input",
                    f"task.model.vectors={vectors}")  # fmt: skip
-        return RunPlan.resolve(cfg).digest
+        return RunPlan.resolve(as_run(cfg)).digest
 
     before = digest()
     if field == "options":  # the same network read another way: tanh instead of relu
@@ -112,7 +114,7 @@ def test_no_package_below_experiments_imports_omegaconf():
 
 
 def test_the_task_its_model_and_the_encoder_get_typed_settings(bilm_files, tmp_path):
-    plan = RunPlan.resolve(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"))
+    plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")))
     built = plan.build(layers=False)
     assert dataclasses.is_dataclass(built.task.cfg) and dataclasses.is_dataclass(built.task.cfg.model)
     assert type(plan.run.encoder) is BilmConfig and dataclasses.is_dataclass(plan.run.data)
@@ -173,7 +175,9 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
     plan of its checkpoint's configuration; embed_sample takes the plan's encoder."""
     launch = tmp_path / "runs" / "ner" / "run"
     trained = (
-        runner.train(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input"), launch) if mode != "train" else None
+        runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")), launch)
+        if mode != "train"
+        else None
     )
     resolved, built = [], []
     real_resolve, real_build = RunPlan.resolve.__func__, RunPlan.build
@@ -183,11 +187,11 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
     monkeypatch.setattr(RunPlan, "build", lambda self, *a, **k: built.append(1) or real_build(self, *a, **k))
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"mode={mode}")
     if mode == "train":
-        runner.train(cfg, tmp_path / "runs" / "ner" / "again")
+        runner.train(as_run(cfg), tmp_path / "runs" / "ner" / "again")
     elif mode == "dry_run":
         from experiments.dry_run import dry_run
 
-        dry_run(cfg)
+        dry_run(as_run(cfg))
     elif mode in ("evaluate", "predict"):
         from experiments.predictor import predict_mode
         from experiments.trained_runs import evaluate
@@ -196,14 +200,14 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
         raw.write_text("EU rejects German call\n")
         test = FIXTURES / "ner_tiny.conll" if mode == "evaluate" else raw
         cfg = compose_cfg([f"mode={mode}", f"checkpoint={trained['run_dir']}", f"data.test_path={test}"])
-        (evaluate if mode == "evaluate" else predict_mode)(cfg, tmp_path / "out")
+        (evaluate if mode == "evaluate" else predict_mode)(as_run(cfg), tmp_path / "out")
     else:
         import run
 
         (tmp_path / "sample").mkdir()
-        run.embed_sample(compose_cfg(["embed_sample.limit=3", f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}",
-                                      f"encoder.options={bilm_files[0]}", f"encoder.weights={bilm_files[1]}"]),
-                         tmp_path / "sample")  # fmt: skip
+        sample = ["embed_sample.limit=3", f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}"]
+        bilm = [f"encoder.options={bilm_files[0]}", f"encoder.weights={bilm_files[1]}"]
+        run.embed_sample(as_run(compose_cfg(sample + bilm)), tmp_path / "sample")
     assert resolved, f"mode={mode} did not resolve a plan"
     if mode != "embed_sample":
         assert built, f"mode={mode} did not build through the plan"

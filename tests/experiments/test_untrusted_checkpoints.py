@@ -14,6 +14,7 @@ from conftest import FIXTURES, REPO
 from run_configs import compose_cfg
 
 from experiments import trained_runs
+from experiments.run_config import as_run
 from suite_common.errors import SuiteError
 
 
@@ -52,7 +53,7 @@ def test_evaluate_refuses_a_planted_best_pt(tmp_path):
         ["mode=evaluate", f"checkpoint={tmp_path / 'run'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]
     )
     with pytest.raises(SuiteError, match="best.pt"):
-        trained_runs.evaluate(cfg, tmp_path / "run")
+        trained_runs.evaluate(as_run(cfg), tmp_path / "run")
     assert not marker.exists()
 
 

@@ -3,6 +3,7 @@
 import pytest
 from conftest import shared_path
 
+from experiments.run_config import as_run
 from suite_common.errors import DataError
 from tasks.coref.metric import coref_scores
 from tasks.coref.reader import parse_coref_column, read_conll2012_coref, write_conll2012_coref
@@ -274,7 +275,7 @@ def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, t
                     f"runs_root={tmp_path / run / 'root'}",
                 ],
             )
-        results.append(runner.train(cfg, out))
+        results.append(runner.train(as_run(cfg), out))
     assert results[0]["dev"] == results[1]["dev"] and results[0]["metric"] == "conll_f1"
     predictions = (tmp_path / "a" / "dev_predictions.conll").read_text()
     assert predictions == (tmp_path / "b" / "dev_predictions.conll").read_text()

@@ -7,6 +7,7 @@ import pytest
 import torch
 from conftest import FIXTURES, shared_path
 
+from experiments.run_config import as_run
 from tasks.nli.reader import DataFormatError, read_sick_tsv, read_snli_jsonl
 
 
@@ -165,7 +166,7 @@ def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(b
         ]
     )  # 60 pairs: a larger step than SICK's 4.5k need
     assert cfg.elmo.position == "input"
-    record = runner.train(cfg, tmp_path / "runs" / "nli" / "toy")
+    record = runner.train(as_run(cfg), tmp_path / "runs" / "nli" / "toy")
     per_class = record["dev"]["per_class_accuracy"]
     assert min(per_class.values()) > 50, per_class  # every class learned, none at 0 % recall
 

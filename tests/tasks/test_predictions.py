@@ -7,6 +7,7 @@ from conftest import FIXTURES
 from run_configs import compose_cfg as _cfg
 
 from experiments import runner
+from experiments.run_config import as_run
 from tasks.ner.metric import conlleval_file
 from tasks.ner.tags import bio_to_iob1, iob1_to_bio
 from tasks.srl.metric import bio_to_brackets
@@ -47,7 +48,7 @@ def _train(task_overrides, tmp_path, bilm_files, name):
             "trainer.max_epochs=1",
         ]
     )
-    return runner.train(cfg, out), out
+    return runner.train(as_run(cfg), out), out
 
 
 def test_ner_prediction_file_scores_as_results(tmp_path, bilm_files):

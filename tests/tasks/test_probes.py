@@ -8,6 +8,7 @@ from conftest import FIXTURES
 from run_configs import compose_cfg as _cfg
 
 from experiments import runner
+from experiments.run_config import as_run
 from suite_common.errors import DataError as DataFormatError
 from tasks.probe_pos.reader import read_tagged
 from tasks.probes.wsd import DataFormatError as WsdFormatError
@@ -66,7 +67,7 @@ def _probe(task, data_dir, tmp_path, bilm_files, *extra):
             *extra,
         ]
     )
-    runner.train(cfg, out)
+    runner.train(as_run(cfg), out)
     return json.loads((out / "results.json").read_text())
 
 

@@ -15,6 +15,7 @@ from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
 from experiments import runner
+from experiments.run_config import as_run
 from tasks.coref.reader import read_conll2012_coref
 from tasks.ner.reader import read_conll2003_file
 from tasks.nli.reader import read_sick_tsv
@@ -211,7 +212,7 @@ def test_the_hub_copy_loads_and_trains_offline(task, bilm_files, tmp_path):
                 *SIZES[task],
             ],
         )
-    record = runner.train(cfg, tmp_path / "run")
+    record = runner.train(as_run(cfg), tmp_path / "run")
     assert record["train_examples"] > 0 and record["dev"][record["metric"]] >= 0
     if task == "nli":
         assert record["data_stats"]["train"]["no_gold_label_dropped"] == 1
