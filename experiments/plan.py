@@ -60,7 +60,6 @@ class BuiltRun:
 @dataclass(frozen=True)
 class RunPlan:
     run: RunConfig  # the configuration, typed (every group; ``run_config``)
-    resolved: dict  # the configuration with every interpolation resolved, as records store it
     kind: str  # "task" | "probe" | "finetune"
     data_files: dict[str, Path]
     identity: dict  # what the run's files hold, and the code's version
@@ -82,7 +81,6 @@ class RunPlan:
             )
         if isinstance(run, dict):
             run = RunConfig.from_resolved(run)  # every value checked by its field
-        resolved = plain(run)
         encoder = encoder_for(run)
         name = run.task.name
         kind = "finetune" if finetune else "probe" if is_probe_function(name) else "task"
@@ -92,9 +90,8 @@ class RunPlan:
         return cls(
             run=run,
             encoder=encoder,
-            resolved=resolved,
             kind=kind,
-            data_files=data_files(resolved.get("data") or {}),
+            data_files=data_files(run.data),
             identity=identity,
             digest=digest_of(run, identity),
             record_name="finetune.json" if kind == "finetune" else "results.json",
@@ -126,6 +123,11 @@ class RunPlan:
         features = build_features(self.run, encoder)
         model = task.build_model(features)
         return BuiltRun(task, splits, encoder, data, features, model, self.run.trainer, str(self.run.device))
+
+    @property
+    def resolved(self) -> dict:
+        """The typed run as plain data, every setting written out: what records store and re-parse."""
+        return plain(self.run)
 
     @property
     def position(self) -> str | None:
