@@ -27,6 +27,7 @@ NAMES = {"ner": "NER (CoNLL-2003)", "nli": "SICK entailment", "sst": "SST-5", "q
          "srl": "SRL (Universal PropBank)", "coref": "coreference (LitBank)"}  # fmt: skip
 REFERENCE = {"ner": "crf_tagger", "nli": "esim", "sst": "bcn", "qa": "bidaf", "srl": "srl", "coref": "coref"}
 ORDER = ["ner", "nli", "sst", "qa", "srl", "coref"]
+TITLE = "Each task head beside its reference implementation"
 
 
 def summary(c: dict) -> dict:
@@ -76,9 +77,9 @@ def figure(comparisons: list[dict], out: Path) -> None:
     plt.close(fig)
 
 
-def render(comparisons: list[dict], findings: str, figure_name: str) -> str:
+def render(comparisons: list[dict], findings: str, figure_name: str, title: str = TITLE) -> str:
     lines = [
-        "# Each task head beside its reference implementation",
+        f"# {title}",
         "",
         "Both sides read the same files, the same biLM (the embedded `elmo_core/pretrained/small`, in the original "
         "format) and settings matched to the suite's paper profile; each runs on one CPU thread. The reference is "
@@ -137,6 +138,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", type=Path, default=ROOT / "results" / "conformance", help="the comparisons' JSON files")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "conformance.md", help="the page (and its figure)")
+    ap.add_argument("--title", default=TITLE, help="the page's heading")
     a = ap.parse_args(argv)
     found = {p.stem: json.loads(p.read_text()) for p in sorted(a.dir.glob("*_*.json"))}
     if not found:
@@ -145,7 +147,7 @@ def main(argv=None) -> int:
     findings = (a.dir / "findings.md").read_text() if (a.dir / "findings.md").exists() else ""
     figure_path = a.out.with_name(f"{a.out.stem}_curves.png")  # conformance.md: conformance_curves.png
     figure(comparisons, figure_path)
-    a.out.write_text(render(comparisons, findings, figure_path.name))
+    a.out.write_text(render(comparisons, findings, figure_path.name, a.title))
     print(f"wrote {a.out} and {figure_path}")
     return 0
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -146,3 +147,18 @@ def test_the_reference_validates_sst_on_whole_sentences_however_it_trains(tmp_pa
     assert config["model"]["pre_encode_feedforward"]["input_dim"] == 100 + 32
     baseline, _, _ = reference_configs.sst({"train": "t", "dev": "d"}, bilm, False, 0, 1)
     assert "elmo" not in baseline["model"] and overrides == ["task.phrases_min_tokens=null"]
+
+
+def test_the_committed_conformance_pages_rebuild_from_their_comparisons(tmp_path):
+    """``results/conformance.md`` and ``results/conformance_speed.md`` are what the report makes of the JSON
+    comparisons committed beside them (the figures are made again, not compared)."""
+    from benchmarks.conformance import report
+
+    results = Path(report.ROOT) / "results"
+    speed_title = "Task heads beside their references after the speed changes (AMD EPYC, 2026-11-26 and 27)"
+    for page, folder, title in (
+        ("conformance.md", results / "conformance", report.TITLE),
+        ("conformance_speed.md", results / "conformance" / "speed", speed_title),
+    ):
+        assert report.main(["--dir", str(folder), "--out", str(tmp_path / page), "--title", title]) == 0
+        assert (tmp_path / page).read_text() == (results / page).read_text(), page
