@@ -44,14 +44,10 @@ def timed(command: list[str], threads: int) -> tuple[float, str]:
 
 
 def commands(side: str, python: Path, model: Path, text: Path, out: Path, batch: int, threads: int) -> list[str]:
+    """The command line of one side: the suite's embed command, or the AllenNLP user's script under ``python``."""
     if side == "suite":
-        return [sys.executable, "-m", "elmo_core.embed", "--model", str(model), "--input", str(text)] + [
-            "--output",
-            str(out),
-            "--batch-size",
-            str(batch),
-            "--no-progress",
-        ]
+        embed = [sys.executable, "-m", "elmo_core.embed", "--model", str(model), "--input", str(text)]
+        return [*embed, "--output", str(out), "--batch-size", str(batch), "--no-progress"]
     files = [str(model / "options.json"), str(model / "weights.hdf5"), str(text), str(out)]
     return [str(python), str(ALLENNLP_SCRIPT), *files, "--batch-size", str(batch), "--threads", str(threads)]
 
