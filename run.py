@@ -92,7 +92,12 @@ def sweep_dir(mode: str, runs_root: str) -> str:
 
 
 def _register_resolvers() -> None:
+    """The resolvers ``conf/config.yaml`` names, and the typed groups' defaults and the task files'
+    data and profiles in Hydra's ConfigStore (``experiments.config_store``)."""
+    from experiments.config_store import register
     from experiments.run_directories import run_dir_name
+
+    register()
 
     OmegaConf.register_new_resolver("run_dir_name", run_dir_name, replace=True)
     OmegaConf.register_new_resolver("mode_dir", mode_dir, replace=True)
@@ -253,7 +258,7 @@ def choose_data_source(argv: list[str], reachable=None) -> list[str]:
             f"data: the local copies under {shared} (source=local; the Hugging Face hub cannot be reached)",
             file=sys.stderr,
         )
-        return [*argv, "source=local"]
+        return ["source=local", *argv]  # before any flag: Hydra reads the overrides as one run of arguments
     return argv  # neither: the hub's own error says what to do
 
 

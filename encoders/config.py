@@ -1,8 +1,8 @@
-"""The encoder and activation-cache settings of a run, typed (``conf/encoder/*.yaml``,
-``conf/cache/default.yaml``; Peters et al. 2018 §3.4: the frozen biLM whose layers ELMo mixes). Each
-field declares its default, its accepted values and its part in a run's identity
-(``suite_common.typed_config``): a biLM counts by the SHA-256 of its weights and of its options, a
-Transformer by that of its directory's files, never by their paths."""
+"""The encoder and activation-cache settings of a run, typed (``encoder=bilm|transformer``, ``cache.*``;
+their defaults are the base of the composed configuration, ``experiments.config_store``; Peters et al.
+2018 §3.4: the frozen biLM whose layers ELMo mixes). Each field declares its default, its accepted values
+and its part in a run's identity (``suite_common.typed_config``): a biLM counts by the SHA-256 of its
+weights and of its options, a Transformer by that of its directory's files, never by their paths."""
 
 from __future__ import annotations
 

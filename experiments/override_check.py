@@ -22,6 +22,8 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from suite_common.errors import ConfigError
 
+from .run_config import TASK_FILE_SECTIONS
+
 # names the encoder's and the cache's settings had under elmo.* until November 2026: on the command line
 # they stop the command with one line naming the key that replaced them
 _BILM_KEYS = (
@@ -44,8 +46,14 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 
 
 def config_groups(conf: Path = CONF) -> dict[str, list[str]]:
-    """Group name -> its options (the YAML files of ``conf/<group>/``)."""
-    return {d.name: sorted(p.stem for p in d.glob("*.yaml")) for d in sorted(conf.iterdir()) if d.is_dir()}
+    """Group name -> its options (the YAML files of ``conf/<group>/`` and the ConfigStore's nodes)."""
+    from .config_store import register, registered_options
+
+    register(conf)
+    groups = {d.name: sorted(p.stem for p in d.glob("*.yaml")) for d in sorted(conf.iterdir()) if d.is_dir()}
+    for group in ("trainer", "elmo", "encoder", "cache", "data", "task_defaults", "task_profile"):
+        groups[group] = sorted({*groups.get(group, []), *registered_options(group)})
+    return groups
 
 
 def dotted_keys(node, prefix: str = "") -> set[str]:
@@ -106,6 +114,11 @@ def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "conf
             raise ConfigError(
                 f"{key} is now {RENAMED[key]} (the encoder's and the cache's settings left elmo.*); "
                 f"write {RENAMED[key]}={shown}; nothing was run"
+            )
+        if key.split(".")[:2] in [["task", s] for s in TASK_FILE_SECTIONS]:
+            raise ConfigError(
+                f"{key}: conf/task/<task>.yaml's {key.split('.')[1]} are read when the configuration is composed, "
+                "not settings; set the key itself (data.dir=..., trainer.max_epochs=...); nothing was run"
             )
         if key in groups:
             for option in values(o):

@@ -119,6 +119,9 @@ def _device_check(v):
     return None if ok else "must be cpu, cuda, cuda:N or mps"
 
 
+# the sections of conf/task/<name>.yaml read when the configuration is composed (``config_store``), not settings
+TASK_FILE_SECTIONS = ("data", "sources", "profiles")
+
 MODES = ("train", "evaluate", "predict", "finetune", "embed_sample", "dry_run")
 
 
@@ -130,7 +133,7 @@ class RunConfig:
     threads: object = setting("auto", _threads_check, identity=RUNTIME)
     checkpoint: str | None = setting(None, identity=RUNTIME)
     runs_root: str = setting("outputs/runs", identity=RUNTIME)
-    # the source group only chooses the data files (conf/data/<task>_<source>.yaml); it holds no settings
+    # the source group only chooses the data files (the task file's data and sources); it holds no settings
     source: dict = setting({}, lambda v: None if v == {} else "is chosen as source=hf or source=local")
     task: object = group(lambda: task_config_class("ner")())
     data: DataConfig = group(DataConfig)
@@ -143,7 +146,8 @@ class RunConfig:
     @classmethod
     def from_resolved(cls, mapping: dict) -> RunConfig:
         """The typed configuration of a composed (resolved) one; ``ConfigError`` names a bad key."""
-        name = str(((mapping or {}).get("task") or {}).get("name", ""))
+        task = {k: v for k, v in ((mapping or {}).get("task") or {}).items() if k not in TASK_FILE_SECTIONS}
+        mapping, name = {**(mapping or {}), "task": task}, str(task.get("name", ""))
         task_cls = task_config_class(name)
         nested = {
             "task": lambda m, where: build(task_cls, m, where),

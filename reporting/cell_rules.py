@@ -60,11 +60,9 @@ def composed(choices: tuple[str, ...]) -> dict:
 
 @cache
 def _composed(conf_dir: Path, shared: str | None, choices: tuple[str, ...]) -> dict:
-    from hydra import compose, initialize_config_dir
+    from experiments.config_store import compose
 
-    with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
-        cfg = compose("config", overrides=list(choices))
-    return OmegaConf.to_container(cfg, resolve=True)
+    return OmegaConf.to_container(compose(choices, conf_dir), resolve=True)
 
 
 def prescribed(choices: tuple[str, ...]) -> dict:

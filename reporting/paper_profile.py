@@ -14,9 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from experiments.config_store import compose
 from experiments.settings import effective_position
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,8 +209,7 @@ SPEC = [
 
 
 def composed(task: str):
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        return compose("config", overrides=[f"task={task}", "profile=paper"])
+    return compose([f"task={task}", "profile=paper"])
 
 
 def value_of(cfg, key):

@@ -1,8 +1,8 @@
 """Which code runs a configuration's ``task.name`` (Peters et al. 2018 §4 tasks, §5.3 probes), found by
-the suite's layout rather than a list: adding a task touches its folder and its conf files only.
+the suite's layout rather than a list: adding a task touches its folder and its ``conf/task/<name>.yaml`` only.
 
 * A task ``<name>`` is the one ``Task`` subclass in ``tasks/<name>/task.py`` (``conf/task/<name>.yaml``
-  names it; ``conf/task_profile/<name>_<profile>.yaml`` sizes it).
+  gives its data and profiles; ``experiments.config_store`` registers them).
   A layer probe trained by the trainer is a task like any other (``tasks/probe_pos/``).
 * A probe with nothing to train (``probe_wsd``: 1-nearest-neighbour on sense centroids, the paper's
   method) is the function ``run_<kind>_probe`` in ``tasks/probes/<kind>.py``.

@@ -17,6 +17,9 @@ import torch  # noqa: E402
 
 from elmo_core.bilm import BiLM  # noqa: E402
 from elmo_core.options import parse_options  # noqa: E402
+from experiments.config_store import register  # noqa: E402
+
+register()  # the typed defaults and the task files' data and profiles, for every test that composes with Hydra
 
 
 def pytest_sessionfinish(session, exitstatus):

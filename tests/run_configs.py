@@ -2,14 +2,15 @@
 on the fixtures with a given biLM (``tiny_ner_cfg``, ``tiny_qa_cfg``)."""
 
 from conftest import FIXTURES, REPO
-from hydra import compose, initialize_config_dir
 
-CONF = str(REPO / "conf")
+from experiments import config_store
+from experiments.config_store import compose
+
+CONF = str(config_store.CONF)
 
 
 def compose_cfg(overrides=()):
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose("config", overrides=list(overrides), return_hydra_config=False)
+    return compose(overrides)
 
 
 def tiny_ner_cfg(bilm_files, tmp_path, *overrides):

@@ -1,9 +1,10 @@
-"""The settings every task shares, typed: where its data are and how they are read (``conf/data/``),
-the word and character embeddings of its model, and the task group itself (``conf/task/``;
-Peters et al. 2018 appendix A sizes each task's model). Each task folder's ``config.py`` declares its
-own model settings on these (``suite_common.typed_config``: a field's default, accepted values and
-part in a run's identity sit beside it; the YAML files keep profiles and overrides, and a test keeps
-the base YAML files equal to these defaults)."""
+"""The settings every task shares, typed: where its data are and how they are read (the defaults under
+the ``data`` and ``sources`` of ``conf/task/<task>.yaml``), the word and character embeddings of its
+model, and the task group itself (Peters et al. 2018 appendix A sizes each task's model). Each task
+folder's ``config.py`` declares its own model settings on these (``suite_common.typed_config``: a
+field's default, accepted values and part in a run's identity sit beside it). These defaults are the
+base of the composed configuration (``experiments.config_store``); the YAML files hold only what
+differs, and profiles."""
 
 from __future__ import annotations
 

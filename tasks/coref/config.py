@@ -1,4 +1,5 @@
-"""Coreference settings (appendix A.6, Lee et al. 2017; ``conf/task/coref.yaml`` holds the same defaults)."""
+"""Coreference settings (appendix A.6, Lee et al. 2017; the defaults of
+``task=coref``; ``conf/task/coref.yaml`` gives its data and profiles)."""
 
 from __future__ import annotations
 

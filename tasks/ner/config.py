@@ -1,4 +1,5 @@
-"""NER settings (appendix A.7; ``conf/task/ner.yaml`` holds the same defaults)."""
+"""NER settings (appendix A.7; the defaults of
+``task=ner``; ``conf/task/ner.yaml`` gives its data and profiles)."""
 
 from __future__ import annotations
 

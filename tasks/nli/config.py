@@ -1,4 +1,5 @@
-"""Entailment (ESIM) settings (appendix A.3; ``conf/task/nli.yaml`` holds the same defaults)."""
+"""Entailment (ESIM) settings (appendix A.3; the defaults of
+``task=nli``; ``conf/task/nli.yaml`` gives its data and profiles)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""SQuAD settings (appendix A.4; ``conf/task/qa.yaml`` holds the same defaults)."""
+"""SQuAD settings (appendix A.4; the defaults of
+``task=qa``; ``conf/task/qa.yaml`` gives its data and profiles)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""SRL settings (appendix A.5; ``conf/task/srl.yaml`` holds the same defaults)."""
+"""SRL settings (appendix A.5; the defaults of
+``task=srl``; ``conf/task/srl.yaml`` gives its data and profiles)."""
 
 from __future__ import annotations
 

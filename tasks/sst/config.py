@@ -1,4 +1,5 @@
-"""SST-5 settings (appendix A.8; ``conf/task/sst.yaml`` holds the same defaults)."""
+"""SST-5 settings (appendix A.8; the defaults of
+``task=sst``; ``conf/task/sst.yaml`` gives its data and profiles)."""
 
 from __future__ import annotations
 

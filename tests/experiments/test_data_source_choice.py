@@ -17,7 +17,7 @@ def test_the_hub_when_reachable_else_the_local_copies(tmp_path, monkeypatch, cap
     argv = ["task=ner", "elmo.position=both"]
     assert choose_data_source(argv, reachable=lambda: True) == argv
     assert "source=hf" in capsys.readouterr().err
-    assert choose_data_source(argv, reachable=lambda: False) == [*argv, "source=local"]
+    assert choose_data_source(argv, reachable=lambda: False) == ["source=local", *argv]
     assert f"local copies under {tmp_path / 'data'}" in capsys.readouterr().err
 
 

@@ -15,11 +15,11 @@ from run_configs import tiny_ner_run_cfg as _ner
 
 from elmo_core import save_bilm
 from encoders.config import BilmConfig, CacheConfig, TransformerConfig
-from experiments import identity, runner
+from experiments import config_store, identity, runner
 from experiments.plan import RunPlan
-from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, as_run, task_config_class
+from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, as_run, data_config_class, task_config_class
 from suite_common.errors import ConfigError
-from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, role
+from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, plain, role
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
 from tasks.registry import available
 
@@ -125,39 +125,53 @@ def _yaml(path):
     return OmegaConf.to_container(OmegaConf.load(REPO / "conf" / path), resolve=False)
 
 
-def plain_defaults(cls) -> dict:
-    out = {}
-    for f in dataclasses.fields(cls):
-        value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        out[f.name] = plain_defaults(type(value)) if dataclasses.is_dataclass(value) else value
+def repeated_defaults(written: dict, defaults: dict, where: str = "") -> list[str]:
+    """The keys of ``written`` whose value is the default beside it (nested mappings walked)."""
+    out = []
+    for key, value in written.items():
+        if isinstance(value, dict) and isinstance(defaults.get(key), dict):
+            out += repeated_defaults(value, defaults[key], f"{where}{key}.")
+        elif key in defaults and defaults[key] == value:
+            out.append(f"{where}{key}")
     return out
 
 
-@pytest.mark.parametrize(
-    "path, cls",
-    [
-        ("elmo/default.yaml", ElmoConfig),
-        ("trainer/default.yaml", TrainerConfig),
-        ("cache/default.yaml", CacheConfig),
-        ("encoder/bilm.yaml", BilmConfig),
-        *[(f"task/{name}.yaml", task_config_class(name)) for name in available()],
-    ],
-)
-def test_each_base_yaml_file_holds_exactly_its_typed_groups_defaults(path, cls):
-    """A default is defined once: the base YAML files (before profiles and overrides) equal the dataclasses."""
-    assert _yaml(path) == plain_defaults(cls)
+def test_the_base_of_every_group_is_its_dataclass_registered_in_hydras_store():
+    """A default is defined once: the ConfigStore holds each typed group's defaults, and no group's
+    base is a YAML file."""
+    from hydra.core.config_store import ConfigStore
+
+    repo = ConfigStore.instance().repo
+    for (group, name), cls in config_store.GROUP_DEFAULTS.items():
+        assert OmegaConf.to_container(repo[group][f"{name}.yaml"].node) == plain(cls()), group
+        assert not (REPO / "conf" / group).exists(), group
+    for name in available():
+        assert OmegaConf.to_container(repo["task_defaults"][f"{name}.yaml"].node) == plain(task_config_class(name)())
+    assert not (REPO / "conf" / "data").exists() and not (REPO / "conf" / "task_profile").exists()
 
 
-def test_the_transformer_yaml_and_the_top_level_defaults_are_the_typed_ones():
-    transformer = plain_defaults(TransformerConfig)
-    assert _yaml("encoder/transformer.yaml") == {k: v for k, v in transformer.items() if not k.startswith("finetune")}
-    top = _yaml("config.yaml")
-    typed = plain_defaults(RunConfig)
-    for key in ("mode", "seed", "device", "threads", "checkpoint"):
-        assert top[key] == typed[key], key
-    assert {k: v for k, v in top["embed_sample"].items() if k != "sentences"} == {
-        k: v for k, v in typed["embed_sample"].items() if k != "sentences"
-    }
+def test_no_base_yaml_file_repeats_a_dataclass_default():
+    """``conf/config.yaml`` and each task file hold only what differs from the typed defaults: the task's
+    settings, its data (from the data group's defaults) and each source (from the task's data)."""
+    top = {k: v for k, v in _yaml("config.yaml").items() if k not in ("defaults", "hydra")}
+    found = repeated_defaults(top, config_store.run_defaults())
+    for name in available():
+        spec = _yaml(f"task/{name}.yaml")
+        settings = {k: v for k, v in spec.items() if k not in config_store.TASK_FILE_SECTIONS}
+        found += [f"{name}: {k}" for k in repeated_defaults(settings, plain(task_config_class(name)()))]
+        data = {**plain(data_config_class(name)()), **(spec.get("data") or {})}
+        found += [
+            f"{name}: data.{k}" for k in repeated_defaults(spec.get("data") or {}, plain(data_config_class(name)()))
+        ]
+        for source, node in (spec.get("sources") or {}).items():
+            found += [f"{name}: sources.{source}.{k}" for k in repeated_defaults(node or {}, data)]
+    assert not found, found
+
+
+def test_the_repeat_check_finds_a_repeated_default():
+    assert repeated_defaults(
+        {"model": {"word_dim": 50, "hidden": [1]}}, {"model": {"word_dim": 50, "hidden": [2]}}
+    ) == ["model.word_dim"]
 
 
 def test_a_bad_value_or_an_unknown_key_is_one_line_naming_it():

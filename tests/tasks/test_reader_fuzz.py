@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, SHARED, shared_path
+from conftest import FIXTURES, SHARED, shared_path
 from omegaconf import OmegaConf
 
+from experiments.run_config import task_config_class
 from suite_common.errors import DataError
 from tasks.coref.task import CorefTask
 from tasks.ner.task import NerTask
@@ -26,8 +27,7 @@ MUTATIONS_PER_FORMAT = 100
 
 
 def _task_reader(task_cls, name, fmt):
-    task_cfg = OmegaConf.load(REPO / "conf" / "task" / f"{name}.yaml")
-    task = task_cls(task_cfg)
+    task = task_cls(task_config_class(name)())  # the task's default settings
     return lambda path: task.read_file(path, OmegaConf.create({"format": fmt}), "train")
 
 

@@ -1,0 +1,101 @@
+"""The base of every composed configuration, registered in Hydra's ConfigStore (Peters et al. 2018
+§3-4 and appendix A settings, as the typed groups declare them): the dataclasses are the base
+configuration, so no YAML file repeats a default, and a task is its folder plus ``conf/task/<name>.yaml``.
+
+* ``run_defaults`` (the top level), ``trainer/default``, ``elmo/default``, ``encoder/bilm``,
+  ``encoder/transformer``, ``cache/default``: each typed group's defaults (``typed_config.plain``);
+* ``task_defaults/<name>``: the defaults of the settings class of ``tasks/<name>/``; the task's file
+  ``conf/task/<name>.yaml`` is merged over them (the settings it changes);
+* ``data/<name>_<source>``: the data group's defaults, then the task file's ``data`` section, then its
+  ``sources.<source>`` (``source=hf``: the Hugging Face copy; ``source=local``: the files under ../shared);
+* ``task_profile/<name>_<profile>``: the task file's ``profiles.<profile>`` (overrides of any group,
+  applied after ``profile=``).
+
+The three sections are read here, when the configuration is composed; ``RunConfig`` drops them from the
+task group (``TASK_FILE_SECTIONS``), and an override of a key inside them is refused (``override_check``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
+
+from encoders.config import BilmConfig, CacheConfig, TransformerConfig
+from suite_common.errors import ConfigError
+from suite_common.typed_config import plain
+
+from .run_config import (
+    TASK_FILE_SECTIONS,
+    ElmoConfig,
+    RunConfig,
+    TrainerConfig,
+    data_config_class,
+    task_config_class,
+)
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+GROUP_DEFAULTS = {
+    ("trainer", "default"): TrainerConfig,
+    ("elmo", "default"): ElmoConfig,
+    ("encoder", "bilm"): BilmConfig,
+    ("encoder", "transformer"): TransformerConfig,
+    ("cache", "default"): CacheConfig,
+}
+
+
+def run_defaults() -> dict:
+    """The top level's defaults: every setting of ``RunConfig`` that is not a group chosen in ``conf/``."""
+    chosen = ("task", "data", "elmo", "encoder", "cache", "trainer", "source")
+    return {k: v for k, v in plain(RunConfig()).items() if k not in chosen}
+
+
+def task_file(name: str, conf: Path = CONF) -> DictConfig:
+    """``conf/task/<name>.yaml`` as written (interpolations kept); ``ConfigError`` names a missing or bad file."""
+    path = conf / "task" / f"{name}.yaml"
+    if not path.is_file():
+        raise ConfigError(f"task {name!r} has its folder tasks/{name}/ but no {path} (its settings, data and profiles)")
+    node = OmegaConf.load(path)
+    for section in TASK_FILE_SECTIONS:
+        if node.get(section) is None:
+            node[section] = {}
+        if not isinstance(node[section], DictConfig):
+            raise ConfigError(f"{path}: {section} must be a mapping of settings, not {node[section]!r}")
+    return node
+
+
+def register(conf: Path = CONF) -> None:
+    """Put every base node into Hydra's ConfigStore (again: the last registration stands)."""
+    from tasks.registry import available
+
+    store = ConfigStore.instance()
+    store.store(name="run_defaults", node=run_defaults())
+    for (group, name), cls in GROUP_DEFAULTS.items():
+        store.store(group=group, name=name, node=plain(cls()))
+    sources = sorted(p.stem for p in (conf / "source").glob("*.yaml"))
+    for name in available():
+        spec = task_file(name, conf)
+        store.store(group="task_defaults", name=name, node=plain(task_config_class(name)()))
+        data = OmegaConf.merge(plain(data_config_class(name)()), spec.data)
+        for source in sources:
+            node = OmegaConf.merge(data, spec.sources.get(source) or {})
+            store.store(group="data", name=f"{name}_{source}", node=node)
+        for profile, node in spec.profiles.items():
+            store.store(group="task_profile", name=f"{name}_{profile}", node=node, package="_global_")
+
+
+def registered_options(group: str) -> list[str]:
+    """The options of ``group`` held by the ConfigStore (``register`` must have run)."""
+    repo = ConfigStore.instance().repo.get(group, {})
+    return sorted(k.removesuffix(".yaml") for k, v in repo.items() if not isinstance(v, dict))
+
+
+def compose(overrides=(), conf: Path = CONF, hydra_config: bool = False) -> DictConfig:
+    """The configuration ``run.py`` would compose for ``overrides`` (registered first)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    register(conf)
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        return hydra_compose("config", overrides=list(overrides), return_hydra_config=hydra_config)
