@@ -48,23 +48,19 @@ def longest_document(out: Path) -> tuple[str, int]:
 def score_once(document: Path, profile: str, position: str, whole: bool, work: Path) -> dict:
     """Score ``document`` in this process; its peak memory."""
     import torch
-    from hydra import compose, initialize_config_dir
 
+    from experiments.config_store import compose
     from experiments.plan import RunPlan
     from tasks.coref.model import CorefModel
 
     torch.set_num_threads(1)
     if whole:
         CorefModel.PAIR_FLOATS = 1 << 62  # every pair at once
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                "task=coref", "source=local", f"profile={profile}", f"elmo.position={position}",
-                f"data.train_path={document}", f"data.dev_path={document}", f"cache.dir={work / 'cache'}",
-                f"runs_root={work / 'runs'}", "threads=1",
-            ],
-        )  # fmt: skip
+    cfg = compose([
+        "task=coref", "source=local", f"profile={profile}", f"elmo.position={position}",
+        f"data.train_path={document}", f"data.dev_path={document}", f"cache.dir={work / 'cache'}",
+        f"runs_root={work / 'runs'}", "threads=1",
+    ])  # fmt: skip
     built = RunPlan.resolve(as_run(cfg)).build(layers=True)
     model = built.model.eval()
     batch = built.task.make_batch(built.data["dev"], [0])

@@ -24,7 +24,8 @@ it measures:
   step), with a softmax over the shipped vocabulary, on the sample's text;
 * the process's peak resident memory while doing so.
 
-It then projects, for the paper's full training sets (sizes in ``FULL_DATA`` with their sources):
+It then projects, for the paper's full training sets (sizes in each task's reference,
+``tasks/<name>/paper.py``, with their sources):
 the cache size on disk (each distinct text once, as the runs store it), the biLM hours to fill it,
 the hours of the fine-tuning pass over those texts (``encoder.finetune_epochs`` passes), and the
 hours per epoch and to the paper's epoch count (``trainer.max_epochs``: an upper bound, early
@@ -45,7 +46,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from hydra import compose, initialize_config_dir
 
 from benchmarks import SHARED
 from benchmarks.bilm_speed import PAPER_OPTIONS, peak_rss_mb, reset_peak_rss
@@ -57,59 +57,23 @@ from elmo_core.pretrain import build_parser, make_training_step
 from elmo_core.pretraining.lm_data import SentenceStream, Vocabulary
 from elmo_core.pretraining.lm_training import LanguageModel, detach_state
 from encoders.activation_cache import ActivationCache
+from experiments.config_store import compose
 from experiments.plan import RunPlan
 from experiments.run_config import as_run
 from experiments.trainer import make_optimizer, on_device, train_step
+from reporting import paper_numbers
 from tasks.base import TaskSplit
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
-TASKS = ("ner", "sst", "srl", "qa", "nli", "coref")
-STAND_IN = {"nli": ["data.format=sick"]}
-
-# The paper's training sets. "local": our copy under shared/data is the full training set, so its
-# distinct texts are counted exactly. Otherwise: published counts (source given) and, where a count
-# of tokens is not published, the mean lengths measured on the local stand-in data.
-FULL_DATA = {
-    "ner": {"name": "CoNLL-2003 train", "local": True},
-    "sst": {"name": "SST-5 train, phrases of >= 4 tokens", "local": True},
-    "qa": {
-        "name": "SQuAD v1.1 train",
-        "examples": 87_599,
-        "texts": {"context": 18_896, "question": 87_599},
-        "source": "87,599 questions (train-v1.1.json, as the Hugging Face card rajpurkar/squad lists); "
-        "18,896 paragraphs in that file; token lengths of contexts and questions measured locally",
-    },
-    "nli": {
-        "name": "SNLI 1.0 train",
-        "examples": 550_152,
-        "texts": {"premise": 550_152 // 3, "hypothesis": 550_152},
-        "lengths": {"premise": 14.1, "hypothesis": 8.3},
-        "source": "550,152 pairs and mean lengths 14.1 / 8.3 tokens (Bowman et al. 2015, Tables 1-2); each "
-        "premise was given one hypothesis per label, so about a third of the pairs have a distinct "
-        "premise (an assumption); every hypothesis taken as distinct",
-    },
-    "srl": {
-        "name": "CoNLL-2012 (OntoNotes 5.0) train, SRL",
-        "texts": {"sentence": 75_187},
-        "source": "75,187 training sentences (CoNLL-2012 English train, as commonly cited; not verified here); "
-        "tokens and predicates per sentence measured on the local stand-in (Universal PropBank EWT)",
-    },
-    "coref": {
-        "name": "CoNLL-2012 (OntoNotes 5.0) train, coreference",
-        "examples": 2_802,
-        "texts": {"sentence": 75_187},
-        "source": "2,802 training documents (e.g. MEIRa's ontonotes.yaml); 75,187 sentences as for SRL "
-        "(not verified here), at the SRL stand-in's tokens per sentence; speed per update measured "
-        "on LitBank documents (about 2,000 tokens each, longer than OntoNotes' average)",
-    },
-}
+# the tasks whose reference gives the paper's training set (tasks/<name>/paper.py: training_set), in Table 1's order
+TASKS = tuple(
+    t for t in paper_numbers.TASKS if paper_numbers.REFERENCES.get(t) and paper_numbers.REFERENCES[t].training_set
+)
 
 
 def SENTENCE_LENGTHS() -> list[list[str]]:
     """The sentences of the local SRL training file (Universal PropBank, English Web Treebank): the
     stand-in for CoNLL-2012's sentence lengths, for SRL and coreference alike."""
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("config", overrides=["task=srl", "source=local"])
+    cfg = compose(["task=srl", "source=local"])
     built = RunPlan.resolve(as_run(cfg)).build(layers=False, finetune=False)
     return built.task.sentences(built.splits["train"])
 
@@ -138,10 +102,8 @@ def compose_paper(
         f"threads={threads}",
         f"elmo.position={position}",
         f"device={device}",
-        *STAND_IN.get(task, []),
     ]
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose("config", overrides=overrides)
+    return compose(overrides)
 
 
 def sample_size(task, full, batch_size: int, tokens: int) -> int:
@@ -279,7 +241,7 @@ def measure(
 
 def full_scale(task_name: str, task, full, part) -> dict:
     """Distinct texts, their tokens and training examples of the paper's full training set."""
-    spec = FULL_DATA[task_name]
+    spec = paper_numbers.REFERENCES[task_name].training_set
     if spec.get("local"):
         sentences = task.sentences(full)
         return {

@@ -8,11 +8,20 @@ are present; the paper's Tables 1-3 and ``probes.md`` never include them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
+from omegaconf import OmegaConf
 
 from . import paper_numbers as paper
 
-ENCODER_TASKS = ("ner", "sst", "srl", "nli", "qa", "coref")
+SWEEP = Path(__file__).resolve().parents[1] / "conf" / "sweep" / "encoders.yaml"
+
+
+def encoder_tasks() -> list[str]:
+    """The table's rows: the tasks of the encoders sweep in its order, then every other task (Table 1's order)."""
+    swept = str(OmegaConf.load(SWEEP).hydra.sweeper.params.task).split(",")
+    return [*swept, *(t for t in paper.TASKS if t not in swept)]
 
 
 def _cell(values: pd.Series) -> str:
@@ -34,7 +43,7 @@ def encoders_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     transformer = full[full.encoder.notna() & (full.setting.str.split("+").str[0] == "elmo")]
     labels = sorted(set(transformer.encoder))
     rows = []
-    for task in ENCODER_TASKS:
+    for task in encoder_tasks():
         if task not in set(transformer.task):
             continue
         row = {

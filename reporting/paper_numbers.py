@@ -1,70 +1,35 @@
-"""Published numbers of Peters et al. (2018), arXiv v2 (NAACL), as listed in
-../shared/reference/elmo_paper_facts.md. Table 1 is on the test sets; Tables 2 and 3 on dev."""
+"""Published numbers of Peters et al. (2018), arXiv v2 (NAACL), gathered from each task's own
+reference (``tasks/<name>/paper.py``, found through the registry): Table 1 is on the test sets;
+Tables 2, 3 and 5-7 on dev. Tasks follow the paper's Table 1 order; a registered task without a
+reference (or without a Table 1 row) comes after them, with "—" where the paper's value would stand."""
 
-# metric name in our results.json for each task, and the paper's dataset for it
+from __future__ import annotations
+
+from experiments.run_config import task_config_class
+from tasks.registry import available, paper_reference, task_class
+
+REFERENCES = {name: ref for name in available() if (ref := paper_reference(name)) is not None}
+
+
+def _table1_order(name: str) -> tuple:
+    row = REFERENCES[name].row if name in REFERENCES else None
+    return (row is None, row or 0, name)
+
+
+def is_probe(name: str) -> bool:
+    """A layer probe (§5.3: its settings put ELMo at ``probe``): reported per layer, not in the task tables."""
+    return task_config_class(name)().elmo_position == "probe"
+
+
+# the tasks of the task tables, in the paper's Table 1 order: metric and the paper's dataset
 TASKS = {
-    "qa": {"metric": "f1", "paper_dataset": "SQuAD"},
-    "nli": {"metric": "accuracy", "paper_dataset": "SNLI"},
-    "srl": {"metric": "f1", "paper_dataset": "SRL (CoNLL-2012)"},
-    "ner": {"metric": "f1", "paper_dataset": "NER (CoNLL-2003)"},
-    "sst": {"metric": "accuracy", "paper_dataset": "SST-5"},
-    "coref": {"metric": "conll_f1", "paper_dataset": "Coref (CoNLL-2012; LitBank here)"},
+    name: {"metric": task_class(name).metric, "paper_dataset": REFERENCES[name].dataset if name in REFERENCES else "—"}
+    for name in sorted((n for n in available() if not is_probe(n)), key=_table1_order)
 }
-
-OUR_DATA = {  # the data each task is run on here, as figures and tables name it
-    "qa": "SQuAD v1.1",
-    "nli": "SICK",
-    "srl": "SRL (Universal PropBank)",
-    "ner": "CoNLL-2003 NER",
-    "sst": "SST-5",
-    "coref": "Coref (LitBank)",
-}
-
-DATA_NOTES = {  # where a task's data here is not the paper's (../shared/README.md), as Table 1's rows say
-    "qa": "SQuAD: training questions from 32 articles of the official dev set (its train file is not here), "
-    "dev 1,347 questions of 6 other articles; paper: the 87,599 training questions and the test set",
-    "nli": "SICK (4,439 training pairs) stands in for SNLI (550,152)",
-    "srl": "Universal PropBank (English Web Treebank) stands in for CoNLL-2012",
-    "coref": "LitBank (80 training documents of fiction) stands in for CoNLL-2012 (2,802 documents)",
-}
-
-TABLE1 = {  # test: (baseline, ELMo + baseline)
-    "qa": (81.1, 85.8),
-    "nli": (88.0, 88.7),
-    "srl": (81.4, 84.6),
-    "ner": (90.15, 92.22),
-    "sst": (51.4, 54.7),
-    "coref": (67.2, 70.4),
-}
-
-TABLE2 = {  # dev: baseline, last only, all λ=1, all λ=0.001
-    "qa": {"baseline": 80.8, "last_only": 84.7, "all_lambda1": 85.0, "all_lambda0.001": 85.2},
-    "nli": {"baseline": 88.1, "last_only": 89.1, "all_lambda1": 89.3, "all_lambda0.001": 89.5},
-    "srl": {"baseline": 81.6, "last_only": 84.1, "all_lambda1": 84.6, "all_lambda0.001": 84.8},
-}
-
-TABLE3 = {  # dev: input only, input and output, output only
-    "qa": {"input": 85.1, "both": 85.6, "output": 84.8},
-    "nli": {"input": 88.9, "both": 89.5, "output": 88.7},
-    "srl": {"input": 84.7, "both": 84.3, "output": 80.9},
-}
-
-PROBES = {  # Table 6 (POS, WSJ test accuracy) and Table 5 (WSD, all-words F1): biLM layer 1, layer 2
-    "probe_pos": {"1": 97.3, "2": 96.8, "note": "paper: full WSJ; here: PTB WSJ 10% sample, dev split"},
-    "probe_wsd": {
-        "1": 67.4,
-        "2": 69.0,
-        "most_frequent_sense": 65.9,
-        "note": "paper: SemCor + all-words F1; here: SENSEVAL-2 lexical "
-        "sample (4 words), 80/20 split, accuracy; most frequent sense: paper WordNet 1st sense, "
-        "here the most frequent training sense",
-    },
-}
-
-TABLE7 = {  # dev perplexity of the biLM (average of the directions) before -> after 1 epoch on the task's text
-    "nli": "72.1 → 16.8 (SNLI)",
-    "srl": "92.3 → — (not fine-tuned)",
-    "ner": "103.2 → 46.3",
-    "qa": "99.1 → 43.5 (contexts), 158.2 → 52.0 (questions)",
-    "sst": "131.5 → 78.6",
-}
+OUR_DATA = {n: REFERENCES[n].data_here for n in TASKS if n in REFERENCES}
+DATA_NOTES = {n: REFERENCES[n].data_note for n in TASKS if n in REFERENCES and REFERENCES[n].data_note}
+TABLE1 = {n: REFERENCES[n].table1 for n in TASKS if n in REFERENCES and REFERENCES[n].table1}
+TABLE2 = {n: REFERENCES[n].table2 for n in TASKS if n in REFERENCES and REFERENCES[n].table2}
+TABLE3 = {n: REFERENCES[n].table3 for n in TASKS if n in REFERENCES and REFERENCES[n].table3}
+TABLE7 = {n: REFERENCES[n].table7 for n in TASKS if n in REFERENCES and REFERENCES[n].table7}
+PROBES = {n: dict(REFERENCES[n].probe) if n in REFERENCES else {} for n in available() if is_probe(n)}

@@ -299,7 +299,7 @@ def write_side_tables(roots, select, probes: pd.DataFrame, probe_sources, target
             "`variants.md`.",
         )
     if not probes.empty:
-        notes = "\n".join(f"- {p}: {paper.PROBES[p]['note']}" for p in sorted(set(probes.probe)))
+        notes = "\n".join(f"- {p}: {paper.PROBES[p].get('note', '—')}" for p in sorted(set(probes.probe)))
         write_table(
             probes,
             target,

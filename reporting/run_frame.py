@@ -122,7 +122,7 @@ def probes_table(
         return pd.DataFrame(), pd.DataFrame()
     out = df.groupby(["probe", "layer"])["accuracy"].agg(["mean", "count"]).reset_index()
     out["ours"] = [f"{m:.2f} (n={n})" for m, n in zip(out["mean"], out["count"])]
-    out["paper"] = [paper.PROBES[p].get(layer, "—") for p, layer in zip(out.probe, out.layer)]
+    out["paper"] = [paper.PROBES.get(p, {}).get(layer, "—") for p, layer in zip(out.probe, out.layer)]
     return out[["probe", "layer", "ours", "paper"]], df.drop_duplicates("key")
 
 

@@ -17,8 +17,6 @@ from . import paper_numbers as paper
 from .rescoring import NotRescored, RescoringFailed, rescore
 from .uncertainty import BootstrapResult, Interval, difference_interval, format_p, paired_bootstrap, seed_interval
 
-UNITS = {"qa": "questions", "nli": "pairs", "srl": "sentences", "ner": "sentences", "sst": "sentences",
-         "coref": "documents"}  # fmt: skip
 NOT_DISTINGUISHABLE = "≈0"  # the mark of a gain whose interval contains zero
 
 
@@ -127,7 +125,7 @@ def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
         if task not in set(df.task):
             continue
         b, e = mean_of(stats, task, "baseline"), mean_of(stats, task, "elmo")
-        pb, pe = paper.TABLE1[task]
+        pb, pe = paper.TABLE1.get(task, (None, None))
         abs_gain, rel = gains(b, e)
         p_abs, p_rel = gains(pb, pe)
         rows.append(
@@ -145,7 +143,7 @@ def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
                 ),
                 "increase: absolute / relative error reduction (ours)": f"{abs_gain} / {rel}",
                 **gain_columns(cell_values(df, task, "baseline"), cell_values(df, task, "elmo"), task, "increase: "),
-                "paper baseline / ELMo (test)": f"{pb} / {pe}",
+                "paper baseline / ELMo (test)": f"{pb} / {pe}" if pb is not None else "—",
                 "increase: absolute / relative error reduction (paper)": f"{p_abs} / {p_rel}",
                 "why ours and the paper's differ": comparability_notes(df, task),
             }

@@ -67,3 +67,17 @@ def probe_function(name: str) -> Callable:
     if not hasattr(module, f"run_{kind}_probe"):
         raise ConfigError(f"tasks/probes/{kind}.py must define run_{kind}_probe")
     return getattr(module, f"run_{kind}_probe")
+
+
+def paper_reference(name: str):
+    """What the paper reports for ``name`` (``tasks.common.paper_reference.PaperReference``): the
+    ``REFERENCE`` of ``tasks/<name>/paper.py``, or of a probe function's module; None when it declares none."""
+    if is_probe_function(name):
+        module = importlib.import_module(f"tasks.probes.{name.removeprefix('probe_')}")
+    elif name in available() and (ROOT / name / "paper.py").is_file():
+        module = importlib.import_module(f"tasks.{name}.paper")
+    elif name in available():
+        return None
+    else:
+        raise _unknown(name)
+    return getattr(module, "REFERENCE", None)

@@ -8,10 +8,12 @@ from hydra import initialize_config_dir
 from run_configs import CONF, compose_cfg
 
 from experiments.settings import effective_position
+from reporting.paper_numbers import TASKS
 from tasks.common.layers import ElmoFeatures
+from tasks.registry import available
 
 
-@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref"])
+@pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("profile", ["quick", "paper"])
 @pytest.mark.parametrize("position", ["none", "input", "output", "both"])
 @pytest.mark.parametrize("mix", ["all", "last", "average"])
@@ -26,7 +28,7 @@ def test_config_composes(task, profile, position, mix):
     assert features.output_dim == (16 if position in ("output", "both") else 0)
 
 
-@pytest.mark.parametrize("task", ["ner", "sst", "srl", "qa", "nli", "coref", "probe_pos", "probe_wsd"])
+@pytest.mark.parametrize("task", available())
 def test_source_local_points_every_task_at_its_shared_data(task):
     from conftest import SHARED
 

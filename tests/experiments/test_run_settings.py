@@ -5,6 +5,7 @@ from hydra import compose, initialize_config_dir
 
 from experiments.run_config import as_run, evaluate_overrides, run_dir_excludes
 from experiments.settings import effective_position, uses_encoder
+from tasks.registry import available
 
 
 def test_run_directory_names_leave_out_exactly_the_keys_that_do_not_change_a_result():
@@ -59,7 +60,7 @@ def test_every_composed_configuration_is_a_typed_plan_and_every_field_is_configu
                 yield f"{prefix}{f.name}"
 
     seen, declared = set(), set()
-    tasks = ("ner", "sst", "srl", "qa", "nli", "coref", "probe_pos", "probe_wsd")
+    tasks = available()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         for task, profile, source, encoder in itertools.product(
             tasks, ("quick", "paper"), ("local", "hf"), ("bilm", "transformer")

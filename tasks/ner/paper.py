@@ -1,0 +1,40 @@
+"""What Peters et al. (2018) report for ner (``tasks.common.paper_reference``)."""
+
+from ..common.paper_reference import PaperReference
+
+REFERENCE = PaperReference(
+    dataset="NER (CoNLL-2003)",
+    data_here="CoNLL-2003 NER",
+    row=4,
+    table1=(90.15, 92.22),
+    table7="103.2 → 46.3",
+    settings=(
+        ("ELMo location", "input", "elmo_position", "§3.3, A.7"),
+        ("λ (ScalarMix regularizer)", 0.1, "elmo.l2", "A.7"),
+        ("BiLSTM sizes (bottom, top)", [200, 100], "task.model.hidden", "A.7"),
+        ("char CNN filters", 128, "task.model.char_filters", "A.7"),
+        ("char CNN width", 3, "task.model.char_width", "A.7"),
+        ("char embedding size", 16, "task.model.char_dim", "A.7"),
+        ("word embedding size (Senna, not available offline)", 50, "task.model.word_dim", "A.7"),
+        ("optimizer", "adam", "trainer.optimizer", "A.7"),
+        ("learning rate (constant)", 0.001, "trainer.lr", "A.7"),
+        ("gradient norm clipping", 5.0, "trainer.grad_clip", "A.7"),
+        ("ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
+        (
+            "biLM fine-tuned on the task's training text, 1 epoch (§3.4)",
+            False,
+            "encoder.finetune",
+            "A.1 and Table 7 give NER's fine-tuned perplexity but not its use in Table 1; allennlp-models "
+            "ner_elmo.jsonnet reads the original weights",
+        ),
+        ("ELMo dropout (paper silent)", 0.0, "elmo.dropout", "allennlp-models ner_elmo.jsonnet"),
+        ("layer norm (paper silent)", False, "elmo.layer_norm", "allennlp-models ner_elmo.jsonnet"),
+        (
+            "word and char embedding init (no pretrained vectors here)",
+            "xavier_uniform",
+            "task.model.embedding_init",
+            "allennlp Embedding (ner_elmo: words and chars); paper: Senna",
+        ),
+    ),
+    training_set={"name": "CoNLL-2003 train", "local": True},
+)
