@@ -34,14 +34,11 @@ import pandas as pd
 
 from suite_common.atomic_files import rename_into_place
 
-from . import paper_numbers as paper
 from .cell_rules import check_accepted, describe
-from .encoders_report import NOTES as ENCODER_NOTES
-from .encoders_report import encoders_table, probes_by_encoder
+from .declared_tables import TABLES, ReportInputs
 from .figures import bilm_name, shipped_bilms, write_figures
-from .run_frame import Selection, choose, load_runs, probes_table, records, table7
+from .run_frame import choose, load_runs, probes_table, records
 from .table_directory import SETTINGS, collect, refuse_other_runs, refuse_other_tables, stored_settings, write_extras
-from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, row_tasks, table1, variants_table
 
 
 @dataclasses.dataclass
@@ -136,35 +133,6 @@ def write_table(
     target.written.append(f"{name}.md")
 
 
-def write_encoders(runs: pd.DataFrame, roots: list[Path], select: Selection, target: TableDir) -> None:
-    """``encoders.md``: baseline / ELMo / each Transformer per task, and the probes per layer of each."""
-    table, sources = encoders_table(runs)
-    if table.empty:
-        return
-    rows = [r for _, r in records(roots, "results.json", select, {}) if r.task in paper.PROBES]
-    probes = pd.DataFrame(
-        [
-            {"probe": r.task, "layer": layer, "accuracy": acc, "encoder": r.encoder}
-            for r in rows
-            for layer, acc in r.dev["accuracy_per_layer"].items()
-        ]
-    )
-    by_layer = probes_by_encoder(probes) if not probes.empty else pd.DataFrame()
-    notes = ENCODER_NOTES + (
-        "\n\n## Probes per layer (POS accuracy, WSD 1-NN accuracy)\n\n" + by_layer.to_markdown(index=False)
-        if not by_layer.empty
-        else ""
-    )
-    write_table(
-        table,
-        target,
-        "encoders",
-        "Encoders: baseline / ELMo (biLM) / BERT (Transformer), same heads (dev)",
-        sources,
-        notes,
-    )
-
-
 def refuse_empty(runs: list[Path], extras: dict) -> None:
     first = min(extras, default=None)
     if extras:
@@ -187,7 +155,7 @@ def collect_into(args, roots: list[Path], select) -> None:
         collect(src, next(r for r in roots if src.is_relative_to(r)), args.out / "runs")
 
 
-def main(argv=None) -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "--runs",
@@ -228,6 +196,12 @@ def main(argv=None) -> None:
         help="report the runs of this run profile (e.g. quick, paper); required "
         "when the records come from more than one",
     )
+    return ap
+
+
+def main(argv=None) -> None:
+    """Reads the options and builds the report; the table directory is left as it was unless all of it succeeds."""
+    ap = parser()
     args = ap.parse_args(argv)
     given = {key for key in SETTINGS if getattr(args, key) != ap.get_default(key)}
     with unchanged_on_failure(args.out):
@@ -259,105 +233,33 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
         refuse_empty(args.runs, extras)
     args.out.mkdir(parents=True, exist_ok=True)
     write_extras(extras, args.out)
-    write_encoders(runs, roots, select, target)
     stored = {key: getattr(args, key) for key in SETTINGS} | {"runs": [str(r) for r in roots]}
     (args.out / "report.json").write_text(json.dumps(stored, indent=2) + "\n")
-    n_tuned = write_side_tables(roots, select, probes, probe_sources, target)
-    if df.empty:
-        print(f"{len(probe_sources)} probe records -> {args.out}: {', '.join(target.written)}")
-        return
     test = args.split == "test"
-    if test and df.test_value.isna().all():
+    if test and not df.empty and df.test_value.isna().all():
         print("no record has a test metric (the data below --runs have no test file): the tables show dev only")
         test = False
-    write_paper_tables(df, target, test)
-    write_variants(df, target)
-    target.written += write_figures(df, args.out)
-    n_probe = len(probe_sources)
+    used = write_tables(ReportInputs(runs, df, roots, select, probes, probe_sources, test), target)
+    if not df.empty:
+        target.written += write_figures(df, args.out)
+    n_task = df.path.nunique() if not df.empty else 0
     print(
-        f"{df.path.nunique()} task run records ({runs.path.nunique() - df.path.nunique()} with a Transformer), "
-        f"{n_probe} probe "
-        f"and {n_tuned} fine-tuning records, {len(extras)} extras -> {args.out}: {', '.join(target.written)}"
+        f"{n_task} task run records ({(runs.path.nunique() if not runs.empty else 0) - n_task} with a Transformer), "
+        f"{len(probe_sources)} probe and {used.get('table7', 0)} fine-tuning records, "
+        f"{len(extras)} extras -> {args.out}: {', '.join(target.written)}"
     )
 
 
-def write_side_tables(roots, select, probes: pd.DataFrame, probe_sources, target: TableDir) -> int:
-    """Table 7's biLM part (fine-tuning) and the layer probes (Tables 5-6), where records exist;
-    returns the number of fine-tuning records."""
-    tuned, tuned_sources = table7(roots, select)
-    if not tuned.empty:
-        write_table(
-            tuned,
-            target,
-            "table7",
-            "Table 7 (biLM part): fine-tuning the biLM on each task's training text",
-            tuned_sources,
-            "One epoch on the task's training text, labels ignored (`python run.py mode=finetune "
-            "task=<task> source=local data.fraction=1.0`); perplexity on the task's dev text, average of the "
-            "forward and backward perplexities. The paper's base biLM is the 1B Word Benchmark model; ours is "
-            "the embedded biLM named below (its model card says what it read). The downstream effect is in "
-            "`variants.md`.",
-        )
-    if not probes.empty:
-        notes = "\n".join(f"- {p}: {paper.PROBES[p].get('note', '—')}" for p in sorted(set(probes.probe)))
-        write_table(
-            probes,
-            target,
-            "probes",
-            "Layer probes (Tables 5-6): accuracy per biLM layer",
-            probe_sources,
-            "The data differ from the paper's:\n" + notes + "\n\n" + rescoring_note(probe_sources, PROBES_UNCHECKED),
-        )
-    return len(tuned_sources)
-
-
-PROBES_UNCHECKED = (
-    "the WSD probe keeps no predictions, and POS probe records made before predictions were kept: their "
-    "accuracies as recorded"
-)
-TABLE2_SETTINGS = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
-TABLE3_SETTINGS = ["input", "both", "output"]
-# the paper's Tables 1-3, declared: file stem, caption, the settings whose runs make it, and how it is built
-PAPER_TABLES = (
-    ("table1", "Table 1: baseline vs ELMo (dev; paper: test)", ["baseline", "elmo"], lambda df, test: table1(df, test)),
-    (
-        "table2",
-        "Table 2: layer weighting (dev)",
-        TABLE2_SETTINGS,
-        lambda df, test: ablation_table(df, paper.TABLE2, TABLE2_SETTINGS, test),
-    ),
-    (
-        "table3",
-        "Table 3: where ELMo goes (dev)",
-        TABLE3_SETTINGS,
-        lambda df, test: ablation_table(df, paper.TABLE3, TABLE3_SETTINGS, test),
-    ),
-)
-
-
-def write_paper_tables(df: pd.DataFrame, target: TableDir, test: bool) -> None:
-    """Tables 1-3, each with its uncertainty note and how many of its runs were re-scored."""
-    for stem, caption, settings, build_table in PAPER_TABLES:
-        used = df[df.setting.isin(settings) & df.full]
-        if stem != "table1":  # an ablation table's records: those of its rows
-            used = used[used.task.isin(row_tasks(df, settings))]
-        notes = f"{UNCERTAINTY_NOTE}\n\n{rescoring_note(used)}"
-        write_table(build_table(df, test), target, stem, caption, used, notes)
-
-
-def write_variants(df: pd.DataFrame, target: TableDir) -> None:
-    """The biLM state policy and fine-tuned biLM variants beside their plain settings, where run."""
-    variant_rows = df[df.setting.str.contains("+", regex=False)]
-    if not variant_rows.empty:
-        pairs = set(zip(variant_rows.task, variant_rows.setting.str.split("+").str[0]))
-        base = df[[pair in pairs for pair in zip(df.task, df.setting)]]
-        write_table(
-            variants_table(df),
-            target,
-            "variants",
-            "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)",
-            pd.concat([variant_rows, base]),
-        )
+def write_tables(inputs: ReportInputs, target: TableDir) -> dict[str, int]:
+    """Every declared table (``declared_tables.TABLES``) that this report has rows for, rendered alike;
+    the number of records behind each table written."""
+    used = {}
+    for table in TABLES:
+        made = None if table.task_runs and inputs.df.empty else table.make(inputs)
+        if made is not None:
+            write_table(made[0], target, table.stem, table.caption, made[1], made[2])
+            used[table.stem] = 0 if made[1] is None else len(made[1])
+    return used
 
 
 @contextlib.contextmanager
