@@ -6,62 +6,61 @@ weights and of its options, a Transformer by that of its directory's files, neve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from suite_common.remote_files import PRESETS
 from suite_common.typed_config import (
     LOCATION,
     NEUTRAL,
     FilePath,
-    boolean,
+    Flag,
+    Text,
     file_setting,
     integer,
     number,
     one_of,
     setting,
-    text_or_none,
+    settings_group,
 )
 
 STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
 
 
-@dataclass(frozen=True)
+@settings_group
 class BilmConfig:
-    kind: str = setting("bilm", one_of("bilm"))
+    kind: one_of("bilm") = setting("bilm")
     # any biLM in the original format (options.json + weights.hdf5), a path or an https:// URL; null: the embedded one
     options: FilePath | None = file_setting("bilm_options_sha256")
     weights: FilePath | None = file_setting("bilm_sha256")
     # a published biLM by name instead (its files count by content, as options and weights)
-    preset: str | None = setting(None, lambda v: None if v is None else one_of(*PRESETS)(v), identity=LOCATION)
-    allow_extra_weights: bool = setting(False, boolean, identity=NEUTRAL)
-    state: str = setting("stateless", one_of(*STATE_POLICIES))
-    warmup_batches: int = setting(5, integer(0))
-    batch_size: int = setting(64, integer(1))
-    finetune: bool = setting(False, boolean)
-    finetune_epochs: int = setting(1, integer(1))
+    preset: one_of(*PRESETS) | None = setting(None, identity=LOCATION)
+    allow_extra_weights: Flag = setting(False, identity=NEUTRAL)
+    state: one_of(*STATE_POLICIES) = setting("stateless")
+    warmup_batches: integer(0) = setting(5)
+    batch_size: integer(1) = setting(64)
+    finetune: Flag = setting(False)
+    finetune_epochs: integer(1) = setting(1)
 
 
-@dataclass(frozen=True)
+@settings_group
 class TransformerConfig:
-    kind: str = setting("transformer", one_of("transformer"))
+    kind: one_of("transformer") = setting("transformer")
     # a save_pretrained directory or a hub name; null: the embedded small BERT (its files count by content)
     model: FilePath | None = file_setting("encoder_sha256")
-    revision: str | None = setting(None, text_or_none)
-    pooling: str = setting("first", one_of("first", "mean"))
-    max_length: int | None = setting(None, integer(3, optional=True))
-    batch_size: int = setting(32, integer(1))
+    revision: Text | None = setting(None)
+    pooling: one_of("first", "mean") = setting("first")
+    max_length: integer(3, optional=True) = setting(None)
+    batch_size: integer(1) = setting(32)
     # a profile's biLM settings (the paper profile fine-tunes the biLM for SQuAD and SNLI, §3.4), which a
     # Transformer run holds without using them: only the biLM is fine-tuned
-    finetune: bool = setting(False, boolean, identity=NEUTRAL)
-    finetune_epochs: int = setting(1, integer(1), identity=NEUTRAL)
+    finetune: Flag = setting(False, identity=NEUTRAL, in_base=False)
+    finetune_epochs: integer(1) = setting(1, identity=NEUTRAL, in_base=False)
 
 
-@dataclass(frozen=True)
+@settings_group
 class CacheConfig:
-    enabled: bool = setting(True, boolean)
+    enabled: Flag = setting(True)
     dir: str = setting(".cache/activations", identity=LOCATION)
-    dtype: str = setting("float32", one_of("float32", "float16"))
-    max_gb: float = setting(100, number(0, low_open=True), identity=NEUTRAL)
+    dtype: one_of("float32", "float16") = setting("float32")
+    max_gb: number(0, low_open=True) = setting(100, identity=NEUTRAL)
 
 
 def encoder_config_class(mapping) -> type:

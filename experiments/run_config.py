@@ -19,23 +19,24 @@ import dataclasses
 import enum
 import importlib
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 
 from encoders.config import BilmConfig, CacheConfig, encoder_config_class
 from suite_common.errors import ConfigError
 from suite_common.typed_config import (
     COUNTS,
-    PROBABILITY,
     RUNTIME,
-    boolean,
+    Flag,
+    Probability,
     build,
+    checked,
     group,
     integer,
     number,
     one_of,
     role,
     setting,
+    settings_group,
 )
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
 
@@ -62,44 +63,40 @@ def reads_encoder(run) -> bool:
     return uses_encoder(run)
 
 
-def _position_check(v):
-    return one_of(*POSITIONS)(v)
-
-
-@dataclass(frozen=True)
+@settings_group
 class ElmoConfig:
-    position: Position = setting(Position.PAPER, _position_check, convert=Position)  # paper: task.elmo_position
-    mix: str = setting("all", one_of("all", "last", "average"))
-    l2: float = setting(0.001, number(0))
-    dropout: float = setting(0.5, PROBABILITY)
-    layer_norm: bool = setting(False, boolean)
+    position: Position = setting(Position.PAPER)  # paper: task.elmo_position
+    mix: one_of("all", "last", "average") = setting("all")
+    l2: number(0) = setting(0.001)
+    dropout: Probability = setting(0.5)
+    layer_norm: Flag = setting(False)
 
 
 def _equal_updates_count(run) -> bool:
     return bool(run.trainer.equal_updates) and float(getattr(run.data, "fraction", 1.0)) < 1
 
 
-@dataclass(frozen=True)
+@settings_group
 class TrainerConfig:
-    optimizer: str = setting("adam", one_of("adam", "adadelta"))
-    lr: float = setting(0.001, number(0, low_open=True))
-    adadelta_rho: float = setting(0.95, number(0, 1, low_open=True, high_open=True))
-    batch_size: int = setting(32, integer(1))
-    eval_batch_size: int = setting(128, integer(1))
-    max_epochs: int = setting(30, integer(1))
-    patience: int = setting(5, integer(1))
-    grad_clip: float = setting(5.0, number(0))
-    weight_decay: float = setting(0.0, number(0))
-    ema: float = setting(0.0, PROBABILITY)
-    lr_halving: bool = setting(False, boolean)
-    equal_updates: bool = setting(False, boolean, when=_equal_updates_count)
+    optimizer: one_of("adam", "adadelta") = setting("adam")
+    lr: number(0, low_open=True) = setting(0.001)
+    adadelta_rho: number(0, 1, low_open=True, high_open=True) = setting(0.95)
+    batch_size: integer(1) = setting(32)
+    eval_batch_size: integer(1) = setting(128)
+    max_epochs: integer(1) = setting(30)
+    patience: integer(1) = setting(5)
+    grad_clip: number(0) = setting(5.0)
+    weight_decay: number(0) = setting(0.0)
+    ema: Probability = setting(0.0)
+    lr_halving: Flag = setting(False)
+    equal_updates: Flag = setting(False, when=_equal_updates_count)
 
 
-@dataclass(frozen=True)
+@settings_group
 class EmbedSampleConfig:
     sentences: str = setting("../shared/data/conll2003/eng.testa", identity=RUNTIME)
-    limit: int = setting(500, integer(1), identity=RUNTIME)
-    batch_size: int = setting(64, integer(1), identity=RUNTIME)
+    limit: integer(1) = setting(500, identity=RUNTIME)
+    batch_size: integer(1) = setting(64, identity=RUNTIME)
     out: str = setting("outputs/embed_sample", identity=RUNTIME)
 
 
@@ -122,21 +119,26 @@ def _device_check(v):
 # the sections of conf/task/<name>.yaml read when the configuration is composed (``config_store``), not settings
 TASK_FILE_SECTIONS = ("data", "sources", "profiles")
 
+
+def _no_source_settings(v):
+    return None if v == {} else "is chosen as source=hf or source=local"
+
+
 MODES = ("train", "evaluate", "predict", "finetune", "embed_sample", "dry_run")
 
 
-@dataclass(frozen=True)
+@settings_group
 class RunConfig:
-    mode: str = setting("train", one_of(*MODES), identity=RUNTIME)
-    seed: int = setting(0, integer(0, SEED_MAX))
-    device: str = setting("cpu", _device_check, identity=RUNTIME)
-    threads: object = setting("auto", _threads_check, identity=RUNTIME)
+    mode: one_of(*MODES) = setting("train", identity=RUNTIME)
+    seed: integer(0, SEED_MAX) = setting(0)
+    device: checked(str, _device_check) = setting("cpu", identity=RUNTIME)
+    threads: checked(object, _threads_check) = setting("auto", identity=RUNTIME)
     checkpoint: str | None = setting(None, identity=RUNTIME)
     runs_root: str = setting("outputs/runs", identity=RUNTIME)
     # the source group only chooses the data files (the task file's data and sources); it holds no settings
-    source: dict = setting({}, lambda v: None if v == {} else "is chosen as source=hf or source=local")
+    source: checked(dict, _no_source_settings) = setting({})
     task: object = group(lambda: task_config_class("ner")())
-    data: DataConfig = group(DataConfig)
+    data: object = group(DataConfig)  # its class follows the task (``data_config_class``)
     elmo: ElmoConfig = group(ElmoConfig)
     encoder: object = group(BilmConfig, when=reads_encoder)
     cache: CacheConfig = group(CacheConfig)

@@ -1,9 +1,10 @@
-"""Typed settings: each configuration group is a dataclass whose fields declare, next to themselves,
-their default, the values they accept and what they are to a run's identity (Peters et al. 2018's
-experiments are compared cell by cell, so a cell must hold one configuration's runs only).
+"""Typed settings: each configuration group is a dataclass validated by pydantic (its annotations are the
+schema: types, ranges, choices), whose fields declare beside themselves their default and what they are
+to a run's identity (Peters et al. 2018's experiments are compared cell by cell, so a cell must hold one
+configuration's runs only).
 
-A field is made with ``setting`` (a value) or ``file_setting`` (a path to something the run reads).
-Its ``identity`` role is one of:
+A field is made with ``setting`` (a value), ``file_setting`` (a path to something the run reads) or
+``group`` (a nested group). Its ``identity`` role, in the field's metadata, is one of:
 
 * ``COUNTS``: the value can change the result, so it is part of the identity (optionally only
   ``when`` a condition on the whole run holds: a Hugging Face dataset's name only when the hub's copy
@@ -15,41 +16,47 @@ Its ``identity`` role is one of:
 * ``RUNTIME``: how and where the run executes (device, threads, mode, output root);
 * ``NEUTRAL``: decides only whether a run goes ahead or stops (a size budget, a strictness flag).
 
-``build(cls, mapping, where)`` makes a group from a plain mapping (a composed Hydra configuration, or a
-record's stored one): an unknown key is refused with the nearest known ones, a value a field cannot take
-with one line naming the key. ``counted(obj, run)`` walks a built group and returns what counts of it.
+``build(cls, mapping, where)`` validates a plain mapping (a composed Hydra configuration, or a record's
+stored one) into the group: pydantic's first error becomes one ``ConfigError`` line naming the key (an
+unknown key with the nearest known ones). ``counted(obj, run)`` walks a built group and returns what
+counts of it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
+import re
 import typing
 from collections.abc import Callable
-from numbers import Real
+from functools import cache
+from typing import Annotated, Literal
+
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import AfterValidator, ConfigDict, Strict, TypeAdapter, ValidationError
 
 from .errors import ConfigError
 
 COUNTS, CONTENT, LOCATION, RUNTIME, NEUTRAL = "counts", "content", "location", "runtime", "neutral"
 ROLES = (COUNTS, CONTENT, LOCATION, RUNTIME, NEUTRAL)
+SCHEMA = ConfigDict(extra="forbid", allow_inf_nan=False)  # every group: no unknown key, no NaN or infinity
 
 
-def setting(
-    default,
-    check: Callable | None = None,
-    identity: str = COUNTS,
-    when: Callable | None = None,
-    convert: Callable | None = None,
-    added_after_records: bool = False,
-):
-    """A field holding a value. ``check(value)`` returns None or what is wrong with it; ``when(run)``
-    says whether it counts in this run; ``convert``: the type a checked value is turned into (an enum).
-    ``added_after_records``: a setting added when records already existed, whose default is what those
-    runs did; it counts only off its default, so their identities stay what they were."""
+def settings_group(cls):
+    """A frozen dataclass whose annotations pydantic validates (``build``)."""
+    cls.__pydantic_config__ = SCHEMA
+    return dataclasses.dataclass(frozen=True)(cls)
+
+
+def setting(default, identity: str = COUNTS, when: Callable | None = None, added_after_records: bool = False,
+            in_base: bool = True):  # fmt: skip
+    """A field holding a value. ``when(run)`` says whether it counts in this run. ``added_after_records``: a
+    setting added when records already existed, whose default is what those runs did; it counts only off its
+    default, so their identities stay what they were. ``in_base=False``: accepted (a profile may set it) but
+    left out of the composed base configuration (``experiments.config_store``)."""
     if identity not in ROLES or identity == CONTENT:
         raise ValueError(f"identity role {identity!r}: a value field is one of {ROLES} but not {CONTENT!r}")
-    meta = {"check": check, "identity": identity, "when": when, "convert": convert, "added": added_after_records}
+    meta = {"identity": identity, "when": when, "added": added_after_records, "in_base": in_base}
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -59,82 +66,66 @@ def file_setting(hash_name: str, in_config: bool = False, default=None):
     """A field naming a file or directory the run reads: its content counts under ``hash_name`` of the
     identity. ``in_config``: the hash also stands in the field's place in the counted configuration
     (``"sha256:<hash>"``; an unset field counts as unset)."""
-    meta = {"check": path_or_none, "identity": CONTENT, "hash_name": hash_name, "in_config": in_config}
+    meta = {"identity": CONTENT, "hash_name": hash_name, "in_config": in_config}
     return dataclasses.field(default=default, metadata=meta)
 
 
 def group(cls_or_factory, when: Callable | None = None, identity: str = COUNTS):
-    """A field holding a nested group (a dataclass): built by ``build``; ``when(run)``: counts only then."""
-    meta = {"check": None, "identity": identity, "when": when, "group": True}
-    return dataclasses.field(default_factory=cls_or_factory, metadata=meta)
+    """A field holding a nested group; ``when(run)``: it counts only then."""
+    return dataclasses.field(
+        default_factory=cls_or_factory, metadata={"identity": identity, "when": when, "group": True}
+    )
 
 
 def role(f: dataclasses.Field) -> str:
     return f.metadata.get("identity", COUNTS)
 
 
-# ---- checks: each returns None or what is wrong -------------------------------------------------------
+# ---- the value types (pydantic and annotated-types constraints) -------------------------------------------
 
-
-def one_of(*choices):
-    return lambda v: None if v in choices else f"must be one of {', '.join(map(str, choices))}"
-
-
-def boolean(v):
-    return None if isinstance(v, bool) else "must be true or false"
+Flag = Annotated[bool, Strict()]
+Text = Annotated[str, Strict()]
+FilePath = typing.NewType("FilePath", str)  # a file or directory a run reads: declare it with file_setting
 
 
 def integer(low: int | None = None, high: int | None = None, optional: bool = False):
-    def check(v):
-        if v is None and optional:
-            return None
-        if isinstance(v, bool) or not isinstance(v, int):
-            return "must be an integer"
-        if low is not None and v < low:
-            return f"must be at least {low}"
-        return f"must be at most {high}" if high is not None and v > high else None
-
-    return check
+    bounds = [c for c in (low is not None and Ge(low), high is not None and Le(high)) if c]
+    kind = Annotated[int, Strict(), *bounds]
+    return kind | None if optional else kind
 
 
 def number(low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False):
-    def check(v):
-        if isinstance(v, bool) or not isinstance(v, Real):
-            return "must be a number"
-        if not math.isfinite(v):
-            return "must be a finite number"
-        if low is not None and (v <= low if low_open else v < low):
-            return f"must be {'greater than' if low_open else 'at least'} {low}"
-        if high is not None and (v >= high if high_open else v > high):
-            return f"must be {'less than' if high_open else 'at most'} {high}"
-        return None
-
-    return check
+    """A real number, kept as given (an integer stays one, so that a stored configuration's digest does not move)."""
+    bounds = [(Gt if low_open else Ge)(low)] if low is not None else []
+    bounds += [(Lt if high_open else Le)(high)] if high is not None else []
+    return Annotated[Annotated[int, Strict()] | Annotated[float, Strict()], *bounds]
 
 
-PROBABILITY = number(0, 1, high_open=True)
+def one_of(*choices):
+    return Literal[choices]
 
 
-def path_or_none(v):
-    return None if v is None or isinstance(v, str) else "must be a path (or null)"
+def checked(kind, check: Callable):
+    """``kind`` with a check of our own: ``check(value)`` returns None or what is wrong with it."""
+
+    def validate(value):
+        problem = check(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return Annotated[kind, AfterValidator(validate)]
 
 
-def text_or_none(v):
-    return None if v is None or isinstance(v, str) else "must be text (or null)"
+Probability = number(0, 1, high_open=True)
 
 
 # ---- building from a mapping ----------------------------------------------------------------------
 
 
-def _finite_numbers(value, key: str):
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"{key}={value!r}: must be a finite number")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _finite_numbers(v, f"{key}.{k}")
-    if isinstance(value, list):
-        for i, v in enumerate(value):
-            _finite_numbers(v, f"{key}[{i}]")
+@cache
+def _adapter(cls) -> TypeAdapter:
+    return TypeAdapter(cls)
 
 
 def unknown_key(where: str, key: str, known: list[str]) -> ConfigError:
@@ -143,31 +134,77 @@ def unknown_key(where: str, key: str, known: list[str]) -> ConfigError:
     return ConfigError(f"{where}{key}: no such setting ({hint})")
 
 
+WORDS = {
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be at most {le}",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "string_type": "must be text",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping",
+}
+
+
+def _problem(errors: list[dict]) -> str:
+    """One phrase for a field's errors (a union reports one per member: the most telling is kept)."""
+    kinds = {e["type"]: e for e in errors}
+    for kind in ("literal_error", "enum"):
+        if kind in kinds:
+            return "must be one of " + ", ".join(re.findall(r"'([^']*)'", kinds[kind]["ctx"]["expected"]))
+    if "value_error" in kinds:
+        return str(kinds["value_error"]["ctx"]["error"])
+    for kind, words in WORDS.items():
+        if kind in kinds:
+            return words.format(**{k: _number(v) for k, v in (kinds[kind].get("ctx") or {}).items()})
+    if "float_type" in kinds:
+        return "must be a number"
+    if "int_type" in kinds or "int_from_float" in kinds:
+        return "must be an integer"
+    return errors[0]["msg"]
+
+
+def _number(v):
+    return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 and not isinstance(v, bool) else v
+
+
+def _split(cls, loc: tuple) -> tuple[list[str], type | None]:
+    """The field path of an error's location, and the group class it ends in (members of a union and
+    validators' tags left out)."""
+    path, node = [], cls
+    for part in loc:
+        fields = {f.name: f for f in dataclasses.fields(node)} if dataclasses.is_dataclass(node) else {}
+        if isinstance(part, str) and part in fields:
+            path.append(part)
+            hint = typing.get_type_hints(node).get(part)
+            node = hint if dataclasses.is_dataclass(hint) else fields[part].default_factory().__class__ if (
+                fields[part].metadata.get("group")) else None  # fmt: skip
+        elif isinstance(part, int):
+            path[-1] = f"{path[-1]}[{part}]"
+        elif not path or node is not None:
+            return path, node
+    return path, node
+
+
 def build(cls, mapping, where: str, nested: dict | None = None):
-    """``cls`` from ``mapping`` (missing keys take the field's default). ``nested``: a builder per
-    group field (``name -> callable(mapping, where)``) where the group's class depends on its values."""
+    """``cls`` from ``mapping`` (missing keys take the field's default). ``nested``: a builder per group
+    field (``name -> callable(mapping, where)``) where the group's class depends on its values."""
     mapping = dict(mapping or {})
-    names = [f.name for f in dataclasses.fields(cls)]
-    for key in mapping:
-        if key not in names:
-            raise unknown_key(where, str(key), names)
-    values = {}
-    for f in dataclasses.fields(cls):
-        if f.name not in mapping:
-            continue
-        value, key = mapping[f.name], f"{where}{f.name}"
-        if f.metadata.get("group"):
-            make = (nested or {}).get(f.name)
-            value = make(value, f"{key}.") if make else build(f.default_factory().__class__, value, f"{key}.")
-        else:
-            _finite_numbers(value, key)
-            problem = f.metadata.get("check") and f.metadata["check"](value)
-            if problem:
-                raise ConfigError(f"{key}={value!r}: {problem}")
-            if f.metadata.get("convert"):
-                value = f.metadata["convert"](value)
-        values[f.name] = value
-    return cls(**values)
+    for name, make in (nested or {}).items():
+        if name in mapping and not dataclasses.is_dataclass(mapping[name]):
+            mapping[name] = make(mapping[name], f"{where}{name}.")
+    try:
+        return _adapter(cls).validate_python(mapping)
+    except ValidationError as e:
+        first = e.errors()[0]
+        if first["type"] == "unexpected_keyword_argument":  # the last part of its location is the unknown key
+            path, node = _split(cls, first["loc"][:-1])
+            known = [f.name for f in dataclasses.fields(node)] if dataclasses.is_dataclass(node) else []
+            raise unknown_key(where + "".join(f"{p}." for p in path), str(first["loc"][-1]), known) from None
+        path, _ = _split(cls, first["loc"])
+        same = [x for x in e.errors() if _split(cls, x["loc"])[0] == path]
+        raise ConfigError(f"{where}{'.'.join(path)}={first['input']!r}: {_problem(same)}") from None
 
 
 def plain(obj) -> dict:
@@ -180,15 +217,21 @@ def plain(obj) -> dict:
     return out
 
 
+def base(obj) -> dict:
+    """``plain(obj)`` less the fields declared ``in_base=False``: a group's base in the composed configuration."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if f.metadata.get("in_base", True):
+            out[f.name] = base(value) if dataclasses.is_dataclass(value) else getattr(value, "value", value)
+    return out
+
+
 # ---- the identity walk ------------------------------------------------------------------------------
 
 
-def defaults_of(f: dataclasses.Field) -> tuple:
-    """A field's default as a group holds it: as declared (built by its factory) when the mapping left it
-    out, and converted when the mapping gave it."""
-    value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-    convert = f.metadata.get("convert")
-    return (value, convert(value)) if convert and value is not None else (value,)
+def default_of(f: dataclasses.Field):
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
 
 
 def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
@@ -204,10 +247,10 @@ def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
             continue
         if kind != COUNTS or (f.metadata.get("when") and not f.metadata["when"](run)):
             continue
-        if f.metadata.get("added") and any(value == d for d in defaults_of(f)):
+        if f.metadata.get("added") and value == default_of(f):
             continue
         nested = dataclasses.is_dataclass(value)
-        out[f.name] = counted(value, run, file_hashes, f"{key}.") if nested else value
+        out[f.name] = counted(value, run, file_hashes, f"{key}.") if nested else getattr(value, "value", value)
     return out
 
 
@@ -224,8 +267,4 @@ def content_fields(cls, where: str = "") -> dict[str, dataclasses.Field]:
 
 def annotation_mentions_path(cls, f: dataclasses.Field) -> bool:
     """Whether a field's type says it holds a path (``FilePath``)."""
-    hints = typing.get_type_hints(cls)
-    return "FilePath" in str(hints.get(f.name, ""))
-
-
-FilePath = typing.NewType("FilePath", str)  # a file or directory a run reads: declare it with file_setting
+    return "FilePath" in str(typing.get_type_hints(cls).get(f.name, ""))

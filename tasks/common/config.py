@@ -8,20 +8,19 @@ differs, and profiles."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from suite_common.typed_config import (
     LOCATION,
-    PROBABILITY,
     FilePath,
-    boolean,
+    Flag,
+    Probability,
+    Text,
     file_setting,
     group,
     integer,
     number,
     one_of,
     setting,
-    text_or_none,
+    settings_group,
 )
 
 EMBEDDING_INITS = ("normal", "xavier_uniform")
@@ -41,66 +40,68 @@ def hub(default=None):
     return setting(default, identity="counts", when=reads_hub)
 
 
-@dataclass(frozen=True)
+@settings_group
 class DataConfig:
     """A task's data: local files (``dir`` + ``*_file``, or ``*_path``) or the Hugging Face dataset."""
 
-    format: str | None = setting(None, text_or_none)  # which reader; null: the task's first
+    format: Text | None = setting(None)  # which reader; null: the task's first
     hf_name: str | None = hub()
     hf_revision: str | None = hub()
     hf_data_dir: str | None = hub()
     hf_config: str | None = hub()  # the dataset's configuration name (without hf_data_dir)
-    hf_split: dict = hub({"train": "train", "dev": "validation", "test": None})
+    hf_split: dict[one_of("train", "dev", "test"), Text | None] = hub(
+        {"train": "train", "dev": "validation", "test": None}
+    )
     dir: str | None = setting(None, identity=LOCATION)  # the files read there count by their content
-    train_file: str | None = setting(None, text_or_none)
-    dev_file: str | None = setting(None, text_or_none)
-    test_file: str | None = setting(None, text_or_none)
-    fraction: float = setting(1.0, number(0, 1, low_open=True))  # a fixed, nested subset of the training set
+    train_file: Text | None = setting(None)
+    dev_file: Text | None = setting(None)
+    test_file: Text | None = setting(None)
+    fraction: number(0, 1, low_open=True) = setting(1.0)  # a fixed, nested subset of the training set
     train_path: str | None = setting(None, identity=LOCATION)
     dev_path: str | None = setting(None, identity=LOCATION)
     test_path: str | None = setting(None, identity=LOCATION)
 
 
-@dataclass(frozen=True)
+@settings_group
 class TaggedProbeData:
     """A layer probe's tagged files (``probe_pos``)."""
 
     dir: str | None = setting(None, identity=LOCATION)
-    train_file: str | None = setting(None, text_or_none)
-    dev_file: str | None = setting(None, text_or_none)
+    train_file: Text | None = setting(None)
+    dev_file: Text | None = setting(None)
     train_path: str | None = setting(None, identity=LOCATION)
     dev_path: str | None = setting(None, identity=LOCATION)
     test_path: str | None = setting(None, identity=LOCATION)
 
 
-@dataclass(frozen=True)
+@settings_group
 class SenseProbeData:
     """The word-sense probe's SENSEVAL-2 files (``probe_wsd``): one ``<word>.pos`` per word."""
 
     dir: str | None = setting(None, identity=LOCATION)
-    words: list = setting(["hard", "interest", "line", "serve"])
-    split_seed: int = setting(0, integer(0))
+    words: list[Text] = setting(["hard", "interest", "line", "serve"])
+    split_seed: integer(0) = setting(0)
 
 
-@dataclass(frozen=True)
+@settings_group
 class WordModelConfig:
     """Word embedding (optionally from a vectors file) + character CNN, the input of every task model."""
 
-    word_dim: int = setting(100, integer(1))
+    word_dim: integer(1) = setting(100)
     vectors: FilePath | None = file_setting("files_sha256", in_config=True)  # a GloVe-style text file
-    freeze_vectors: bool = setting(False, boolean)
-    embedding_init: str = setting("normal", one_of(*EMBEDDING_INITS))
-    min_word_count: int = setting(1, integer(1))
-    char_dim: int = setting(16, integer(1))
-    char_filters: int = setting(0, integer(0))  # 0: no character CNN
-    char_width: int = setting(3, integer(1))
-    dropout: float = setting(0.0, PROBABILITY)
+    freeze_vectors: Flag = setting(False)
+    embedding_init: one_of(*EMBEDDING_INITS) = setting("normal")
+    min_word_count: integer(1) = setting(1)
+    char_dim: integer(1) = setting(16)
+    char_filters: integer(0) = setting(0)  # 0: no character CNN
+    char_width: integer(1) = setting(3)
+    dropout: Probability = setting(0.0)
 
 
-@dataclass(frozen=True)
+@settings_group
 class TaskConfig:
     """``conf/task/<name>.yaml``: the task's name, where the paper puts ELMo for it, and its model."""
 
-    name: str = setting("", text_or_none)
-    elmo_position: str = setting("input", one_of("input", "output", "both", "probe"))
+    name: Text | None = setting("")
+    elmo_position: one_of("input", "output", "both", "probe") = setting("input")
     model: WordModelConfig = group(WordModelConfig)

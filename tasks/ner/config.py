@@ -3,31 +3,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from suite_common.typed_config import PROBABILITY, boolean, group, integer, one_of, setting
+from suite_common.typed_config import Flag, Probability, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
 
-@dataclass(frozen=True)
+@settings_group
 class NerModelConfig(WordModelConfig):
-    word_dim: int = setting(50, integer(1))
-    char_filters: int = setting(128, integer(0))
-    hidden: list = setting([200, 100])  # BiLSTM sizes, bottom to top
-    dropout: float = setting(0.5, PROBABILITY)
-    dropout_style: str = setting("variational", one_of("variational", "standard"))
-    lowercase_words: bool = setting(False, boolean)
+    word_dim: integer(1) = setting(50)
+    char_filters: integer(0) = setting(128)
+    hidden: list[integer(1)] = setting([200, 100])  # BiLSTM sizes, bottom to top
+    dropout: Probability = setting(0.5)
+    dropout_style: one_of("variational", "standard") = setting("variational")
+    lowercase_words: Flag = setting(False)
     # training_and_decoding: impossible BIOUL transitions never scored; decoding: Viterbi only (allennlp's CRF)
-    crf_constraints: str = setting(
-        "training_and_decoding", one_of("training_and_decoding", "decoding"), added_after_records=True
+    crf_constraints: one_of("training_and_decoding", "decoding") = setting(
+        "training_and_decoding", added_after_records=True
     )
     # mean: the negative log-likelihood averaged over the batch's sentences; sum: summed (allennlp's crf_tagger)
-    crf_loss: str = setting("mean", one_of("mean", "sum"), added_after_records=True)
+    crf_loss: one_of("mean", "sum") = setting("mean", added_after_records=True)
 
 
-@dataclass(frozen=True)
+@settings_group
 class NerConfig(TaskConfig):
-    name: str = setting("ner", one_of("ner"))
-    elmo_position: str = setting("input", one_of("input", "output", "both"))
+    name: one_of("ner") = setting("ner")
+    elmo_position: one_of("input", "output", "both") = setting("input")
     model: NerModelConfig = group(NerModelConfig)

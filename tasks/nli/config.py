@@ -3,21 +3,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from suite_common.typed_config import PROBABILITY, group, integer, one_of, setting
+from suite_common.typed_config import Probability, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
 
-@dataclass(frozen=True)
+@settings_group
 class NliModelConfig(WordModelConfig):
-    hidden: int = setting(300, integer(1))  # every LSTM and feed-forward layer
-    dropout: float = setting(0.5, PROBABILITY)
+    hidden: integer(1) = setting(300)  # every LSTM and feed-forward layer
+    dropout: Probability = setting(0.5)
 
 
-@dataclass(frozen=True)
+@settings_group
 class NliConfig(TaskConfig):
-    name: str = setting("nli", one_of("nli"))
-    elmo_position: str = setting("both", one_of("input", "output", "both"))
+    name: one_of("nli") = setting("nli")
+    elmo_position: one_of("input", "output", "both") = setting("both")
     model: NliModelConfig = group(NliModelConfig)

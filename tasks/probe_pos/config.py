@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from suite_common.typed_config import one_of, setting
+from suite_common.typed_config import one_of, setting, settings_group
 
 
-@dataclass(frozen=True)
+@settings_group
 class ProbePosConfig:
-    name: str = setting("probe_pos", one_of("probe_pos"))
-    elmo_position: str = setting("probe", one_of("probe"))
+    name: one_of("probe_pos") = setting("probe_pos")
+    elmo_position: one_of("probe") = setting("probe")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ import torch
 
 from suite_common.errors import ConfigError
 from suite_common.errors import DataError as DataFormatError
-from suite_common.typed_config import one_of, setting
+from suite_common.typed_config import one_of, setting, settings_group
 
 from ..common.paper_reference import PaperReference
 
@@ -37,12 +36,12 @@ REFERENCE = PaperReference(
 )
 
 
-@dataclass(frozen=True)
+@settings_group
 class ProbeWsdConfig:
     """The probe's task settings (nothing to size: nearest sense centroid per layer)."""
 
-    name: str = setting("probe_wsd", one_of("probe_wsd"))
-    elmo_position: str = setting("probe", one_of("probe"))
+    name: one_of("probe_wsd") = setting("probe_wsd")
+    elmo_position: one_of("probe") = setting("probe")
 
 
 def read_senseval(path: str | Path) -> list[dict]:

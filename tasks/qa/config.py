@@ -3,28 +3,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from suite_common.typed_config import PROBABILITY, group, integer, one_of, setting
+from suite_common.typed_config import Probability, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
 
-@dataclass(frozen=True)
+@settings_group
 class QaModelConfig(WordModelConfig):
-    char_dim: int = setting(20, integer(1))
-    char_filters: int = setting(100, integer(0))
-    char_width: int = setting(5, integer(1))
-    hidden: int = setting(90, integer(1))  # GRU size
-    linear: int = setting(180, integer(1))
-    dropout: float = setting(0.2, PROBABILITY)  # variational, before every GRU and linear layer
+    char_dim: integer(1) = setting(20)
+    char_filters: integer(0) = setting(100)
+    char_width: integer(1) = setting(5)
+    hidden: integer(1) = setting(90)  # GRU size
+    linear: integer(1) = setting(180)
+    dropout: Probability = setting(0.2)  # variational, before every GRU and linear layer
 
 
-@dataclass(frozen=True)
+@settings_group
 class QaConfig(TaskConfig):
-    name: str = setting("qa", one_of("qa"))
-    elmo_position: str = setting("both", one_of("input", "output", "both"))
-    max_answer_length: int = setting(17, integer(1))  # tokens; best-span decoding bound
-    max_tokens_per_batch: int = setting(6000, integer(1))  # padded context tokens per batch
-    batching: str = setting("token_capped", one_of("token_capped", "clustered"))
+    name: one_of("qa") = setting("qa")
+    elmo_position: one_of("input", "output", "both") = setting("both")
+    max_answer_length: integer(1) = setting(17)  # tokens; best-span decoding bound
+    max_tokens_per_batch: integer(1) = setting(6000)  # padded context tokens per batch
+    batching: one_of("token_capped", "clustered") = setting("token_capped")
     model: QaModelConfig = group(QaModelConfig)

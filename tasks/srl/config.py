@@ -3,27 +3,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from suite_common.typed_config import PROBABILITY, group, integer, one_of, setting
+from suite_common.typed_config import Probability, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
 
-@dataclass(frozen=True)
+@settings_group
 class SrlModelConfig(WordModelConfig):
-    predicate_dim: int = setting(100, integer(1))
-    layers: int = setting(8, integer(1))  # interleaved directions
-    hidden: int = setting(300, integer(1))
-    dropout: float = setting(0.1, PROBABILITY)
+    predicate_dim: integer(1) = setting(100)
+    layers: integer(1) = setting(8)  # interleaved directions
+    hidden: integer(1) = setting(300)
+    dropout: Probability = setting(0.1)
     # pytorch: nn.LSTM's U(±1/√hidden); orthogonal: He et al. (2017)'s orthonormal start (tasks/srl/model.py)
-    lstm_init: str = setting("pytorch", one_of("pytorch", "orthogonal"), added_after_records=True)
+    lstm_init: one_of("pytorch", "orthogonal") = setting("pytorch", added_after_records=True)
     # output: the gate mixes each nn.LSTM layer's output and input; recurrent: He et al.'s cell (tasks/srl/model.py)
-    highway: str = setting("output", one_of("output", "recurrent"), added_after_records=True)
+    highway: one_of("output", "recurrent") = setting("output", added_after_records=True)
 
 
-@dataclass(frozen=True)
+@settings_group
 class SrlConfig(TaskConfig):
-    name: str = setting("srl", one_of("srl"))
-    elmo_position: str = setting("input", one_of("input", "output", "both"))
+    name: one_of("srl") = setting("srl")
+    elmo_position: one_of("input", "output", "both") = setting("input")
     model: SrlModelConfig = group(SrlModelConfig)

@@ -3,25 +3,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from suite_common.typed_config import PROBABILITY, group, integer, one_of, setting
+from suite_common.typed_config import Flag, Probability, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
 
-@dataclass(frozen=True)
+@settings_group
 class SstModelConfig(WordModelConfig):
-    char_filters: int = setting(64, integer(0))
-    hidden: int = setting(150, integer(1))
-    feedforward: int = setting(150, integer(1))
-    dropout: float = setting(0.3, PROBABILITY)
+    char_filters: integer(0) = setting(64)
+    hidden: integer(1) = setting(150)
+    feedforward: integer(1) = setting(150)
+    dropout: Probability = setting(0.3)
 
 
-@dataclass(frozen=True)
+@settings_group
 class SstConfig(TaskConfig):
-    name: str = setting("sst", one_of("sst"))
-    elmo_position: str = setting("both", one_of("input", "output", "both"))
-    binary: bool = setting(False, lambda v: None if isinstance(v, bool) else "must be true or false")
-    phrases_min_tokens: int | None = setting(None, integer(1, optional=True))  # also train on phrases this long
+    name: one_of("sst") = setting("sst")
+    elmo_position: one_of("input", "output", "both") = setting("both")
+    binary: Flag = setting(False)
+    phrases_min_tokens: integer(1, optional=True) = setting(None)  # also train on phrases this long
     model: SstModelConfig = group(SstModelConfig)

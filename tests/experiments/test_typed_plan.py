@@ -19,7 +19,7 @@ from experiments import config_store, identity, runner
 from experiments.plan import RunPlan
 from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, as_run, data_config_class, task_config_class
 from suite_common.errors import ConfigError
-from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, plain, role
+from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, base, plain, role
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
 from tasks.registry import available
 
@@ -143,7 +143,7 @@ def test_the_base_of_every_group_is_its_dataclass_registered_in_hydras_store():
 
     repo = ConfigStore.instance().repo
     for (group, name), cls in config_store.GROUP_DEFAULTS.items():
-        assert OmegaConf.to_container(repo[group][f"{name}.yaml"].node) == plain(cls()), group
+        assert OmegaConf.to_container(repo[group][f"{name}.yaml"].node) == base(cls()), group
         assert not (REPO / "conf" / group).exists(), group
     for name in available():
         assert OmegaConf.to_container(repo["task_defaults"][f"{name}.yaml"].node) == plain(task_config_class(name)())
@@ -228,7 +228,7 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
 
 
 def test_a_setting_added_after_records_is_left_out_at_its_default_whatever_its_kind():
-    """A list default (built by a factory) and a converted default count only when changed."""
+    """A list default (built by a factory) and an enum default (given as its value) count only when changed."""
     import enum
 
     from suite_common import typed_config as tc
@@ -237,13 +237,13 @@ def test_a_setting_added_after_records_is_left_out_at_its_default_whatever_its_k
         RED = "red"
         BLUE = "blue"
 
-    @dataclasses.dataclass(frozen=True)
+    @tc.settings_group
     class Group:
         sizes: list = tc.setting([1, 2], added_after_records=True)
-        colour: Colour = tc.setting("red", convert=Colour, added_after_records=True)
+        colour: Colour = tc.setting(Colour.RED, added_after_records=True)
         kept: int = tc.setting(3)
 
     for given in ({}, {"sizes": [1, 2], "colour": "red"}):
         assert tc.counted(tc.build(Group, given, ""), None, {}) == {"kept": 3}
     changed = tc.counted(tc.build(Group, {"sizes": [4], "colour": "blue"}, ""), None, {})
-    assert changed == {"sizes": [4], "colour": Colour.BLUE, "kept": 3}
+    assert changed == {"sizes": [4], "colour": "blue", "kept": 3}  # an enum counts as its value
