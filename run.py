@@ -32,6 +32,7 @@ def embed_sample(run, out_dir: Path) -> None:
     from elmo_core import load_bilm
     from elmo_core.embed import embed_file
     from experiments.plan import RunPlan
+    from suite_common.atomic_files import write_text_atomic
     from suite_common.errors import ConfigError
     from tasks.ner.reader import read_conll2003_file
 
@@ -46,7 +47,7 @@ def embed_sample(run, out_dir: Path) -> None:
     ds, _ = read_conll2003_file(sample.sentences)
     sentences = list(ds["tokens"])[: sample.limit]
     text = out_dir / "sentences.txt"
-    text.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
+    write_text_atomic(text, "\n".join(" ".join(s) for s in sentences) + "\n")
     start = time.perf_counter()
     n = embed_file(bilm, text, out_dir / "embeddings.hdf5", sample.batch_size)
     seconds = time.perf_counter() - start
@@ -59,7 +60,7 @@ def embed_sample(run, out_dir: Path) -> None:
         "tokens_per_s": round(tokens / seconds, 1),
         "output": str(out_dir / "embeddings.hdf5"),
     }
-    (out_dir / "embed_sample.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_text_atomic(out_dir / "embed_sample.json", json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
 
 
@@ -111,7 +112,9 @@ _register_resolvers()
 def main(cfg: DictConfig):
     from experiments import runner, trained_runs
     from experiments.config_schema import validate
+    from suite_common.atomic_files import write_text_atomic
     from suite_common.errors import SuiteError
+    from suite_common.typed_config import plain
 
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     from experiments.dry_run import dry_run
@@ -130,7 +133,7 @@ def main(cfg: DictConfig):
         set_threads(run)
         if run.mode == "embed_sample":  # train and finetune write theirs into the run directory they choose
             out_dir.mkdir(parents=True, exist_ok=True)
-            (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+            write_text_atomic(out_dir / "resolved_config.yaml", OmegaConf.to_yaml(OmegaConf.create(plain(run))))
         return modes[run.mode](run, out_dir)  # a sweep's dry run adds up its jobs' reports (experiments.sweep_total)
     except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
         line = one_line(e, out_dir)

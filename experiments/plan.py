@@ -20,6 +20,7 @@ from omegaconf import OmegaConf
 
 from encoders import Encoder, encoder_for
 from encoders.bilm import FINETUNE_SEED
+from suite_common.atomic_files import write_text_atomic
 from suite_common.typed_config import plain
 from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function
@@ -161,7 +162,7 @@ class RunPlan:
             out_dir / "train_state.pt"
         ).exists():  # a stopped run to resume: its own, or refused before anything is written
             train_state.read(out_dir / "train_state.pt", self.digest)
-        (out_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(self.resolved)))
+        write_text_atomic(out_dir / "resolved_config.yaml", OmegaConf.to_yaml(OmegaConf.create(self.resolved)))
         mark_running(out_dir, self.digest)
         return out_dir, None
 
