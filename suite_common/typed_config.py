@@ -144,6 +144,7 @@ WORDS = {
     "string_type": "must be text",
     "list_type": "must be a list",
     "dict_type": "must be a mapping",
+    "dataclass_type": "must be a mapping of its settings",
 }
 
 
