@@ -97,8 +97,13 @@ def _register_resolvers() -> None:
     data and profiles in Hydra's ConfigStore (``experiments.config_store``)."""
     from experiments.config_store import register
     from experiments.run_directories import run_dir_name
+    from suite_common.errors import ConfigError
 
-    register()
+    try:
+        register()
+    except ConfigError as e:  # a task file that cannot be read: one line, before Hydra starts
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
     OmegaConf.register_new_resolver("run_dir_name", run_dir_name, replace=True)
     OmegaConf.register_new_resolver("mode_dir", mode_dir, replace=True)

@@ -56,7 +56,14 @@ def task_file(name: str, conf: Path = CONF) -> DictConfig:
     path = conf / "task" / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(f"task {name!r} has its folder tasks/{name}/ but no {path} (its settings, data and profiles)")
-    node = OmegaConf.load(path)
+    try:
+        node = OmegaConf.load(path)
+    except Exception as e:  # YAML's own errors (a scanner's, a parser's) carry the line
+        mark = getattr(e, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{where}: cannot be read as YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(node, DictConfig):
+        raise ConfigError(f"{path}: must be a mapping (the task's settings and its data, sources and profiles)")
     for section in TASK_FILE_SECTIONS:
         if node.get(section) is None:
             node[section] = {}

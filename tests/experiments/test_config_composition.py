@@ -62,3 +62,27 @@ def test_sweep_configs_compose(sweep):
         for ablation in params["+ablation"].split(","):
             c = compose_cfg([f"task={task}", f"+ablation={ablation}"])
             assert effective_position(c) in ("none", "input", "output", "both")
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("data:\n  train_file: [unclosed\n", r"sst\.yaml:3: cannot be read as YAML"),
+        ("- 1\n", r"sst\.yaml: must be a mapping"),
+        ("profiles: 3\n", r"sst\.yaml: profiles must be a mapping of settings"),
+    ],
+)
+def test_a_task_file_that_cannot_be_read_is_one_line_naming_it(tmp_path, text, said):
+    import shutil
+
+    from experiments.config_store import CONF, register
+    from suite_common.errors import ConfigError
+
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf)
+    (conf / "task" / "sst.yaml").write_text(text)
+    try:
+        with pytest.raises(ConfigError, match=said):
+            register(conf)
+    finally:
+        register()  # the store holds the real task files again
