@@ -48,7 +48,7 @@ def settings_group(cls):
     return dataclasses.dataclass(frozen=True)(cls)
 
 
-def setting(default, identity: str = COUNTS, when: Callable | None = None, added_after_records: bool = False,
+def setting(default, *, identity: str = COUNTS, when: Callable | None = None, added_after_records: bool = False,
             in_base: bool = True):  # fmt: skip
     """A field holding a value. ``when(run)`` says whether it counts in this run. ``added_after_records``: a
     setting added when records already existed, whose default is what those runs did; it counts only off its
@@ -62,7 +62,7 @@ def setting(default, identity: str = COUNTS, when: Callable | None = None, added
     return dataclasses.field(default=default, metadata=meta)
 
 
-def file_setting(hash_name: str, in_config: bool = False, default=None):
+def file_setting(hash_name: str, *, in_config: bool = False, default=None):
     """A field naming a file or directory the run reads: its content counts under ``hash_name`` of the
     identity. ``in_config``: the hash also stands in the field's place in the counted configuration
     (``"sha256:<hash>"``; an unset field counts as unset)."""
@@ -70,7 +70,7 @@ def file_setting(hash_name: str, in_config: bool = False, default=None):
     return dataclasses.field(default=default, metadata=meta)
 
 
-def group(cls_or_factory, when: Callable | None = None, identity: str = COUNTS):
+def group(cls_or_factory, *, when: Callable | None = None, identity: str = COUNTS):
     """A field holding a nested group; ``when(run)``: it counts only then."""
     return dataclasses.field(
         default_factory=cls_or_factory, metadata={"identity": identity, "when": when, "group": True}
