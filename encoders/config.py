@@ -64,7 +64,7 @@ class CacheConfig:
 
 
 def encoder_config_class(mapping) -> type:
-    kind = (mapping or {}).get("kind", "bilm")
+    kind = mapping.get("kind", "bilm") if isinstance(mapping, dict) else "bilm"  # not a mapping: build says so
     if kind not in ("bilm", "transformer"):
         from suite_common.errors import ConfigError
 

@@ -148,15 +148,18 @@ class RunConfig:
     @classmethod
     def from_resolved(cls, mapping: dict) -> RunConfig:
         """The typed configuration of a composed (resolved) one; ``ConfigError`` names a bad key."""
-        task = {k: v for k, v in ((mapping or {}).get("task") or {}).items() if k not in TASK_FILE_SECTIONS}
-        mapping, name = {**(mapping or {}), "task": task}, str(task.get("name", ""))
-        task_cls = task_config_class(name)
-        nested = {
-            "task": lambda m, where: build(task_cls, m, where),
-            "data": lambda m, where: build(data_config_class(name), m, where),
-            "encoder": lambda m, where: build(encoder_config_class(m), m, where),
-        }
-        return build(cls, mapping, "", nested)
+        mapping = dict(mapping or {})
+        task = mapping.get("task") or {}
+        if not isinstance(task, dict):
+            raise ConfigError(f"task={task!r}: must be a mapping of its settings")
+        task = {k: v for k, v in task.items() if k not in TASK_FILE_SECTIONS}  # read when composing, not settings
+        name = str(task.get("name", ""))
+        encoder = mapping.get("encoder") or {}
+        # the groups whose class follows a value: the task's own, its data's, the encoder's kind
+        mapping["task"] = build(task_config_class(name), task, "task.")
+        mapping["data"] = build(data_config_class(name), mapping.get("data"), "data.")
+        mapping["encoder"] = build(encoder_config_class(encoder), encoder, "encoder.")
+        return build(cls, mapping, "")
 
     @property
     def position(self) -> str:

@@ -188,15 +188,12 @@ def _split(cls, loc: tuple) -> tuple[list[str], type | None]:
     return path, node
 
 
-def build(cls, mapping, where: str, nested: dict | None = None):
-    """``cls`` from ``mapping`` (missing keys take the field's default). ``nested``: a builder per group
-    field (``name -> callable(mapping, where)``) where the group's class depends on its values."""
-    mapping = dict(mapping or {})
-    for name, make in (nested or {}).items():
-        if name in mapping and not dataclasses.is_dataclass(mapping[name]):
-            mapping[name] = make(mapping[name], f"{where}{name}.")
+def build(cls, mapping, where: str):
+    """``cls`` from ``mapping`` (missing keys take the field's default)."""
+    if mapping is not None and not isinstance(mapping, dict):
+        raise ConfigError(f"{where.rstrip('.')}={mapping!r}: must be a mapping of its settings")
     try:
-        return _adapter(cls).validate_python(mapping)
+        return _adapter(cls).validate_python(mapping or {})
     except ValidationError as e:
         first = e.errors()[0]
         if first["type"] == "unexpected_keyword_argument":  # the last part of its location is the unknown key
