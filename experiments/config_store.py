@@ -3,7 +3,7 @@
 configuration, so no YAML file repeats a default, and a task is its folder plus ``conf/task/<name>.yaml``.
 
 * ``run_defaults`` (the top level), ``trainer/default``, ``elmo/default``, ``encoder/bilm``,
-  ``encoder/transformer``, ``cache/default``: each typed group's defaults (``typed_config.base``);
+  ``encoder/transformer``, ``cache/default``: each typed group's defaults (``typed_config.plain``);
 * ``task_defaults/<name>``: the defaults of the settings class of ``tasks/<name>/``; the task's file
   ``conf/task/<name>.yaml`` is merged over them (the settings it changes);
 * ``data/<name>_<source>``: the data group's defaults, then the task file's ``data`` section, then its
@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from encoders.config import BilmConfig, CacheConfig, TransformerConfig
 from suite_common.errors import ConfigError
-from suite_common.typed_config import base, plain
+from suite_common.typed_config import plain
 
 from .run_config import (
     TASK_FILE_SECTIONS,
@@ -79,7 +79,7 @@ def register(conf: Path = CONF) -> None:
     store = ConfigStore.instance()
     store.store(name="run_defaults", node=run_defaults())
     for (group, name), cls in GROUP_DEFAULTS.items():
-        store.store(group=group, name=name, node=base(cls()))
+        store.store(group=group, name=name, node=plain(cls(), base=True))
     sources = sorted(p.stem for p in (conf / "source").glob("*.yaml"))
     for name in available():
         spec = task_file(name, conf)

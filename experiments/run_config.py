@@ -56,13 +56,6 @@ class Position(enum.StrEnum):
     PAPER = "paper"
 
 
-POSITIONS = tuple(p.value for p in Position)
-
-
-def reads_encoder(run) -> bool:
-    return uses_encoder(run)
-
-
 @settings_group
 class ElmoConfig:
     position: Position = setting(Position.PAPER)  # paper: task.elmo_position
@@ -140,7 +133,7 @@ class RunConfig:
     task: object = group(lambda: task_config_class("ner")())
     data: object = group(DataConfig)  # its class follows the task (``data_config_class``)
     elmo: ElmoConfig = group(ElmoConfig)
-    encoder: object = group(BilmConfig, when=reads_encoder)
+    encoder: object = group(BilmConfig, when=uses_encoder)
     cache: CacheConfig = group(CacheConfig)
     trainer: TrainerConfig = group(TrainerConfig)
     embed_sample: EmbedSampleConfig = group(EmbedSampleConfig, identity=RUNTIME)
@@ -167,7 +160,7 @@ class RunConfig:
 
     @property
     def reads_encoder(self) -> bool:
-        return reads_encoder(self)
+        return uses_encoder(self)
 
 
 def task_config_class(name: str) -> type:

@@ -205,23 +205,15 @@ def build(cls, mapping, where: str):
         raise ConfigError(f"{where}{'.'.join(path)}={first['input']!r}: {_problem(same)}") from None
 
 
-def plain(obj) -> dict:
+def plain(obj, base: bool = False) -> dict:
     """A group as the plain mapping it was built from (every field, nested groups as mappings, an enum as its
-    value)."""
+    value); ``base``: less the fields declared ``in_base=False`` (a group's base in the composed configuration)."""
     out = {}
     for f in dataclasses.fields(obj):
+        if base and not f.metadata.get("in_base", True):
+            continue
         value = getattr(obj, f.name)
-        out[f.name] = plain(value) if dataclasses.is_dataclass(value) else getattr(value, "value", value)
-    return out
-
-
-def base(obj) -> dict:
-    """``plain(obj)`` less the fields declared ``in_base=False``: a group's base in the composed configuration."""
-    out = {}
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
-        if f.metadata.get("in_base", True):
-            out[f.name] = base(value) if dataclasses.is_dataclass(value) else getattr(value, "value", value)
+        out[f.name] = plain(value, base) if dataclasses.is_dataclass(value) else getattr(value, "value", value)
     return out
 
 

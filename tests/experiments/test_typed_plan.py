@@ -19,7 +19,7 @@ from experiments import config_store, identity, runner
 from experiments.plan import RunPlan
 from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, as_run, data_config_class, task_config_class
 from suite_common.errors import ConfigError
-from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, base, plain, role
+from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, plain, role
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
 from tasks.registry import available
 
@@ -143,7 +143,7 @@ def test_the_base_of_every_group_is_its_dataclass_registered_in_hydras_store():
 
     repo = ConfigStore.instance().repo
     for (group, name), cls in config_store.GROUP_DEFAULTS.items():
-        assert OmegaConf.to_container(repo[group][f"{name}.yaml"].node) == base(cls()), group
+        assert OmegaConf.to_container(repo[group][f"{name}.yaml"].node) == plain(cls(), base=True), group
         assert not (REPO / "conf" / group).exists(), group
     for name in available():
         assert OmegaConf.to_container(repo["task_defaults"][f"{name}.yaml"].node) == plain(task_config_class(name)())
