@@ -6,18 +6,32 @@ configuration chooses its encoder."""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from suite_common.errors import ConfigError
 
-from .base import Encoder
-from .bilm import BiLMEncoder
-from .transformer import TransformerEncoder
+if TYPE_CHECKING:
+    from .base import Encoder
 
 __all__ = ["BiLMEncoder", "Encoder", "TransformerEncoder", "encoder_for"]
+_MODULES = {"Encoder": ".base", "BiLMEncoder": ".bilm", "TransformerEncoder": ".transformer"}
+
+
+def __getattr__(name: str):
+    """The encoder classes, imported when first named: they load torch, which reading the settings
+    (``encoders.config``, composed before any run starts) does not need."""
+    if name in _MODULES:
+        return getattr(importlib.import_module(_MODULES[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def encoder_for(run) -> Encoder:
     """The encoder a run's typed configuration names (``encoder.kind``: a ``BilmConfig`` or a
     ``TransformerConfig``), with the run's device and cache settings."""
+    from .bilm import BiLMEncoder
+    from .transformer import TransformerEncoder
+
     if run.encoder.kind == "bilm":
         return BiLMEncoder.from_config(run.encoder, run.cache, run.device)
     if run.encoder.kind == "transformer":

@@ -72,10 +72,19 @@ def task_file(name: str, conf: Path = CONF) -> DictConfig:
     return node
 
 
+_REGISTERED: list = [None]  # what the store holds now: the conf directory and its task files' sizes and times
+
+
 def register(conf: Path = CONF) -> None:
-    """Put every base node into Hydra's ConfigStore (again: the last registration stands)."""
+    """Put every base node into Hydra's ConfigStore (the last registration stands; registering the same
+    task files again changes nothing and is skipped)."""
     from tasks.registry import available
 
+    files = sorted((conf / "task").glob("*.yaml"))
+    key = (conf, tuple(available()), tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+    if _REGISTERED[0] == key:
+        return
+    _REGISTERED[0] = None  # a registration stopped half way is none
     store = ConfigStore.instance()
     store.store(name="run_defaults", node=run_defaults())
     for (group, name), cls in GROUP_DEFAULTS.items():
@@ -90,6 +99,7 @@ def register(conf: Path = CONF) -> None:
             store.store(group="data", name=f"{name}_{source}", node=node)
         for profile, node in spec.profiles.items():
             store.store(group="task_profile", name=f"{name}_{profile}", node=node, package="_global_")
+    _REGISTERED[0] = key
 
 
 def registered_options(group: str) -> list[str]:

@@ -16,8 +16,6 @@ from pathlib import Path
 
 from suite_common.errors import ConfigError
 
-from .base import Task
-
 ROOT = Path(__file__).resolve().parent
 
 
@@ -31,8 +29,10 @@ def _unknown(name: str) -> ConfigError:
     return ConfigError(f"unknown task {name!r} (available: {', '.join(available())})")
 
 
-def task_class(name: str) -> type[Task]:
+def task_class(name: str) -> type:
     """The ``Task`` subclass of ``tasks/<name>/task.py``."""
+    from .base import Task  # the task contract loads torch and datasets; finding tasks needs neither
+
     if not isinstance(name, str) or name not in available():  # a plain folder name, never a path
         raise _unknown(name)
     if not (ROOT / name / "task.py").is_file():

@@ -14,7 +14,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from suite_common.errors import ConfigError
 from suite_common.errors import DataError as DataFormatError
@@ -103,6 +102,8 @@ def most_frequent_senses(train: list[dict]) -> dict[str, str]:
 
 
 def nearest_sense_accuracy(train_vecs, train, test_vecs, test) -> tuple[float, dict]:
+    import torch  # here, not at the top: the settings class above is read when any configuration is composed
+
     centroids = defaultdict(list)
     for v, inst in zip(train_vecs, train):
         centroids[(inst["word"], inst["sense"])].append(v)
@@ -124,6 +125,8 @@ def nearest_sense_accuracy(train_vecs, train, test_vecs, test) -> tuple[float, d
 
 
 def run_wsd_probe(cfg, cache, out: dict) -> dict:
+    import torch
+
     if not cfg.data.dir:
         raise ConfigError(f"{cfg.task.name} reads local files: set source=local or data.dir=...")
     d = Path(cfg.data.dir)
