@@ -171,21 +171,27 @@ def _number(v):
 
 
 def _split(cls, loc: tuple) -> tuple[list[str], type | None]:
-    """The field path of an error's location, and the group class it ends in (members of a union and
-    validators' tags left out)."""
+    """The field path of an error's location, and the group class it ends in (the tags pydantic adds for a
+    union's members, a validator or a mapping's keys are left out)."""
     path, node = [], cls
     for part in loc:
         fields = {f.name: f for f in dataclasses.fields(node)} if dataclasses.is_dataclass(node) else {}
         if isinstance(part, str) and part in fields:
             path.append(part)
-            hint = typing.get_type_hints(node).get(part)
-            node = hint if dataclasses.is_dataclass(hint) else fields[part].default_factory().__class__ if (
-                fields[part].metadata.get("group")) else None  # fmt: skip
-        elif isinstance(part, int):
+            node = _group_class(node, fields[part])
+        elif isinstance(part, int) and path:
             path[-1] = f"{path[-1]}[{part}]"
-        elif not path or node is not None:
-            return path, node
+        elif node is not None and path:
+            break
     return path, node
+
+
+def _group_class(owner, f: dataclasses.Field) -> type | None:
+    """The class of a nested group field (its annotation's, or its default's), None for a value field."""
+    hint = typing.get_type_hints(owner).get(f.name)
+    if dataclasses.is_dataclass(hint):
+        return hint
+    return type(f.default_factory()) if f.metadata.get("group") else None
 
 
 def build(cls, mapping, where: str):
