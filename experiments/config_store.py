@@ -102,10 +102,14 @@ def register(conf: Path = CONF) -> None:
     _REGISTERED[0] = key
 
 
-def registered_options(group: str) -> list[str]:
-    """The options of ``group`` held by the ConfigStore (``register`` must have run)."""
-    repo = ConfigStore.instance().repo.get(group, {})
-    return sorted(k.removesuffix(".yaml") for k, v in repo.items() if not isinstance(v, dict))
+def registered_groups() -> dict[str, list[str]]:
+    """Group -> its options held by the ConfigStore (``register`` must have run; Hydra's own left out)."""
+    repo = ConfigStore.instance().repo
+    return {
+        group: sorted(name.removesuffix(".yaml") for name in entries)
+        for group, entries in repo.items()
+        if isinstance(entries, dict) and group != "hydra"
+    }
 
 
 def compose(overrides=(), conf: Path = CONF, hydra_config: bool = False) -> DictConfig:

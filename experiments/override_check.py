@@ -47,12 +47,12 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 
 def config_groups(conf: Path = CONF) -> dict[str, list[str]]:
     """Group name -> its options (the YAML files of ``conf/<group>/`` and the ConfigStore's nodes)."""
-    from .config_store import register, registered_options
+    from .config_store import register, registered_groups
 
     register(conf)
     groups = {d.name: sorted(p.stem for p in d.glob("*.yaml")) for d in sorted(conf.iterdir()) if d.is_dir()}
-    for group in ("trainer", "elmo", "encoder", "cache", "data", "task_defaults", "task_profile"):
-        groups[group] = sorted({*groups.get(group, []), *registered_options(group)})
+    for group, options in registered_groups().items():
+        groups[group] = sorted({*groups.get(group, []), *options})
     return groups
 
 

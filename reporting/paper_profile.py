@@ -18,7 +18,6 @@ from omegaconf import OmegaConf
 
 from experiments.config_store import compose
 from experiments.settings import effective_position
-from tasks.common.paper_reference import PaperReference
 
 from . import paper_numbers
 
@@ -27,9 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # (task, setting, paper value, config key, source), each task's rows from its own reference
 # (tasks/<name>/paper.py, in the paper's Table 1 order); "elmo_position" is resolved like the runner does
 SPEC = [
-    (task, *row)
-    for task in paper_numbers.TASKS
-    for row in paper_numbers.REFERENCES.get(task, PaperReference("", "")).settings
+    (task, *row) for task in paper_numbers.TASKS for row in getattr(paper_numbers.REFERENCES.get(task), "settings", ())
 ]
 
 
