@@ -28,29 +28,23 @@ from pathlib import Path
 
 import torch
 
-from elmo_core.pretraining.lm_data import CorpusIndex, _tokens
+from elmo_core.pretraining.lm_data import CorpusIndex
 
 
 class FileDocument:
     """One corpus file as a random-access list of sentences (through the shared offset index)."""
 
     def __init__(self, path: Path, index: CorpusIndex):
-        self.path, self.offsets = path, index.offsets(path)
-        self._handle = None
+        self.path, self.index, self.offsets = path, index, index.offsets(path)
 
     def __len__(self) -> int:
         return len(self.offsets)
 
     def sentence(self, i: int) -> list[str]:
-        if self._handle is None:
-            self._handle = open(self.path, "rb")
-        self._handle.seek(int(self.offsets[i]))
-        return _tokens(self._handle.readline(), self.path, -1)  # UTF-8 was checked when indexed
+        return self.index.sentence_at(self.path, self.offsets[i])
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        pass
 
 
 class ListDocument:

@@ -7,8 +7,9 @@ normalized softmax, for the forward and backward LMs and their average.
 ``DIR`` holds ``options.json``, ``weights.hdf5`` (with ``softmax/*``) and ``vocab.txt``, as written by
 ``elmo_core.pretrain``. By default LSTM states are carried across batches, as in training;
 ``--stateless`` starts every batch from zero. ``--by-source``: stateful and stateless perplexity of
-the whole file and stateful perplexity per source, when a ``stats.json`` beside the held-out file
-gives each source's number of held-out sentences in file order (as ``../shared/data/lm_corpus`` does).
+the whole file and of each source, when a ``stats.json`` beside the held-out file gives each
+source's number of held-out sentences in file order (as ``../shared/data/lm_corpus`` and
+``lm_corpus_large`` do); with several held-out files, each one is reported on its own.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--by-source",
         action="store_true",
-        help="also stateless, and per source (needs stats.json beside the held-out file)",
+        help="also stateless, and per source (needs stats.json beside the held-out file); several files "
+        "are reported one by one",
     )
     ap.add_argument(
         "--device",
@@ -60,12 +62,18 @@ def main(argv=None) -> None:
         if meta["softmax"] != "loaded":
             raise CheckpointError(f"{args.model}: no trained softmax, perplexity is undefined")
         if args.by_source:
-            report = heldout_report(
-                lm.to(args.device), vocab, args.heldout, args.batch_size, args.unroll_steps, args.device, progress=True
-            )
-            if "by_source_missing" in report:
-                print(f"note: no per-source perplexity: {report['by_source_missing']}", file=sys.stderr)
-            print(json.dumps({"model": str(args.model), "heldout": args.heldout, **report}))
+            files = [str(f) for f in expand_files(args.heldout)]
+            reports = {}
+            for path in files:
+                reports[path] = heldout_report(
+                    lm.to(args.device), vocab, [path], args.batch_size, args.unroll_steps, args.device, progress=True
+                )
+                if "by_source_missing" in reports[path]:
+                    print(f"note: {path}: no per-source perplexity: {reports[path]['by_source_missing']}", file=sys.stderr)
+            if len(files) == 1:
+                print(json.dumps({"model": str(args.model), "heldout": args.heldout, **reports[files[0]]}))
+            else:
+                print(json.dumps({"model": str(args.model), "heldout": args.heldout, "by_file": reports}))
             return
         stream = LMStream(expand_files(args.heldout), vocab, args.batch_size, args.unroll_steps, shuffle=False)
         ppl = evaluate_perplexity(

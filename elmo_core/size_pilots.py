@@ -7,7 +7,8 @@ size is the main lever on the representation; here it is bounded by the time to 
 1. **Pilots.** For each LSTM size in ``--cells`` (everything else from ``--preset`` and the
    other options), a new biLM is trained for ``--pilot-minutes`` of wall-clock time — equal time,
    not equal tokens, since a larger model reads less text in the same time — and exported with
-   its held-out perplexity (``DIR/cells-N``).
+   its held-out perplexity (``DIR/cells-N``). Every pilot reads the same vocabulary: ``--vocab``, or
+   else ``DIR/vocab.txt``, built once from all of ``--train`` (words seen ``--min-count`` times).
 2. **Extrapolation.** Each pilot's training loss against the tokens it read is fitted by
    ``L(n) = a + b n^-c`` (``a, b >= 0``; least squares over a grid of ``c``, on bin means of the last
    80 % of the pilot) and read at the tokens the size would read in ``--total-minutes``: its rate
@@ -42,7 +43,7 @@ from .bilm import BiLM
 from .options import parse_options
 from .pretrain import PRESETS, build_parser, train
 from .pretraining.lm_checkpoint import CheckpointError
-from .pretraining.lm_data import Vocabulary
+from .pretraining.lm_data import Vocabulary, expand_files
 from .pretraining.lm_training import LanguageModel
 
 
@@ -150,9 +151,13 @@ def run(args: argparse.Namespace, rest: list[str]) -> dict:
         raise ConfigError(
             "size pilots train new models: give --preset (and --projection-dim), not --init-from/--options"
         )
-    vocab_size = len(Vocabulary.load(probe.vocab)) if probe.vocab else None
-    if vocab_size is None:
-        raise ConfigError("give --vocab (the same vocabulary for every pilot)")
+    if not probe.vocab:  # one vocabulary for every pilot, built once from all the training text
+        probe.vocab = args.out / "vocab.txt"
+        if not probe.vocab.exists():
+            print(f"vocabulary: words seen at least {probe.min_count} times in --train", file=sys.stderr, flush=True)
+            Vocabulary.build(expand_files(probe.train), probe.min_count).save(probe.vocab)
+        rest = [*rest, "--vocab", str(probe.vocab)]
+    vocab_size = len(Vocabulary.load(probe.vocab))
     report = {"pilot_minutes": args.pilot_minutes, "total_minutes": args.total_minutes, "pilots": []}
     sizes = {}
     for cells in args.cells:

@@ -1,5 +1,6 @@
 """Training data for the biLM (Peters et al. 2018, §3.1 and §3.4), in the original format:
-plain text, one whitespace-tokenized sentence per line, any number of files.
+plain text, one whitespace-tokenized sentence per line, any number of files; a file whose name
+ends in ``.gz`` is read through gzip (held decompressed in memory while a stream reads it).
 
 * ``Vocabulary``: built from the corpus (count >= ``min_count``), sorted by decreasing frequency,
   with ``<S>``, ``</S>``, ``<UNK>`` first — the original ``vocab.txt`` layout. Out-of-vocabulary
@@ -12,7 +13,7 @@ plain text, one whitespace-tokenized sentence per line, any number of files.
   the files at random in their corpus proportions — every next sentence comes from a file drawn
   with probability proportional to the sentences it has left — so every stretch of batches mixes
   the sources as the corpus does. Sentences are read through a line-offset index (``CorpusIndex``,
-  8 bytes per sentence), not held in memory. ``files`` is the original code's order, one file
+  8 bytes per sentence, over the mapped file or the decompressed bytes), not held as lists. ``files`` is the original code's order, one file
   (shard) at a time: right for shards of one homogeneous corpus, but on a corpus of several
   sources the model drifts towards the file it read last. Either way the order is a pure
   function of (files, seed, epoch), so a run resumes by skipping batches.
@@ -21,7 +22,10 @@ plain text, one whitespace-tokenized sentence per line, any number of files.
 from __future__ import annotations
 
 import glob
+import gzip
 import json
+import mmap
+import zlib
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -30,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from suite_common.atomic_files import write_text_atomic
 from suite_common.errors import DataError
 from suite_common.hashing import sha256_hex
 
@@ -60,38 +65,88 @@ def _tokens(raw: bytes, path: Path, lineno: int) -> list[str]:
         raise CorpusError(f"{path}:{lineno}: not valid UTF-8 ({e.reason})") from None
 
 
+def is_gzip(path: Path) -> bool:
+    return Path(path).name.endswith(".gz")
+
+
+def read_text_bytes(path: Path) -> bytes | mmap.mmap:
+    """A corpus file's bytes: a ``.gz`` file decompressed whole (a truncated or corrupt one is a
+    ``CorpusError`` naming it), a plain one mapped read-only (an empty one as ``b""``)."""
+    path = Path(path)
+    if is_gzip(path):
+        try:
+            with gzip.open(path, "rb") as f:
+                return f.read()
+        except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+            raise CorpusError(f"{path}: not a complete gzip file ({type(e).__name__}: {e})") from None
+    with open(path, "rb") as f:
+        if f.seek(0, 2) == 0:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def text_lines(path: Path) -> Iterator[bytes]:
+    """The raw lines of a corpus file, streamed (decompressed on the fly for ``.gz``)."""
+    path = Path(path)
+    try:
+        with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as f:
+            yield from f
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise CorpusError(f"{path}: not a complete gzip file ({type(e).__name__}: {e})") from None
+
+
 def read_sentences(path: Path) -> list[list[str]]:
     """All sentences of one file; blank lines are skipped, non-UTF-8 is an error (file:line)."""
     sentences = []
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            tokens = _tokens(raw, path, lineno)
-            if tokens:
-                sentences.append(tokens)
+    for lineno, raw in enumerate(text_lines(path), 1):
+        tokens = _tokens(raw, path, lineno)
+        if tokens:
+            sentences.append(tokens)
     return sentences
 
 
 class CorpusIndex:
     """Byte offsets of the non-blank lines of each file, for reading sentences in any order
-    without holding them (one pass over each file when first needed; UTF-8 checked then)."""
+    without holding them as lists (one pass over each file when first needed; UTF-8 checked then).
+    A plain file is mapped; a ``.gz`` file is held decompressed (its bytes, not Python strings)."""
 
     def __init__(self, files: list[Path]):
         self.files = list(files)
         self._offsets: dict[Path, np.ndarray] = {}
+        self._text: dict[Path, bytes | mmap.mmap] = {}
 
     def offsets(self, path: Path) -> np.ndarray:
         if path not in self._offsets:
-            found, position = [], 0
-            with open(path, "rb") as f:
-                for lineno, raw in enumerate(f, 1):
-                    if _tokens(raw, path, lineno):
-                        found.append(position)
-                    position += len(raw)
+            data = self.text(path)
+            found, position, size = [], 0, len(data)
+            lineno = 0
+            while position < size:
+                end = data.find(b"\n", position)
+                end = size if end < 0 else end + 1
+                lineno += 1
+                if _tokens(data[position:end], path, lineno):
+                    found.append(position)
+                position = end
             self._offsets[path] = np.asarray(found, dtype=np.int64)
         return self._offsets[path]
 
+    def text(self, path: Path) -> bytes | mmap.mmap:
+        if path not in self._text:
+            self._text[path] = read_text_bytes(path)
+        return self._text[path]
+
+    def sentence_at(self, path: Path, start: int) -> list[str]:
+        """The tokens of the line of ``path`` that starts at byte ``start`` (one of its ``offsets``;
+        UTF-8 was checked when the file was indexed)."""
+        data, start = self.text(path), int(start)
+        end = data.find(b"\n", start)
+        return data[start : len(data) if end < 0 else end].decode("utf-8").split()
+
     def counts(self) -> list[int]:
         return [len(self.offsets(p)) for p in self.files]
+
+    def __getstate__(self) -> dict:  # worker processes map or decompress the files again
+        return {"files": self.files, "_offsets": self._offsets, "_text": {}}
 
 
 class Vocabulary:
@@ -112,10 +167,7 @@ class Vocabulary:
 
     @classmethod
     def build(cls, files: list[Path], min_count: int = 3, max_size: int | None = None) -> Vocabulary:
-        counts: Counter = Counter()
-        for path in files:
-            for sentence in read_sentences(path):
-                counts.update(sentence)
+        counts = count_words(files)
         for special in (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN):
             counts.pop(special, None)
         ranked = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
@@ -133,10 +185,19 @@ class Vocabulary:
             raise CorpusError(f"{path}: {e}") from None
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text("\n".join(self.words) + "\n", encoding="utf-8")
+        write_text_atomic(path, "\n".join(self.words) + "\n")  # never a half-written vocabulary
 
     def digest(self) -> str:
         return sha256_hex("\n".join(self.words))[:16]
+
+
+def count_words(files: list[Path]) -> Counter:
+    """How often each token occurs in ``files`` (streamed; non-UTF-8 is an error naming file:line)."""
+    counts: Counter = Counter()
+    for path in files:
+        for lineno, raw in enumerate(text_lines(path), 1):
+            counts.update(_tokens(raw, path, lineno))
+    return counts
 
 
 class CharCache:
@@ -216,17 +277,10 @@ class LMStream:
             orders.append(offsets)
         draws = [k for k, order in enumerate(orders) for _ in range(len(order))]
         random.Random(f"{self.seed}-{epoch}-interleave").shuffle(draws)
-        handles = [open(path, "rb") for path in self.files]
-        try:
-            next_of = [0] * len(self.files)
-            for k in draws:
-                f = handles[k]
-                f.seek(orders[k][next_of[k]])
-                next_of[k] += 1
-                yield f.readline().decode("utf-8").split()  # checked when the index was built
-        finally:
-            for f in handles:
-                f.close()
+        next_of = [0] * len(self.files)
+        for k in draws:
+            yield self.index.sentence_at(self.files[k], orders[k][next_of[k]])
+            next_of[k] += 1
 
     def batches(self, epoch: int = 0, skip: int = 0, shard: tuple[int, int] = (0, 1)) -> Iterator[LMBatch]:
         """The epoch's batches; ``skip`` fast-forwards (to resume) without building the skipped ones.

@@ -192,8 +192,8 @@ def heldout_report(
     progress: bool = False,
 ) -> dict:
     """Held-out perplexity of the whole text, stateful (as trained) and, if asked, stateless;
-    and per source (stateful) when the file's ``stats.json`` says which lines are which source
-    (``lm_data.heldout_sources``). Each source is read as a stream of its own."""
+    and per source (stateful, and stateless if asked) when the file's ``stats.json`` says which
+    lines are which source (``lm_data.heldout_sources``). Each source is read as a stream of its own."""
     files = expand_files(heldout)
     stream = LMStream(files, vocab, batch_size, unroll_steps, shuffle=False)
     report = {"stateful": evaluate_perplexity(model, stream, True, device, progress, desc="stateful").as_dict()}
@@ -202,15 +202,17 @@ def heldout_report(
     sources = heldout_sources(files[0]) if len(files) == 1 else None
     if not sources:
         report["by_source_missing"] = why_no_sources(files) or "the stats.json lists no source"
-    else:
-        report["by_source_stateful"] = {
+        return report
+    for stateful in (True, False) if stateless else (True,):
+        kind = "stateful" if stateful else "stateless"
+        report[f"by_source_{kind}"] = {
             name: evaluate_perplexity(
                 model,
                 SentenceStream(sentences, vocab, batch_size, unroll_steps),
-                True,
+                stateful,
                 device,
                 progress,
-                desc=f"source {name}",
+                desc=f"source {name} ({kind})",
             ).as_dict()
             for name, sentences in sources.items()
         }
