@@ -266,11 +266,32 @@ def choose_data_source(argv: list[str], reachable=None) -> list[str]:
             f"data: the local copies under {shared} (source=local; the Hugging Face hub cannot be reached)",
             file=sys.stderr,
         )
-        return ["source=local", *argv]  # before any flag: Hydra reads the overrides as one run of arguments
+        return ["source=local", *argv]  # argv has its overrides first (overrides_first)
     return argv  # neither: the hub's own error says what to do
 
 
+def overrides_first(argv: list[str]) -> list[str]:
+    """``argv`` with the overrides first, in their order, then Hydra's flags in theirs. Hydra's parser reads
+    the overrides as one run of positional arguments, so ``task=ner --cfg job seed=1`` (or an override the
+    suite adds in front of ``-m``) is refused there; read intermixed, every placement of ``-m``, ``--cfg job``,
+    ``-cn NAME``, ``--info``, ... means the same. Arguments Hydra's parser refuses anyway are left to its error."""
+    import contextlib
+    import io
+
+    from hydra._internal.utils import get_args_parser
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            overrides = get_args_parser().parse_intermixed_args(argv).overrides
+    except SystemExit:
+        return argv
+    flags = list(argv)
+    for override in overrides:
+        flags.remove(override)
+    return [*overrides, *flags]
+
+
 if __name__ == "__main__":
-    sys.argv[1:] = choose_data_source(sys.argv[1:])
+    sys.argv[1:] = choose_data_source(overrides_first(sys.argv[1:]))
     check_command_line()
     main()

@@ -69,7 +69,9 @@ def main(argv=None) -> None:
                     lm.to(args.device), vocab, [path], args.batch_size, args.unroll_steps, args.device, progress=True
                 )
                 if "by_source_missing" in reports[path]:
-                    print(f"note: {path}: no per-source perplexity: {reports[path]['by_source_missing']}", file=sys.stderr)
+                    print(
+                        f"note: {path}: no per-source perplexity: {reports[path]['by_source_missing']}", file=sys.stderr
+                    )
             if len(files) == 1:
                 print(json.dumps({"model": str(args.model), "heldout": args.heldout, **reports[files[0]]}))
             else:

@@ -13,10 +13,11 @@ ends in ``.gz`` is read through gzip (held decompressed in memory while a stream
   the files at random in their corpus proportions — every next sentence comes from a file drawn
   with probability proportional to the sentences it has left — so every stretch of batches mixes
   the sources as the corpus does. Sentences are read through a line-offset index (``CorpusIndex``,
-  8 bytes per sentence, over the mapped file or the decompressed bytes), not held as lists. ``files`` is the original code's order, one file
-  (shard) at a time: right for shards of one homogeneous corpus, but on a corpus of several
-  sources the model drifts towards the file it read last. Either way the order is a pure
-  function of (files, seed, epoch), so a run resumes by skipping batches.
+  8 bytes per sentence, over the mapped file or the decompressed bytes), not held as lists.
+  ``files`` is the original code's order, one file (shard) at a time: right for shards of one
+  homogeneous corpus, but on a corpus of several sources the model drifts towards the file it read
+  last. Either way the order is a pure function of (files, seed, epoch), so a run resumes by
+  skipping batches.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import glob
 import gzip
 import json
 import mmap
-import zlib
 import random
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -89,7 +90,7 @@ def text_lines(path: Path) -> Iterator[bytes]:
     """The raw lines of a corpus file, streamed (decompressed on the fly for ``.gz``)."""
     path = Path(path)
     try:
-        with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as f:
+        with gzip.open(path, "rb") if is_gzip(path) else open(path, "rb") as f:
             yield from f
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
         raise CorpusError(f"{path}: not a complete gzip file ({type(e).__name__}: {e})") from None

@@ -1,6 +1,7 @@
 """The biLM's training stream (§3.1): interleaved sources in corpus proportions, exact resume,
 the original file-at-a-time order kept as an option, and the per-source held-out split."""
 
+import gzip
 import json
 
 import numpy as np
@@ -110,3 +111,64 @@ def test_heldout_split_by_source(tmp_path):
     assert heldout_sources(heldout) is None  # an unrelated stats.json
     assert 'no "heldout_sentences" count' in why_no_sources([str(heldout)])
     assert "2 held-out files" in why_no_sources([str(heldout), str(heldout)])
+
+
+def _gzipped(paths, tmp_path):
+    out = []
+    for path in paths:
+        gz = tmp_path / "gz" / (path.name + ".gz")
+        gz.parent.mkdir(exist_ok=True)
+        gz.write_bytes(gzip.compress(path.read_bytes()))
+        out.append(gz)
+    return out
+
+
+def test_gzip_files_give_the_same_vocabulary_and_batches_as_plain_ones(corpus, tmp_path):
+    packed = _gzipped(corpus, tmp_path)
+    vocab = Vocabulary.build(corpus, 1)
+    assert Vocabulary.build(packed, 1).words == vocab.words
+    assert read_sentences(packed[0]) == read_sentences(corpus[0])
+    plain = list(LMStream(corpus, vocab, 8, 10, shuffle=False).batches(0))
+    zipped = list(LMStream(packed, vocab, 8, 10, shuffle=False).batches(0))
+    assert len(plain) == len(zipped)
+    for a, b in zip(plain, zipped):
+        assert np.array_equal(a.forward_chars, b.forward_chars)
+        assert np.array_equal(a.backward_targets, b.backward_targets)
+    # shuffled, a file's order is seeded by its name (here with ".gz"): the same sentences, and a resume
+    # of the compressed stream repeats its batches exactly
+    shuffled = LMStream(packed, vocab, 8, 10, seed=3)
+    assert sorted(map(" ".join, shuffled.sentences(1))) == sorted(
+        map(" ".join, LMStream(corpus, vocab, 8, 10, seed=3).sentences(1))
+    )
+    batches = list(shuffled.batches(1))
+    for a, b in zip(batches[4:], LMStream(packed, vocab, 8, 10, seed=3).batches(1, skip=4)):
+        assert np.array_equal(a.forward_targets, b.forward_targets)
+    # plain and compressed files side by side, as the two shared corpora are read together
+    mixed = LMStream([corpus[0], packed[1]], vocab, 8, 10, seed=0)
+    assert sorted(map(" ".join, mixed.sentences(0))) == sorted(
+        " ".join(s) for f in (corpus[0], corpus[1]) for s in read_sentences(f)
+    )
+
+
+def test_a_truncated_gzip_file_or_bad_utf8_inside_one_is_named(corpus, tmp_path):
+    packed = _gzipped(corpus[:1], tmp_path)[0]
+    cut = tmp_path / "cut.txt.gz"
+    cut.write_bytes(packed.read_bytes()[:-20])
+    vocab = Vocabulary.build(corpus, 1)
+    with pytest.raises(CorpusError, match=r"cut.txt.gz: not a complete gzip file"):
+        next(LMStream([cut], vocab, 4, 5).batches(0))
+    with pytest.raises(CorpusError, match=r"cut.txt.gz: not a complete gzip file"):
+        Vocabulary.build([cut], 1)
+    bad = tmp_path / "bad.txt.gz"
+    bad.write_bytes(gzip.compress(b"fine line\nbad \xff byte\n"))
+    with pytest.raises(CorpusError, match=r"bad.txt.gz:2: not valid UTF-8"):
+        Vocabulary.build([bad], 1)
+    with pytest.raises(CorpusError, match=r"bad.txt.gz:2: not valid UTF-8"):
+        next(LMStream([bad], vocab, 4, 5).batches(0))
+
+
+def test_an_empty_file_gives_no_sentences(tmp_path, corpus):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    stream = LMStream([empty, corpus[2]], Vocabulary.build(corpus, 1), 4, 5)
+    assert len(list(stream.sentences(0))) == len(read_sentences(corpus[2]))

@@ -1,6 +1,7 @@
 """Choosing the biLM's size (elmo_core.size_pilots), batches assembled by worker processes
 (lm_prefetch) and the training step's distinct-token grouping: each against its plain form."""
 
+import gzip
 import json
 
 import numpy as np
@@ -86,3 +87,18 @@ def test_pilots_choose_a_size_and_continue_it(tmp_path, capsys):
     with pytest.raises(SystemExit, match="over --max-weights-mb"):
         size_pilots_main(argv[:-1] + [str(tmp_path / "q"), "--max-weights-mb", "0.01"] + common)
     assert not (tmp_path / "q/cells-8").exists()
+
+
+def test_pilots_without_a_vocabulary_share_one_built_from_all_the_training_text(tmp_path):
+    corpus = shared_path("data/fixtures/bilm_tf_train/data.txt")
+    packed = tmp_path / "more.txt.gz"
+    packed.write_bytes(gzip.compress(b"zebra quagga okapi\nzebra quagga\n"))
+    argv = ["--cells", "8", "16", "--pilot-minutes", "0.02", "--total-minutes", "0.04", "--out", str(tmp_path / "p")]
+    argv += ["--preset", "tiny", "--train", str(corpus), str(packed), "--heldout", str(corpus), "--min-count", "2"]
+    size_pilots_main(argv + ["--batch-size", "4", "--unroll-steps", "5", "--device", "cpu", "--threads", "1"])
+    built = (tmp_path / "p/vocab.txt").read_text()
+    Vocabulary.build([corpus, packed], 2).save(tmp_path / "expected.txt")
+    assert built == (tmp_path / "expected.txt").read_text()
+    assert "zebra" in built.split() and "okapi" not in built.split()  # counted in the .gz file, cut at 2
+    for cells in (8, 16):  # every pilot trained on that one vocabulary
+        assert (tmp_path / f"p/cells-{cells}/vocab.txt").read_text() == built

@@ -5,10 +5,11 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO, SHARED
 
 sys.path.insert(0, str(REPO))
-from run import choose_data_source  # noqa: E402
+from run import choose_data_source, overrides_first  # noqa: E402
 
 
 def test_the_hub_when_reachable_else_the_local_copies(tmp_path, monkeypatch, capsys):
@@ -54,3 +55,65 @@ def test_a_relative_data_path_from_another_directory_says_how_to_fix_it(tmp_path
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ../shared/data/conll2003/eng.train: no such file")
     assert f"relative to the working directory {REPO / 'docs'}" in last and "ELMO_SHARED=" in last
+
+
+# Hydra's documented flags, before, between and after the overrides (python app.py -m key=a,b;
+# python app.py --cfg job key=value): the choice of source must leave each command line readable
+FLAG_PLACEMENTS = [
+    ["--cfg", "job", "task=ner", "elmo.position=none"],
+    ["task=ner", "--cfg", "job", "elmo.position=none"],
+    ["task=ner", "elmo.position=none", "--cfg", "job"],
+    ["--cfg", "job", "--resolve", "task=ner"],
+    ["task=ner", "--cfg", "job", "--resolve"],
+    ["-cn", "config", "--cfg", "job", "task=ner"],
+    ["task=ner", "-cn", "config", "--cfg", "job"],
+    ["-m", "task=ner", "seed=0,1", "mode=dry_run"],
+    ["--multirun", "task=ner", "seed=0,1"],
+    ["task=ner", "seed=0,1", "-m"],
+    ["task=ner", "--multirun", "seed=0,1"],
+    ["--info", "config", "task=ner"],
+    ["task=ner", "--info"],
+    ["--info"],
+]
+
+
+@pytest.mark.parametrize("argv", FLAG_PLACEMENTS, ids=" ".join)
+def test_the_chosen_source_joins_the_overrides_wherever_hydras_flags_are(argv, tmp_path, monkeypatch):
+    from hydra._internal.utils import get_args_parser
+
+    (tmp_path / "data").mkdir()
+    monkeypatch.setenv("ELMO_SHARED", str(tmp_path))
+    before = get_args_parser().parse_intermixed_args(argv)
+    chosen = choose_data_source(overrides_first(argv), reachable=lambda: False)
+    after = get_args_parser().parse_args(chosen)  # Hydra's own parser: exits on a split run of overrides
+    assert after.overrides == ["source=local", *before.overrides]
+    with_source = overrides_first(["source=hf", *argv])  # chosen by the user: kept, and the line still readable
+    assert get_args_parser().parse_args(with_source).overrides == ["source=hf", *before.overrides]
+    for flag in ("cfg", "resolve", "multirun", "config_name", "info"):
+        assert getattr(after, flag) == getattr(before, flag)
+
+
+def _run_offline(argv: list[str]) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ELMO_SHARED": str(SHARED), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "data: the local copies under" in done.stderr
+    return done
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--cfg", "job", "task=ner", "elmo.position=none"],
+     ["task=ner", "-cn", "config", "--cfg", "job", "elmo.position=none"]],
+    ids=" ".join,
+)  # fmt: skip
+def test_a_config_dump_with_flags_anywhere_runs_offline(argv):
+    done = _run_offline(argv)
+    assert "source: local" not in done.stdout  # the group's choice is not in the dump; its data is
+    assert "}/data/conll2003\n" in done.stdout and "\nelmo:\n  position: none\n" in done.stdout
+
+
+def test_a_sweep_with_the_flag_first_runs_offline(tmp_path):
+    done = _run_offline(["-m", "task=ner", "seed=0,1", "mode=dry_run", f"runs_root={tmp_path / 'runs'}",
+                         f"cache.dir={tmp_path / 'c'}", f"hydra.sweep.dir={tmp_path / 'hydra'}"])  # fmt: skip
+    assert done.stdout.count("source:local") == 2, done.stdout[-2000:]
