@@ -227,18 +227,36 @@ def check_command_line() -> None:
 
 
 def check_runs_root(argv: list[str]) -> None:
-    """``runs_root`` (command line, ``ELMO_RUNS_ROOT`` or ``outputs/runs``) must be writable: its nearest
-    existing directory is checked before Hydra creates a run directory in it."""
-    from suite_common.errors import ConfigError
+    """``runs_root`` (command line, ``ELMO_RUNS_ROOT`` or ``outputs/runs``) and ``embed_sample.out``, the
+    directories Hydra creates before the run starts, must be usable: not empty (``runs_root=`` would put the
+    runs at the file system's root), not a file, and writable, which is tried by making and removing a
+    directory in the nearest one that exists (a read-only or virtual file system such as /proc refuses it)."""
+    import tempfile
 
-    given = [a.split("=", 1)[1] for a in argv if a.startswith("runs_root=")]
-    root = Path(given[-1] if given else os.environ.get("ELMO_RUNS_ROOT", "outputs/runs"))
-    existing = root
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if existing.exists() and not os.access(existing, os.W_OK):
-        why = "read-only file system" if os.statvfs(existing).f_flag & os.ST_RDONLY else "no permission to write"
-        raise ConfigError(f"runs_root={root}: {existing} cannot be written ({why}); choose another runs_root=")
+    from suite_common.errors import ConfigError
+    from suite_common.typed_config import blank_path
+
+    given = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in argv if a.startswith(("runs_root=", "embed_sample.out="))}
+    env = os.environ.get("ELMO_RUNS_ROOT")
+    roots = {"runs_root": given.get("runs_root", env if env is not None else "outputs/runs")}
+    if "embed_sample.out" in given:
+        roots["embed_sample.out"] = given["embed_sample.out"]
+    for key, text in roots.items():
+        shown = f"{key}={text}" if key in given else f"ELMO_RUNS_ROOT={text!r}"
+        if blank_path(text):
+            raise ConfigError(f"{shown}: {blank_path(text)}; nothing was run")
+        root = Path(text)
+        existing = root
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if existing.exists() and not existing.is_dir():
+            raise ConfigError(f"{shown}: {existing} is a file, not a directory; choose another {key}=")
+        try:
+            Path(tempfile.mkdtemp(prefix=".write-check-", dir=existing)).rmdir()
+        except OSError as e:
+            ro = existing.exists() and os.statvfs(existing).f_flag & os.ST_RDONLY
+            why = "read-only file system" if ro else (e.strerror or type(e).__name__).lower()
+            raise ConfigError(f"{shown}: {existing} cannot be written ({why}); choose another {key}=") from None
 
 
 DATA_MODES = ("train", "dry_run", "finetune")

@@ -12,6 +12,7 @@ from suite_common.typed_config import (
     NEUTRAL,
     FilePath,
     Flag,
+    PathText,
     Text,
     file_setting,
     integer,
@@ -58,7 +59,7 @@ class TransformerConfig:
 @settings_group
 class CacheConfig:
     enabled: Flag = setting(True)
-    dir: str = setting(".cache/activations", identity=LOCATION)
+    dir: PathText = setting(".cache/activations", identity=LOCATION)
     dtype: one_of("float32", "float16") = setting("float32")
     max_gb: number(0, low_open=True) = setting(100, identity=NEUTRAL)
 

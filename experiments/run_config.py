@@ -27,6 +27,7 @@ from suite_common.typed_config import (
     COUNTS,
     RUNTIME,
     Flag,
+    PathText,
     Probability,
     build,
     checked,
@@ -87,10 +88,10 @@ class TrainerConfig:
 
 @settings_group
 class EmbedSampleConfig:
-    sentences: str = setting("../shared/data/conll2003/eng.testa", identity=RUNTIME)
+    sentences: PathText = setting("../shared/data/conll2003/eng.testa", identity=RUNTIME)
     limit: integer(1) = setting(500, identity=RUNTIME)
     batch_size: integer(1) = setting(64, identity=RUNTIME)
-    out: str = setting("outputs/embed_sample", identity=RUNTIME)
+    out: PathText = setting("outputs/embed_sample", identity=RUNTIME)
 
 
 def _threads_check(v):
@@ -126,8 +127,8 @@ class RunConfig:
     seed: integer(0, SEED_MAX) = setting(0)
     device: checked(str, _device_check) = setting("cpu", identity=RUNTIME)
     threads: checked(object, _threads_check) = setting("auto", identity=RUNTIME)
-    checkpoint: str | None = setting(None, identity=RUNTIME)
-    runs_root: str = setting("outputs/runs", identity=RUNTIME)
+    checkpoint: PathText | None = setting(None, identity=RUNTIME)
+    runs_root: PathText = setting("outputs/runs", identity=RUNTIME)
     # the source group only chooses the data files (the task file's data and sources); it holds no settings
     source: checked(dict, _no_source_settings) = setting({})
     task: object = group(lambda: task_config_class("ner")())

@@ -85,7 +85,6 @@ def role(f: dataclasses.Field) -> str:
 
 Flag = Annotated[bool, Strict()]
 Text = Annotated[str, Strict()]
-FilePath = typing.NewType("FilePath", str)  # a file or directory a run reads: declare it with file_setting
 
 
 def integer(low: int | None = None, high: int | None = None, optional: bool = False):
@@ -118,6 +117,21 @@ def checked(kind, check: Callable):
 
 
 Probability = number(0, 1, high_open=True)
+
+
+def blank_path(value: str) -> str | None:
+    """What is wrong with a path setting given as empty text (``runs_root=``): it would be read as the
+    working directory, and with a subdirectory joined to it as the file system's root."""
+    return (
+        "an empty path; give a directory or file (or leave the setting out for its default)"
+        if not value.strip()
+        else None
+    )
+
+
+PathText = checked(str, blank_path)  # a file or directory the run reads or writes, never empty
+# a file or directory a run reads: declare it with file_setting (its content counts in the identity)
+FilePath = checked(typing.NewType("FilePath", str), blank_path)
 
 
 # ---- building from a mapping ----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from suite_common.typed_config import (
     LOCATION,
     FilePath,
     Flag,
+    PathText,
     Probability,
     Text,
     file_setting,
@@ -52,33 +53,33 @@ class DataConfig:
     hf_split: dict[one_of("train", "dev", "test"), Text | None] = hub(
         {"train": "train", "dev": "validation", "test": None}
     )
-    dir: str | None = setting(None, identity=LOCATION)  # the files read there count by their content
+    dir: PathText | None = setting(None, identity=LOCATION)  # the files read there count by their content
     train_file: Text | None = setting(None)
     dev_file: Text | None = setting(None)
     test_file: Text | None = setting(None)
     fraction: number(0, 1, low_open=True) = setting(1.0)  # a fixed, nested subset of the training set
-    train_path: str | None = setting(None, identity=LOCATION)
-    dev_path: str | None = setting(None, identity=LOCATION)
-    test_path: str | None = setting(None, identity=LOCATION)
+    train_path: PathText | None = setting(None, identity=LOCATION)
+    dev_path: PathText | None = setting(None, identity=LOCATION)
+    test_path: PathText | None = setting(None, identity=LOCATION)
 
 
 @settings_group
 class TaggedProbeData:
     """A layer probe's tagged files (``probe_pos``)."""
 
-    dir: str | None = setting(None, identity=LOCATION)
+    dir: PathText | None = setting(None, identity=LOCATION)
     train_file: Text | None = setting(None)
     dev_file: Text | None = setting(None)
-    train_path: str | None = setting(None, identity=LOCATION)
-    dev_path: str | None = setting(None, identity=LOCATION)
-    test_path: str | None = setting(None, identity=LOCATION)
+    train_path: PathText | None = setting(None, identity=LOCATION)
+    dev_path: PathText | None = setting(None, identity=LOCATION)
+    test_path: PathText | None = setting(None, identity=LOCATION)
 
 
 @settings_group
 class SenseProbeData:
     """The word-sense probe's SENSEVAL-2 files (``probe_wsd``): one ``<word>.pos`` per word."""
 
-    dir: str | None = setting(None, identity=LOCATION)
+    dir: PathText | None = setting(None, identity=LOCATION)
     words: list[Text] = setting(["hard", "interest", "line", "serve"])
     split_seed: integer(0) = setting(0)
 

@@ -3,7 +3,9 @@ the path or the setting, exit status 2, and leave nothing that blocks a retry.""
 
 import errno
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -89,8 +91,48 @@ def test_programming_errors_keep_their_traceback(tmp_path):
 
 
 def test_a_runs_root_that_cannot_be_written_stops_before_hydra(tmp_path, monkeypatch):
-    monkeypatch.setattr(os, "access", lambda path, mode: False)
-    with pytest.raises(ConfigError, match=r"runs_root=.*cannot be written"):
+    import tempfile
+
+    def refused(**kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refused)
+    with pytest.raises(ConfigError, match=rf"runs_root=.*: {tmp_path} cannot be written \(permission denied\)"):
         run.check_runs_root([f"runs_root={tmp_path / 'a' / 'b'}"])
     monkeypatch.undo()
-    run.check_runs_root([f"runs_root={tmp_path / 'a' / 'b'}"])  # writable: nothing said
+    run.check_runs_root([f"runs_root={tmp_path / 'a' / 'b'}"])  # writable: nothing said, nothing left
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_runs_root_or_output_directory_is_refused(value, monkeypatch):
+    with pytest.raises(ConfigError, match="runs_root=.*an empty path"):
+        run.check_runs_root([f"runs_root={value}"])
+    with pytest.raises(ConfigError, match="embed_sample.out=.*an empty path"):
+        run.check_runs_root([f"embed_sample.out={value}"])
+    monkeypatch.setenv("ELMO_RUNS_ROOT", value)
+    with pytest.raises(ConfigError, match="ELMO_RUNS_ROOT=.*an empty path"):
+        run.check_runs_root([])
+
+
+def test_a_file_or_a_virtual_file_system_as_runs_root_is_one_line(tmp_path):
+    (tmp_path / "f").write_text("x")
+    for root in (tmp_path / "f", tmp_path / "f" / "sub"):
+        with pytest.raises(ConfigError, match=rf"{tmp_path / 'f'} is a file, not a directory"):
+            run.check_runs_root([f"runs_root={root}"])
+    if Path("/proc/self").exists():
+        with pytest.raises(ConfigError, match="runs_root=/proc/x: /proc cannot be written"):
+            run.check_runs_root(["runs_root=/proc/x"])
+
+
+@pytest.mark.parametrize("key", ["runs_root", "cache.dir", "data.dir", "data.train_path", "checkpoint"])
+def test_an_empty_path_setting_is_one_line_and_writes_nothing(key, tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    argv = ["task=nli", "source=local", "mode=dry_run", f"{key}=", f"hydra.run.dir={tmp_path / 'h'}"]
+    if key != "runs_root":
+        argv.append(f"runs_root={tmp_path / 'runs'}")
+    done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, capture_output=True, text=True, env=env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1].startswith(f"error: {key}=")
+    assert "an empty path" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()
