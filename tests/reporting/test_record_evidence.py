@@ -236,3 +236,49 @@ def test_a_refused_forged_record_changes_no_table(tmp_path):
     with pytest.raises(SystemExit, match="config.task.name"):
         report.main(["--runs", str(tmp_path / "received"), "--out", str(out), "--collect"])
     assert _snapshot(out) == before
+
+
+# ---- the records excused from keeping evidence: named by SHA-256 in a committed manifest, never by their date
+
+
+def _listed_paths() -> list[str]:
+    lines = (REPO / "results/pre_evidence_records.sha256").read_text().splitlines()
+    return [line.split(None, 1)[1] for line in lines if line.strip() and not line.startswith("#")]
+
+
+@pytest.mark.real_manifest
+def test_the_manifest_names_committed_records_by_their_bytes():
+    lines = [line for line in (REPO / "results/pre_evidence_records.sha256").read_text().splitlines() if line.strip()]
+    listed = [line.split() for line in lines if not line.startswith("#")]
+    assert len(listed) > 400
+    for sha, path in listed:  # frozen: a listed record is never edited (it would lose its place)
+        assert hashlib.sha256((REPO / path).read_bytes()).hexdigest() == sha, path
+
+
+@pytest.mark.real_manifest
+@pytest.mark.parametrize(
+    "change, flagged",
+    [
+        (lambda d: (d["config"]["task"].pop("name"), _forged_metric(d, 58.0)), "config.task.name"),
+        (lambda d: (d.update(predictions=None), _forged_metric(d, 99.0), d.update(epochs=[])), "predictions.dev"),
+    ],
+)
+def test_an_old_date_excuses_no_record(sick, change, flagged):
+    path, edit = sick
+    r = edit(lambda d: (d.update(date="2026-11-21T10:00:00+00:00"), change(d)))
+    assert flagged in evidence_differences(r)
+    assert cell_settings(r) == () and flagged in differences(r)
+
+
+@pytest.mark.real_manifest
+def test_a_listed_record_is_excused_until_one_byte_changes(tmp_path):
+    listed = next(p for p in _listed_paths() if "/probe_pos/" in p)
+    run = tmp_path / "probe"
+    shutil.copytree((REPO / listed).parent, run)
+    path = run / "results.json"
+    assert evidence_differences(Record.read(path)) == {}  # a copy anywhere: the same bytes, still listed
+    data = json.loads(path.read_text())
+    first = next(iter(data["dev"]["accuracy_per_layer"]))
+    data["dev"]["accuracy_per_layer"][first] = 99.9
+    path.write_text(json.dumps(data))
+    assert "predictions.dev" in evidence_differences(Record.read(path))  # edited: no longer listed
