@@ -183,7 +183,8 @@ def error_reduction_figure(df: pd.DataFrame, path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(6.4, 0.55 * len(rows) + 1.4))
     y = np.arange(len(rows))[::-1]
     for k, (_task, ours, low, high, how, published) in enumerate(rows):
-        err = [[ours - low], [high - ours]] if np.isfinite(low) else None
+        # a percentile interval need not hold the point of the seed means: an error bar is never negative
+        err = [[max(0.0, ours - low)], [max(0.0, high - ours)]] if np.isfinite(low) else None
         ax.errorbar(ours, y[k] + 0.12, xerr=err, fmt="o", color="tab:blue", capsize=3,
                     label="ours, 95% interval" if k == 0 else None)  # fmt: skip
         ax.plot(published, y[k] - 0.12, "D", color="tab:orange", label="paper (test)" if k == 0 else None)
@@ -210,7 +211,16 @@ def write_figures(df: pd.DataFrame, out: Path) -> list[str]:
         (out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
     written = []
     for stem, draw in drawn.items():
-        if draw(df, out / figures[stem]):
+        try:
+            drawn_now = draw(df, out / figures[stem])
+        except (ValueError, TypeError, KeyError, IndexError) as e:  # a figure never stops the report's tables
+            plt.close("all")
+            (out / figures[stem]).unlink(missing_ok=True)
+            print(
+                f"{stem}: not drawn ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); the tables stand"
+            )
+            continue
+        if drawn_now:
             written.append(figures[stem])
         else:
             (out / figures[stem]).unlink(missing_ok=True)

@@ -21,21 +21,17 @@ committed table is never rebuilt under other rules), and reads the records kept 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import errno
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
 
-from suite_common.atomic_files import rename_into_place
-
 from .cell_rules import check_accepted, describe
 from .declared_tables import TABLES, ReportInputs
+from .directory_backup import unchanged_on_failure
 from .figures import bilm_name, shipped_bilms, write_figures
 from .run_frame import choose, load_runs, probes_table, records
 from .table_directory import SETTINGS, collect, refuse_other_runs, refuse_other_tables, stored_settings, write_extras
@@ -144,15 +140,26 @@ def refuse_empty(runs: list[Path], extras: dict) -> None:
     raise SystemExit(f"error: no results.json under {', '.join(map(str, runs))}")
 
 
-def collect_into(args, roots: list[Path], select) -> None:
+def collect_into(args, roots: list[Path], select) -> dict:
     """``--collect``: the records of ``roots`` that may join a cell (not the extras) are added to
-    ``<out>/runs`` with their predictions; none would: stop before writing anything."""
+    ``<out>/runs`` with their predictions; none would: stop before writing anything. Returns the records
+    left out, with why, for ``extras.md`` (they are not copied, so the report of ``<out>/runs`` never sees
+    them). A table directory inside a searched directory is refused: its own records and the report's
+    copy of it would be collected as runs."""
+    out = args.out.resolve()
+    inside = [r for r in roots if out == r.resolve() or r.resolve() in out.parents]
+    if inside:
+        raise SystemExit(
+            f"error: --out {args.out} is inside --runs {inside[0]}: --collect would gather the table directory's "
+            "own records; write the tables outside the directories searched"
+        )
     extras: dict = {}
     found = [p for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select, extras)]
     if not found:
         refuse_empty(args.runs, extras)
     for src in sorted(found):
         collect(src, next(r for r in roots if src.is_relative_to(r)), args.out / "runs")
+    return extras
 
 
 def parser() -> argparse.ArgumentParser:
@@ -216,8 +223,9 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
     roots = [r for r in args.runs if r.exists()]
     select = dataclasses.replace(choose(roots, args.profile, args.bilm), accepted=tuple(args.accept))
     refuse_other_tables(args.out, select)
+    extras: dict = {}
     if args.collect:  # add the records to the directory's own, then report those (nothing written if none fits)
-        collect_into(args, roots, select)
+        extras = collect_into(args, roots, select)
         roots = [args.out / "runs"]
     options = (
         (f" --profile {args.profile}" if args.profile else "")
@@ -226,7 +234,6 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
         + "".join(f" --accept {k}" for k in args.accept)
     )
     target = TableDir(args.out, rebuild_command(args.out, roots, options), tuple(args.accept))
-    extras: dict = {}
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
     if df.empty and probes.empty:
@@ -260,31 +267,6 @@ def write_tables(inputs: ReportInputs, target: TableDir) -> dict[str, int]:
             write_table(made[0], target, table.stem, table.caption, made[1], made[2])
             used[table.stem] = 0 if made[1] is None else len(made[1])
     return used
-
-
-@contextlib.contextmanager
-def unchanged_on_failure(out: Path):
-    """The table directory ``out`` as it was unless the whole report succeeds: a copy is taken
-    first (beside it), and any failure or refusal (a bad record, a full disk, an error drawing a
-    figure) puts the copy back, so no directory is ever left half rebuilt."""
-    kept = out.with_name(f".{out.name}.before-report-{os.getpid()}")
-    existed = out.exists()
-    if existed:
-        shutil.rmtree(kept, ignore_errors=True)
-        try:
-            shutil.copytree(out, kept, symlinks=True)
-        except OSError:
-            shutil.rmtree(kept, ignore_errors=True)
-            raise
-    try:
-        yield
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        if existed:
-            rename_into_place(kept, out)
-        raise
-    if existed:
-        shutil.rmtree(kept, ignore_errors=True)
 
 
 def disk_message(e: OSError) -> str:
