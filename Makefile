@@ -51,7 +51,7 @@ test-latest:
 
 # ARGS: extra overrides, e.g. make demo ARGS="threads=2 runs_root=/tmp/runs"
 demo: $(STAMP)
-	$(PY) run.py task=ner elmo.position=both profile=quick source=local $(ARGS)
+	$(PY) run.py task=ner profile=quick source=local $(ARGS)
 
 # the tests' temporary directories: this checkout's own (make clean removes it, and nothing else of the machine)
 PYTEST_TMP = $${TMPDIR:-/tmp}/elmo-suite-pytest-$$(id -un)-$$(pwd | sha256sum | cut -c1-12)

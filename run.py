@@ -221,6 +221,7 @@ def check_command_line() -> None:
     try:
         check_overrides(sys.argv[1:])
         check_runs_root(sys.argv[1:])
+        check_files_given(sys.argv[1:])
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -257,6 +258,30 @@ def check_runs_root(argv: list[str]) -> None:
             ro = existing.exists() and os.statvfs(existing).f_flag & os.ST_RDONLY
             why = "read-only file system" if ro else (e.strerror or type(e).__name__).lower()
             raise ConfigError(f"{shown}: {existing} cannot be written ({why}); choose another {key}=") from None
+
+
+FILES_READ = ("encoder.options", "encoder.weights", "task.model.vectors", "data.train_path", "data.dev_path",
+              "data.test_path")  # fmt: skip
+
+
+def check_files_given(argv: list[str]) -> None:
+    """Every file a run reads that the command line names must be a readable regular file, checked before
+    Hydra makes the run's directory: a wrong ``encoder.weights=`` (the original file is ``weights.hdf5``,
+    bilm-tf's ``lm_weights.hdf5``) is one line that names the ``.hdf5`` files beside it, not a traceback."""
+    from suite_common.bounded_files import data_file_problem
+    from suite_common.errors import ConfigError
+    from suite_common.remote_files import is_url
+
+    for key, value in (a.split("=", 1) for a in argv if "=" in a and not a.startswith("-")):
+        key = key.lstrip("+")
+        if key not in FILES_READ or value in ("", "null", "None") or is_url(value) or "," in value:
+            continue
+        problem = data_file_problem(value)
+        if problem:
+            folder = Path(value).parent
+            near = sorted(p.name for p in folder.glob("*.hdf5")) if key == "encoder.weights" and folder.is_dir() else []
+            hint = f"; {folder} holds {', '.join(near)}" if near else ""
+            raise ConfigError(f"{key}={value}: {problem}{hint}; nothing was run")
 
 
 DATA_MODES = ("train", "dry_run", "finetune")

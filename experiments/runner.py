@@ -139,11 +139,54 @@ def next_steps(record: dict, trained_in: Path, runs_root: Path) -> list[str]:
     except SuiteError:
         return lines
     root = shlex.quote(str(runs_root))
+    launch = launch_overrides()
     if r.uses_encoder and not r.is_probe:
-        choices = [c for c in r.choices if not c.startswith("+ablation=")]
-        lines.append(f"the same without ELMo: {python} run.py {' '.join(choices)} +ablation=baseline runs_root={root}")
-    lines.append(f"a table of the runs: {python} -m reporting.report --runs {root} --out outputs/tables")
+        kept = without_elmo(launch if launch is not None else list(r.choices))
+        given_root = any(o.startswith("runs_root=") for o in kept)
+        kept += ["+ablation=baseline", *([] if given_root else [f"runs_root={root}"])]
+        lines.append(f"the same without ELMo: {python} run.py {' '.join(shlex.quote(o) for o in kept)}")
+    options = report_options(r, runs_root, launch or [])
+    lines.append(f"a table of the runs: {python} -m reporting.report --runs {root} {options}")
     return lines
+
+
+def report_options(r: Record, runs_root: Path, launch: list[str]) -> str:
+    """The report's options for this run's table, so that the printed line runs as printed whatever else the
+    runs root holds: its profile, its biLM (a SHA-256 prefix; a baseline reads none and joins any biLM's
+    table), ``--accept`` for each setting the launch changed on purpose (``trainer.max_epochs=1``: without it
+    the run would be an extra, not a cell), and a table directory beside the runs root (``outputs/tables``
+    for ``outputs/runs``)."""
+    options = [f"--profile {shlex.quote(r.profile)}"] if r.profile else []
+    if r.uses_encoder and r.bilm_sha256:
+        options.append(f"--bilm {r.bilm_sha256[:12]}")
+    keys = dict.fromkeys(o.split("=", 1)[0].lstrip("+~") for o in without_elmo(launch) if "=" in o)
+    accepted = [k for k in keys if "." in k and not k.startswith(("hydra.", "embed_sample."))]
+    options += [f"--accept {' '.join(accepted)}"] if accepted else []
+    return " ".join([*options, f"--out {shlex.quote(str(Path(runs_root).parent / 'tables'))}"])
+
+
+ELMO_GROUPS = ("elmo", "encoder", "cache", "ablation")  # what a run without ELMo leaves out of its command line
+
+
+def without_elmo(overrides: list[str]) -> list[str]:
+    """The overrides of a launch less those that choose or set ELMo (``elmo.*``, ``encoder*``, ``cache.*``,
+    an ablation, ``task.elmo_position``): every other one (seed, data, trainer, model) is kept."""
+    kept = []
+    for o in overrides:
+        key = o.split("=", 1)[0].lstrip("+~")
+        if key.split(".")[0].split("/")[0] not in ELMO_GROUPS and key != "task.elmo_position":
+            kept.append(o)
+    return kept
+
+
+def launch_overrides() -> list[str] | None:
+    """This job's overrides as Hydra read them (one job of a sweep: its own values), or None outside
+    a Hydra launch (a run started from Python)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    return list(HydraConfig.get().overrides.task)
 
 
 def python_command() -> str:

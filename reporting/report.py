@@ -187,6 +187,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--accept",
         nargs="+",
+        action="extend",  # --accept a b and --accept a --accept b alike
         default=[],
         metavar="KEY",
         help="keys (or prefixes, e.g. task.model) that may differ from what the profile prescribes, for "

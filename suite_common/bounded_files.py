@@ -58,3 +58,31 @@ def gunzip_bounded(data: bytes, limit: int, path: str | Path, what: str) -> byte
     if len(out) > limit:
         raise DataError(f"{path}: {what} decompresses to more than {limit // MB} MB; refused")
     return out
+
+
+GB = 1 << 30
+# a task's data file is read whole into memory: the largest one the tasks read (SNLI's training file,
+# 0.47 GB) is under a quarter of this; a larger (or sparse) file is refused before it is opened
+MAX_DATA_FILE_BYTES = 2 * GB
+KINDS = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a named pipe (FIFO)", stat.S_ISCHR: "a character device",
+         stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}  # fmt: skip
+
+
+def data_file_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as a task's data file (absent, not a regular file and which kind it is,
+    or larger than ``MAX_DATA_FILE_BYTES``), or None. A link to a regular file is read."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    kind = next((name for test, name in KINDS.items() if test(info.st_mode)), None)
+    if kind or not stat.S_ISREG(info.st_mode):
+        return f"{kind or 'not a file'}, not a regular file"
+    if info.st_size > MAX_DATA_FILE_BYTES:
+        return (
+            f"{info.st_size / GB:.1f} GB, over the {MAX_DATA_FILE_BYTES // GB} GB a data file may have "
+            "(MAX_DATA_FILE_BYTES, suite_common/bounded_files.py)"
+        )
+    return None

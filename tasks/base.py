@@ -30,6 +30,7 @@ from torch import nn
 
 from elmo_core.characters import batch_to_ids
 from encoders.activation_cache import LayerSource
+from suite_common.bounded_files import data_file_problem
 from suite_common.errors import ConfigError, DataError
 
 from .common.data_files import data_files
@@ -101,15 +102,16 @@ class Task:
         fmt = getattr(data_cfg, "format", None) or next(iter(self.readers), None)
         if fmt not in self.readers:
             raise ConfigError(f"data.format must be one of {sorted(self.readers)}, got {fmt!r}")
-        if not Path(path).is_file():
+        problem = data_file_problem(path)
+        if problem:
             key = f"data.{split}_path" if getattr(data_cfg, f"{split}_path", None) else f"data.dir/data.{split}_file"
             hint = ""
-            if not Path(path).is_absolute():  # relative paths are read from the working directory
+            if problem == "no such file" and not Path(path).is_absolute():  # read from the working directory
                 hint = (
                     f"; relative to the working directory {Path.cwd()}: run from the checkout, or set "
                     "ELMO_SHARED=/path/to/shared (the folder holding data/), or give an absolute path"
                 )
-            raise DataError(f"{path}: no such file ({key}){hint}")
+            raise DataError(f"{path}: {problem} ({key}){hint}")
         return self.readers[fmt](path, self.cfg, split)
 
     def data_warnings(self) -> list[str]:

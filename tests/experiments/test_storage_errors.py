@@ -136,3 +136,47 @@ def test_an_empty_path_setting_is_one_line_and_writes_nothing(key, tmp_path):
     assert done.stderr.strip().splitlines()[-1].startswith(f"error: {key}=")
     assert "an empty path" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_file_setting_on_the_command_line_is_checked_before_anything_is_written(tmp_path):
+    (tmp_path / "biLM").mkdir()
+    (tmp_path / "biLM/lm_weights.hdf5").write_bytes(b"x")
+    with pytest.raises(
+        ConfigError, match=r"encoder.weights=.*weights.hdf5: no such file; .*biLM holds lm_weights.hdf5"
+    ):
+        run.check_files_given([f"encoder.weights={tmp_path / 'biLM/weights.hdf5'}"])
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(ConfigError, match=r"data.train_path=.*fifo: a named pipe \(FIFO\), not a regular file"):
+        run.check_files_given([f"data.train_path={tmp_path / 'fifo'}"])
+    with pytest.raises(ConfigError, match="data.dev_path=/dev/zero: a character device, not a regular file"):
+        run.check_files_given(["data.dev_path=/dev/zero"])
+    with open(tmp_path / "sparse", "wb") as f:
+        f.truncate(20 << 30)  # 20 GB of nothing, no disk used
+    with pytest.raises(ConfigError, match=r"20.0 GB, over the 2 GB a data file may have \(MAX_DATA_FILE_BYTES"):
+        run.check_files_given([f"data.train_path={tmp_path / 'sparse'}"])
+    run.check_files_given(["encoder.weights=https://example.org/w.hdf5", "data.train_path=null", "seed=1"])
+
+
+def test_a_missing_weights_file_is_one_line_and_leaves_no_directory(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    argv = ["task=nli", "source=local", "encoder.options=elmo_core/pretrained/small/options.json",
+            f"encoder.weights={tmp_path / 'lm_weights.hdf5'}", f"runs_root={tmp_path / 'runs'}"]  # fmt: skip
+    done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: encoder.weights={tmp_path / 'lm_weights.hdf5'}: no such file; nothing was run"
+    )
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_data_file_that_is_not_a_regular_file_says_what_it_is(tmp_path):
+    from omegaconf import OmegaConf
+
+    from suite_common.errors import DataError
+    from tasks.registry import task_class
+
+    os.mkfifo(tmp_path / "eng.train")
+    task = task_class("ner")(OmegaConf.create({"name": "ner"}))
+    data = OmegaConf.create({"format": None, "dir": str(tmp_path), "train_path": None})
+    with pytest.raises(DataError, match=r"eng.train: a named pipe \(FIFO\), not a regular file \(data.dir/data.train"):
+        task.read_file(tmp_path / "eng.train", data, "train")

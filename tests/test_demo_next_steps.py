@@ -1,0 +1,42 @@
+"""``make demo``'s printed next steps, run as printed, give the Table 1 row the README promises: the
+demo's ELMo number, the baseline beside it, the gain and its interval (on tiny data, with a user's
+own biLM files, from the Makefile's own demo command)."""
+
+import re
+import shlex
+import subprocess
+import sys
+
+from conftest import FIXTURES, REPO
+
+
+def _demo_command() -> list[str]:
+    """The Makefile's demo recipe, with its interpreter and ARGS filled in by the test."""
+    lines = (REPO / "Makefile").read_text().splitlines()
+    recipe = lines[lines.index(next(x for x in lines if x.startswith("demo:"))) + 1].strip()
+    words = shlex.split(recipe)
+    assert words[:2] == ["$(PY)", "run.py"] and words[-1] == "$(ARGS)", recipe
+    return words[1:-1]
+
+
+def test_the_demos_printed_steps_give_table_1s_row(bilm_files, tmp_path):
+    o, w = bilm_files
+    runs = tmp_path / "runs"
+    tiny = [f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+            f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", f"runs_root={runs}",
+            "trainer.max_epochs=2", "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
+            "threads=1"]  # fmt: skip
+    demo = subprocess.run([sys.executable, *_demo_command(), *tiny], capture_output=True, text=True, cwd=REPO)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    printed = dict(line.split(": ", 1) for line in demo.stdout.splitlines() if ": " in line)
+    for step in ("the same without ELMo", "a table of the runs"):
+        command = shlex.split(printed[step])  # exactly what a user pastes, from the checkout
+        done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+        assert done.returncode == 0, (step, printed[step], done.stderr[-3000:])
+    out = re.search(r"--out (\S+)", printed["a table of the runs"]).group(1)
+    table = (REPO / out if not out.startswith("/") else __import__("pathlib").Path(out)) / "table1.md"
+    row = next(line for line in table.read_text().splitlines() if line.startswith("| ner"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert re.fullmatch(r"\d+\.\d\d \(n=1\)", cells[1]) and re.fullmatch(r"\d+\.\d\d \(n=1\)", cells[2]), row
+    assert re.match(r"[+-]\d+\.\d\d / ", cells[3]), row  # the gain
+    assert re.match(r"\[[+-]\d+\.\d\d, [+-]\d+\.\d\d\], p", cells[5]), row  # its paired bootstrap interval
