@@ -90,6 +90,9 @@ def register(conf: Path = CONF) -> None:
     for (group, name), cls in GROUP_DEFAULTS.items():
         store.store(group=group, name=name, node=plain(cls(), base=True))
     sources = sorted(p.stem for p in (conf / "source").glob("*.yaml"))
+    for path in files:  # a task file of no task folder (yet) is still read by Hydra: it is checked the same way
+        if path.stem not in available():
+            task_file(path.stem, conf)
     for name in available():
         spec = task_file(name, conf)
         store.store(group="task_defaults", name=name, node=plain(task_config_class(name)()))

@@ -50,7 +50,7 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     encoder = plan.encoder
     out_dir, previous = plan.prepare(out_dir)
     if previous is not None:
-        announce(previous, out_dir / plan.record_name, Path(plan.run.runs_root))
+        announce(previous, out_dir / plan.record_name, Path(plan.run.runs_root), reused=True)
         return previous
     results_path = out_dir / plan.record_name
     if plan.kind == "probe":
@@ -108,16 +108,36 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     return results
 
 
-def announce(record: dict, results_path: Path, runs_root: Path) -> None:
+def announce(record: dict, results_path: Path, runs_root: Path, reused: bool = False) -> None:
     """The run's dev metric and the command that scores a file with its model (also when a
-    finished configuration is skipped: the model is in the directory that trained it)."""
+    finished configuration is skipped: the model is in the directory that trained it, and the metric
+    shown is the one its kept predictions give, not the number its record holds)."""
     metric = record.get("metric")
     if not metric or metric not in (record.get("dev") or {}):
         return
-    print(f"dev {metric}: {record['dev'][metric]:.2f}  ->  {results_path}", flush=True)
+    shown = f"{record['dev'][metric]:.2f}"
+    if reused:
+        shown = rescored_metric(record, Path(record.get("run_dir") or results_path.parent) / results_path.name)
+    print(f"dev {metric}: {shown}  ->  {results_path}", flush=True)
     trained_in = Path(record.get("reused_from") or record.get("run_dir") or results_path.parent)
     for line in next_steps(record, trained_in, runs_root):
         print(line, flush=True)
+
+
+def rescored_metric(record: dict, path: Path) -> str:
+    """A reused record's dev metric as its kept predictions score it (``experiments.rescoring``), saying
+    so, and saying what the record holds when that differs; or the recorded one, saying why it is not
+    re-scored."""
+    from .rescoring import TOLERANCE, NotRescored, RescoringFailed, rescore
+
+    recorded = record["dev"][record["metric"]]
+    try:
+        found = rescore(Record.read(path)).value
+    except (NotRescored, RescoringFailed, SuiteError) as e:
+        return f"{recorded:.2f} (as recorded; not re-scored: {e})"
+    if isinstance(recorded, (int, float)) and abs(found - recorded) <= TOLERANCE:
+        return f"{found:.2f} (re-scored from its kept predictions)"
+    return f"{found:.2f} (re-scored from its kept predictions; its record says {recorded}, so no table takes it)"
 
 
 def next_steps(record: dict, trained_in: Path, runs_root: Path) -> list[str]:

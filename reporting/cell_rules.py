@@ -21,13 +21,13 @@ from omegaconf import OmegaConf
 
 from experiments.identity import content_sha256, counted_config
 from experiments.record import Record
+from experiments.rescoring import rescoring_differences
 from experiments.run_config import non_counting_keys, typed
 from experiments.settings import effective_position, uses_encoder
 from suite_common.errors import ConfigError
 from tasks.common.data_files import data_files
 
 from .record_evidence import evidence_differences
-from .rescoring import rescoring_differences
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 RUNTIME_KEYS = ("mode", "device", "threads", "checkpoint", "runs_root", "embed_sample")

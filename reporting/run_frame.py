@@ -243,6 +243,7 @@ def run_row(path: Path, r: Record, setting: str) -> dict:
         "setting": setting,
         "launched_as": r.ablation,  # the ablation its command named (None: none named, matched by configuration)
         "fraction": r.fraction,
+        "train_examples": r.train_examples,
         "path": str(path),
         "equal_updates": r.equal_updates,
         "s_input": mix.get("input", {}).get("s"),

@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.record import Record
+from experiments.rescoring import NotRescored, RescoringFailed, rescore
 
 from . import paper_numbers as paper
-from .rescoring import NotRescored, RescoringFailed, rescore
 from .uncertainty import BootstrapResult, Interval, difference_interval, format_p, paired_bootstrap, seed_interval
 
 NOT_DISTINGUISHABLE = "≈0"  # the mark of a gain whose interval contains zero
@@ -161,6 +161,13 @@ def comparability_notes(df: pd.DataFrame, task: str) -> str:
     other data than the paper's (``paper.DATA_NOTES``), a cell of one seed (no interval), and runs
     that never predict a class (a dev accuracy of 0 for it: a stalled run)."""
     notes = [paper.DATA_NOTES[task]] if task in paper.DATA_NOTES else []
+    used = pd.concat([cell_values(df, task, s) for s in ("baseline", "elmo")])
+    if not used.empty and (used.fraction < profile_fraction(task, used.profile.iloc[0])).any():
+        # the data note names the whole training set (or the profile's share of it): these cells had less
+        examples = sorted({int(n) for n in used.get("train_examples", pd.Series()).dropna()})
+        shown = ", ".join(f"{n:,}" for n in examples) or "?"
+        fractions = ", ".join(f"{f:.0%}" if f >= 0.01 else f"{f:.1%}" for f in sorted(set(used.fraction)))
+        notes.append(f"these cells trained on {fractions} of the training data ({shown} training examples)")
     for setting, name in (("baseline", "baseline"), ("elmo", "ELMo")):
         runs = cell_values(df, task, setting)
         if len(runs) == 1:
@@ -173,6 +180,17 @@ def comparability_notes(df: pd.DataFrame, task: str) -> str:
         for label, count in sorted(stalled.items()):
             notes.append(f"{name}: '{label}' never predicted right in {count} of {len(runs)} runs (stalled)")
     return "; ".join(notes) or "—"
+
+
+def profile_fraction(task: str, profile: str | None) -> float:
+    """The share of the training data the task's profile trains on (the quick SQuAD: 10 %)."""
+    from .cell_rules import composed
+
+    try:
+        choices = (f"task={task}", "source=local", *([f"profile={profile}"] if profile else []))
+        return float((composed(choices).get("data") or {}).get("fraction", 1.0))
+    except Exception:  # a task or profile that does not compose here (a record from another checkout)
+        return 1.0
 
 
 def row_tasks(df: pd.DataFrame, settings: list[str]) -> set[str]:

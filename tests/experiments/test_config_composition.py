@@ -86,3 +86,30 @@ def test_a_task_file_that_cannot_be_read_is_one_line_naming_it(tmp_path, text, s
             register(conf)
     finally:
         register()  # the store holds the real task files again
+
+
+def test_a_new_task_file_without_its_folder_yet_is_checked_too(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    from experiments.config_store import CONF, register
+    from suite_common.errors import ConfigError
+
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf)
+    (conf / "task" / "zzz.yaml").write_text("name: zzz\n  bad: [\n")
+    try:
+        with pytest.raises(ConfigError, match=r"zzz\.yaml:2: cannot be read as YAML"):
+            register(conf)
+    finally:
+        register()
+    copy = tmp_path / "suite"  # the entry point, as a user meets it: one line, no traceback
+    shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(".venv*", ".git", "outputs", ".cache", "results"))
+    (copy / "conf" / "task" / "zzz.yaml").write_text("name: zzz\n  bad: [\n")
+    done = subprocess.run([sys.executable, "run.py", "task=zzz"], cwd=copy, capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [f"error: {copy}/conf/task/zzz.yaml:2: cannot be read as YAML "
+                                                "(mapping values are not allowed here)"]  # fmt: skip

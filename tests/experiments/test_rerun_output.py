@@ -39,3 +39,13 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
     line = f"dev f1: {first['dev']['f1']:.2f}"
     evaluate = f"score a file with it: {runner.python_command()} run.py mode=evaluate checkpoint={out} data.test_path="
     assert line in fresh and evaluate in fresh and line in skipped and evaluate in skipped
+    assert "(re-scored from its kept predictions)" in skipped  # the reused number is checked, not taken on trust
+
+    import json
+
+    record = json.loads((out / "results.json").read_text())
+    record["dev"]["f1"] = 77.0  # edited after the run: the rerun shows what the predictions give, and says so
+    (out / "results.json").write_text(json.dumps(record))
+    runner.train(as_run(cfg), out)
+    edited = capsys.readouterr().out
+    assert f"dev f1: {first['dev']['f1']:.2f} (re-scored from its kept predictions; its record says 77.0" in edited

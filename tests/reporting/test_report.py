@@ -325,3 +325,18 @@ def test_footers_say_which_python_and_the_summary_counts_records_once(tmp_path, 
     report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
     assert "`python`: the checkout's `.venv/bin/python`" in (tmp_path / "out" / "table1.md").read_text()
     assert "2 task run records" in capsys.readouterr().out
+
+
+def test_a_table_of_runs_on_part_of_the_data_says_how_much(tmp_path):
+    runs = tmp_path / "runs"
+    for seed in (0, 1):
+        write_record(runs, "nli", "baseline", seed, 60.0 + seed, fraction=0.05)
+        write_record(runs, "nli", "elmo", seed, 65.0 + seed, fraction=0.05)
+    for path in runs.glob("**/results.json"):
+        data = json.loads(path.read_text())
+        data["train_examples"] = 222
+        path.write_text(json.dumps(data))
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    row = next(line for line in (tmp_path / "out/table1.md").read_text().splitlines() if line.startswith("| nli"))
+    assert "SICK (4,439 training pairs)" in row  # the data set, and what these cells used of it
+    assert "these cells trained on 5% of the training data (222 training examples)" in row

@@ -11,8 +11,8 @@ import shutil
 import pytest
 from conftest import REPO
 
+from experiments.rescoring import rescore, rescoring_status
 from reporting import report
-from reporting.rescoring import rescore, rescoring_status
 
 COMMITTED = REPO / "results" / "history" / "small-v2_quick" / "runs" / "ner"
 

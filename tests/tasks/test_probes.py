@@ -92,7 +92,7 @@ def test_pos_probe_end_to_end(tmp_path, bilm_files):
     assert r["best_epoch"] >= 1 and len(r["epochs"]) == 30  # trained by the one trainer
     # every layer's accuracy is re-scored from the kept predictions: an edited one is refused
     from experiments.record import Record
-    from reporting.rescoring import rescore, rescoring_differences
+    from experiments.rescoring import rescore, rescoring_differences
 
     path = tmp_path / "probe_pos" / "results.json"
     assert r["predictions"]["dev"] and rescoring_differences(Record.read(path)) == {}
