@@ -140,6 +140,13 @@ def main(cfg: DictConfig):
             out_dir.mkdir(parents=True, exist_ok=True)
             write_text_atomic(out_dir / "resolved_config.yaml", OmegaConf.to_yaml(OmegaConf.create(plain(run))))
         return modes[run.mode](run, out_dir)  # a sweep's dry run adds up its jobs' reports (experiments.sweep_total)
+    except KeyboardInterrupt:  # stopped by the user: a run that has written nothing leaves no directory
+        from experiments.run_directories import release_claims
+
+        for claimed in {out_dir, *release_claims()}:
+            remove_if_unused(claimed, Path(cfg.runs_root))
+        print("stopped (Ctrl-C); a run that had finished an epoch resumes from it when launched again", file=sys.stderr)
+        raise SystemExit(130) from None
     except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
         line = one_line(e, out_dir)
         if line is None:  # a programming error: the traceback is the report

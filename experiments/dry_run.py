@@ -100,9 +100,11 @@ def dry_run(run: RunConfig, out_dir: Path | None = None) -> dict:
     previous = finished_run(where, Path(run.runs_root), plan.digest, plan.record_name)
     report = {"task": str(run.task.name), "digest": plan.digest, "run_dir": str(where), "kind": plan.kind}
     state = where / "train_state.pt"
-    if previous is not None:
+    if previous is not None:  # said at once: nothing to read, build or time for a run that would not train
         report["would"] = f"skip: this configuration already has its record ({previous['run_dir']})"
-    elif state.exists():
+        print(json.dumps(report, indent=2), flush=True)
+        return report
+    if state.exists():
         try:
             report["would"] = f"resume after epoch {train_state.read(state, plan.digest)['epoch']} ({state})"
         except WeightsError as e:  # another run's state, or not a state: a launch would stop here

@@ -15,7 +15,7 @@ def files_under(path):
     return sorted(p for p in path.rglob("*")) if path.exists() else []
 
 
-def test_dry_run_says_train_then_skip_and_writes_nothing(bilm_files, tmp_path, capsys):
+def test_dry_run_says_train_then_skip_and_writes_nothing(bilm_files, tmp_path, capsys, monkeypatch):
     runs = tmp_path / "runs"
     cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", f"runs_root={runs}")
     report = dry_run(as_run(cfg))
@@ -27,9 +27,15 @@ def test_dry_run_says_train_then_skip_and_writes_nothing(bilm_files, tmp_path, c
     out = runs / "ner" / "_"
     out.mkdir(parents=True)
     runner.train(as_run(cfg), out)
-    again = dry_run(as_run(cfg))
+    from experiments import dry_run as dry_run_module
+
+    def never(*args, **kwargs):
+        raise AssertionError("a configuration that would be skipped was timed")
+
+    monkeypatch.setattr(dry_run_module, "measured_once", never)
+    again = dry_run(as_run(cfg))  # said first: nothing read, built or timed for it
     assert again["would"].startswith("skip") and again["digest"] == report["digest"]
-    assert again["cache"]["missing"] == [] and again["cache"]["bytes_needed"] == 0  # the cache was filled
+    assert "train_examples" not in again and "cache" not in again
 
 
 def test_dry_run_says_when_the_cache_does_not_fit(bilm_files, tmp_path, capsys):

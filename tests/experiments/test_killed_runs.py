@@ -42,3 +42,26 @@ def test_a_finished_run_drops_its_marker(tmp_path):
     assert (tmp_path / RUNNING).read_text().split()[0] == platform.node()
     mark_finished(tmp_path)
     assert not (tmp_path / RUNNING).exists()
+
+
+def test_a_run_stopped_with_ctrl_c_before_its_first_epoch_leaves_no_directory(tmp_path):
+    import os
+    import signal
+    import time
+
+    from conftest import REPO, shared_path
+
+    shared_path("data/conll2003/eng.train")
+    runs = tmp_path / "runs"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    argv = ["task=ner", "source=local", f"runs_root={runs}", f"cache.dir={tmp_path / 'cache'}", "threads=1"]
+    run = subprocess.Popen([sys.executable, "run.py", *argv], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.time() + 120
+    while not list(runs.glob(f"ner/*/{RUNNING}")) and time.time() < deadline and run.poll() is None:
+        time.sleep(0.05)
+    assert list(runs.glob(f"ner/*/{RUNNING}")), "the run never claimed its directory"
+    run.send_signal(signal.SIGINT)  # while it embeds the training set, before any epoch
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err[-2000:]
+    assert "stopped (Ctrl-C)" in err and not runs.exists()
