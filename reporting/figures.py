@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from . import paper_numbers as paper  # noqa: E402
+from .uncertainty import seed_interval  # noqa: E402
 
 
 def shipped_bilms() -> dict[str, str]:
@@ -111,8 +112,8 @@ def layer_weights_figure(df: pd.DataFrame, path: Path) -> None:
 
 def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
     """Figure 1: dev metric against training-set fraction, baseline vs ELMo: the mean over seeds
-    (n per point in the legend), error bars one sample standard deviation. Returns False (and writes
-    nothing) when no task has runs at several fractions."""
+    (n per point in the legend), error bars the 95 % t interval over seeds that the tables show (none
+    for a single seed). Returns False (and writes nothing) when no task has runs at several fractions."""
     sub = df[df.setting.isin(["baseline", "elmo"])]
     if "equal_updates" in sub:  # a task with equal-updates runs at small fractions shows only those there
         small = sub[sub.fraction < 1]
@@ -126,12 +127,13 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
         for setting, style in (("baseline", "o--"), ("elmo", "s-")):
             g = sub[(sub.task == task) & (sub.setting == setting)].groupby("fraction")["value"]
             if len(g):
-                m, s, n = g.mean(), g.std(ddof=1).fillna(0), g.count()
+                m, n = g.mean(), g.count()
+                half = [(i.high - i.estimate) if (i := seed_interval(list(v))) else 0.0 for _, v in g]
                 seeds = f"n={n.min()}" if n.min() == n.max() else f"n={n.min()}-{n.max()}"
                 ax.errorbar(
                     m.index * 100,
                     m.values,
-                    yerr=s.values,
+                    yerr=half,
                     fmt=style,
                     capsize=3,
                     label=f"{'ELMo' if setting == 'elmo' else 'baseline'} ({seeds})",
@@ -146,7 +148,7 @@ def sample_efficiency_figure(df: pd.DataFrame, path: Path) -> None:
         ax.legend(fontsize=8)
     fig.suptitle(
         f"Sample efficiency (Figure 1) — {figure_caption(sub[sub.task.isin(tasks)])}; "
-        "mean over seeds, error bars ± 1 sample std",
+        "mean over seeds, error bars its 95% t interval over seeds (as in the tables)",
         fontsize=9,
         y=1.02,
     )

@@ -6,6 +6,7 @@ predictions, a paired bootstrap over dev examples with its interval and p-value 
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 from pathlib import Path
 
@@ -41,13 +42,20 @@ def interval_text(i: Interval, signed: bool = False) -> str:
 
 
 def mean_interval_n(values) -> str:
-    """A table cell: the mean over seeds with its 95 % interval and the number of seeds."""
+    """A table cell: the mean over seeds with its 95 % interval and the number of seeds. Every metric of
+    the tables is a percentage: a t interval over few seeds that reaches past 0 or 100 is shown clipped
+    to them, and says so."""
     values = list(values)
     if not values:
         return "— (n=0)"
     i = seed_interval(values)
     mean = sum(values) / len(values)
-    return f"{mean:.2f} {interval_text(i)} (n={len(values)})" if i else f"{mean:.2f} (n=1)"
+    if not i:
+        return f"{mean:.2f} (n=1)"
+    if i.low >= 0 and i.high <= 100:
+        return f"{mean:.2f} {interval_text(i)} (n={len(values)})"
+    clipped = dataclasses.replace(i, low=max(i.low, 0.0), high=min(i.high, 100.0))
+    return f"{mean:.2f} {interval_text(clipped)} (n={len(values)}; interval clipped to 0-100)"
 
 
 def cell_values(df: pd.DataFrame, task: str, setting: str, column: str = "value") -> pd.DataFrame:

@@ -91,3 +91,12 @@ def test_p_values_are_written_to_what_the_bootstrap_resolves():
     assert format_p(0.0) == "p<0.0002"
     assert format_p(0.0312) == "p=0.031"
     assert format_p(0.5) == "p=0.50"
+
+
+def test_a_cell_interval_past_the_metrics_range_is_shown_clipped_and_says_so():
+    from reporting.tables import mean_interval_n
+
+    assert mean_interval_n([80.0, 82.0, 84.0]) == "82.00 [77.03, 86.97] (n=3)"  # inside 0-100: as computed
+    assert mean_interval_n([75.15, 79.39]) == "77.27 [50.33, 100.00] (n=2; interval clipped to 0-100)"
+    assert mean_interval_n([1.0, 4.0]).endswith("(n=2; interval clipped to 0-100)")
+    assert mean_interval_n([1.0, 4.0]).split("[")[1].startswith("0.00,")
