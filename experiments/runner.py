@@ -57,7 +57,9 @@ def train(run: RunConfig, out_dir: Path) -> dict:
         return run_probe(plan, out_dir, encoder)
     built = plan.build()
     task, splits, encoder, features, model = built.task, built.splits, built.encoder, built.features, built.model
-    print("data: " + json.dumps(task.data_stats), flush=True)
+    fraction = getattr(plan.run.data, "fraction", 1.0)
+    used = f"; training on {len(splits['train']):,} of them (data.fraction={fraction})" if fraction != 1.0 else ""
+    print("data: " + json.dumps(task.data_stats) + used, flush=True)
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one

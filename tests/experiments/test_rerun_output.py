@@ -49,3 +49,14 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
     runner.train(as_run(cfg), out)
     edited = capsys.readouterr().out
     assert f"dev f1: {first['dev']['f1']:.2f} (re-scored from its kept predictions; its record says 77.0" in edited
+
+
+def test_the_data_line_says_how_much_of_the_training_set_a_fraction_uses(tmp_path):
+    from run_configs import run_tiny_ner
+
+    done = run_tiny_ner(tmp_path, "elmo.position=none", "data.fraction=0.5", "trainer.max_epochs=1",
+                        "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("data: "))
+    total = int(line.split('"sentences": ')[1].split(",")[0].split("}")[0])
+    assert line.endswith(f"; training on {-(-total // 2):,} of them (data.fraction=0.5)"), line
