@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 
 from .pretraining.lm_checkpoint import CheckpointError, load_language_model
-from .pretraining.lm_data import LMStream, expand_files
-from .pretraining.lm_training import evaluate_perplexity, heldout_report
+from .pretraining.lm_data import LMStream, Vocabulary, expand_files
+from .pretraining.lm_training import evaluate_perplexity, fold_mask, heldout_report
 
 
 def main(argv=None) -> None:
@@ -47,6 +47,14 @@ def main(argv=None) -> None:
         "are reported one by one",
     )
     ap.add_argument(
+        "--event-space",
+        type=Path,
+        metavar="VOCAB",
+        help="score in the event space of another biLM's vocab.txt (a subset of this model's): a word it lacks "
+        "counts as its <UNK>, with the summed probability of every such word, so the perplexity compares with "
+        "that biLM's",
+    )
+    ap.add_argument(
         "--device",
         default="cuda" if torch.cuda.is_available() else "cpu",
         help="cpu or cuda (default: cuda when available)",
@@ -61,21 +69,30 @@ def main(argv=None) -> None:
         lm, vocab, meta = load_language_model(args.model)
         if meta["softmax"] != "loaded":
             raise CheckpointError(f"{args.model}: no trained softmax, perplexity is undefined")
+        fold = fold_mask(vocab, Vocabulary.load(args.event_space)).to(args.device) if args.event_space else None
+        space = {"event_space": str(args.event_space)} if args.event_space else {}
         if args.by_source:
             files = [str(f) for f in expand_files(args.heldout)]
             reports = {}
             for path in files:
                 reports[path] = heldout_report(
-                    lm.to(args.device), vocab, [path], args.batch_size, args.unroll_steps, args.device, progress=True
+                    lm.to(args.device),
+                    vocab,
+                    [path],
+                    args.batch_size,
+                    args.unroll_steps,
+                    args.device,
+                    progress=True,
+                    fold=fold,
                 )
                 if "by_source_missing" in reports[path]:
                     print(
                         f"note: {path}: no per-source perplexity: {reports[path]['by_source_missing']}", file=sys.stderr
                     )
             if len(files) == 1:
-                print(json.dumps({"model": str(args.model), "heldout": args.heldout, **reports[files[0]]}))
+                print(json.dumps({"model": str(args.model), "heldout": args.heldout, **space, **reports[files[0]]}))
             else:
-                print(json.dumps({"model": str(args.model), "heldout": args.heldout, "by_file": reports}))
+                print(json.dumps({"model": str(args.model), "heldout": args.heldout, **space, "by_file": reports}))
             return
         stream = LMStream(expand_files(args.heldout), vocab, args.batch_size, args.unroll_steps, shuffle=False)
         ppl = evaluate_perplexity(
@@ -85,6 +102,7 @@ def main(argv=None) -> None:
             device=args.device,
             progress=True,
             warmup_batches=args.warmup_batches,
+            fold=fold,
         )
     except (CheckpointError, ValueError, OSError) as e:
         raise SystemExit(f"error: {e}") from None
@@ -95,6 +113,7 @@ def main(argv=None) -> None:
                 "heldout": args.heldout,
                 "stateful": not args.stateless,
                 "warmup_batches": args.warmup_batches,
+                **space,
                 **ppl.as_dict(),
             }
         )

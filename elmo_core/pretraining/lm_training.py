@@ -50,16 +50,31 @@ class LanguageModel(nn.Module):
         )
 
     def direction_log_probs(
-        self, direction: int, chars: torch.Tensor, targets: torch.Tensor, lengths: torch.Tensor, state: State
+        self,
+        direction: int,
+        chars: torch.Tensor,
+        targets: torch.Tensor,
+        lengths: torch.Tensor,
+        state: State,
+        fold: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, State]:
-        """Target log-probabilities (N valid tokens,) of one direction's stream, and its final state."""
+        """Target log-probabilities (N valid tokens,) of one direction's stream, and its final state.
+        ``fold`` (a mask over the vocabulary): the words another, smaller vocabulary does not hold, with
+        ``<UNK>``; a target among them gets their summed probability, as that vocabulary's ``<UNK>``."""
         T = chars.shape[1]
         tokens = self.bilm.embed_tokens(chars, lengths)
         outputs, final = self.bilm.run_direction(direction, tokens, lengths, state, self.dropout)
         top = nn.functional.dropout(outputs[-1], self.dropout, self.training)
         valid = torch.arange(T, device=chars.device).unsqueeze(0) < lengths.to(chars.device).unsqueeze(1)
         valid = valid & (targets >= 0)
-        return self.softmax(top[valid], targets[valid]).output, final
+        log_probs = self.softmax(top[valid], targets[valid]).output
+        if fold is not None:
+            folded = fold[targets[valid]]
+            if folded.any():
+                full = self.softmax.log_prob(top[valid][folded])
+                log_probs = log_probs.clone()
+                log_probs[folded] = torch.logsumexp(full[:, fold], dim=1)
+        return log_probs, final
 
     def forward(
         self, batch: LMBatch, state: State, rows: slice = slice(None), device: str | torch.device = "cpu"
@@ -123,13 +138,14 @@ def evaluate_perplexity(
     progress: bool = False,
     warmup_batches: int = 0,
     desc: str = "perplexity",
+    fold: torch.Tensor | None = None,
 ) -> Perplexity:
     """Held-out perplexity of both directions over every token of ``stream`` (one epoch, in order).
 
     ``stateful``: states carried across batches per row, as the biLM was trained;
     otherwise every batch starts from a zero state. ``warmup_batches`` (stateful only): first run
     that many batches of the stream unscored, then score every batch from the start with the
-    warmed-up states.
+    warmed-up states. ``fold``: score in a smaller vocabulary's event space (``direction_log_probs``).
     """
     was_training = model.training
     model.eval()
@@ -170,6 +186,7 @@ def evaluate_perplexity(
                 torch.from_numpy(targets).to(device),
                 lengths,
                 state[d * L : (d + 1) * L],
+                fold,
             )
             nll[d] -= float(lp.double().sum())
             new_state += st
@@ -181,6 +198,20 @@ def evaluate_perplexity(
     return Perplexity(math.exp(nll[0] / count), math.exp(nll[1] / count), count)
 
 
+def fold_mask(vocab, smaller) -> torch.Tensor:
+    """Over ``vocab``'s ids: True for the words ``smaller`` (another vocabulary) does not hold, and for
+    ``<UNK>``: scored together as ``smaller``'s ``<UNK>``, they give perplexities in its event space,
+    comparable with those of a biLM trained on it. ``smaller`` must be a subset of ``vocab``."""
+    missing = [w for w in smaller.words if w not in vocab.index]
+    if missing:
+        raise ValueError(
+            f"the vocabulary to fold into has {len(missing)} words this model's lacks (e.g. {missing[0]!r})"
+        )
+    mask = torch.ones(len(vocab), dtype=torch.bool)
+    mask[[vocab.index[w] for w in smaller.words if w != smaller.words[smaller.unk]]] = False
+    return mask
+
+
 def heldout_report(
     model: LanguageModel,
     vocab,
@@ -190,15 +221,19 @@ def heldout_report(
     device: str | torch.device = "cpu",
     stateless: bool = True,
     progress: bool = False,
+    fold: torch.Tensor | None = None,
 ) -> dict:
     """Held-out perplexity of the whole text, stateful (as trained) and, if asked, stateless;
     and per source (stateful, and stateless if asked) when the file's ``stats.json`` says which
     lines are which source (``lm_data.heldout_sources``). Each source is read as a stream of its own."""
     files = expand_files(heldout)
     stream = LMStream(files, vocab, batch_size, unroll_steps, shuffle=False)
-    report = {"stateful": evaluate_perplexity(model, stream, True, device, progress, desc="stateful").as_dict()}
+    score = lambda stream, stateful, desc: evaluate_perplexity(  # noqa: E731
+        model, stream, stateful, device, progress, desc=desc, fold=fold
+    ).as_dict()
+    report = {"stateful": score(stream, True, "stateful")}
     if stateless:
-        report["stateless"] = evaluate_perplexity(model, stream, False, device, progress, desc="stateless").as_dict()
+        report["stateless"] = score(stream, False, "stateless")
     sources = heldout_sources(files[0]) if len(files) == 1 else None
     if not sources:
         report["by_source_missing"] = why_no_sources(files) or "the stats.json lists no source"
@@ -206,14 +241,7 @@ def heldout_report(
     for stateful in (True, False) if stateless else (True,):
         kind = "stateful" if stateful else "stateless"
         report[f"by_source_{kind}"] = {
-            name: evaluate_perplexity(
-                model,
-                SentenceStream(sentences, vocab, batch_size, unroll_steps),
-                stateful,
-                device,
-                progress,
-                desc=f"source {name} ({kind})",
-            ).as_dict()
+            name: score(SentenceStream(sentences, vocab, batch_size, unroll_steps), stateful, f"source {name} ({kind})")
             for name, sentences in sources.items()
         }
     return report

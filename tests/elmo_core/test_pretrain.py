@@ -221,3 +221,44 @@ def test_perplexity_state_policies(corpus, tmp_path):
     warm = evaluate_perplexity(lm, stream, warmup_batches=3)
     assert stateful.tokens == stateless.tokens == warm.tokens == 139  # every token scored once, whatever the policy
     assert len({round(p.average, 6) for p in (stateful, stateless, warm)}) == 3
+
+
+def test_perplexity_in_a_smaller_vocabularys_event_space(corpus, tmp_path):
+    """Scored in another vocabulary's event space, a target that vocabulary lacks gets the summed
+    probability of every word it lacks (with <UNK>): checked against the full softmax, word by word."""
+    from elmo_core.bilm import BiLM
+    from elmo_core.options import parse_options
+    from elmo_core.pretrain import PRESETS
+    from elmo_core.pretraining.lm_training import LanguageModel, fold_mask
+
+    torch.manual_seed(0)
+    vocab = Vocabulary.build([corpus], 1)
+    lm = LanguageModel(BiLM(parse_options(PRESETS["tiny"], "tiny")), len(vocab)).eval()
+    smaller = Vocabulary(vocab.words[: len(vocab) // 2])
+    fold = fold_mask(vocab, smaller)
+    assert fold[vocab.unk] and int(fold[: len(vocab) // 2].sum()) == 1 and fold[len(vocab) // 2 :].all()
+    stream = LMStream([corpus], vocab, 4, 5, shuffle=False)
+    same = evaluate_perplexity(lm, stream, fold=fold_mask(vocab, vocab))  # folding into itself: only <UNK>
+    assert same == evaluate_perplexity(lm, stream)
+    folded = evaluate_perplexity(lm, stream, False, fold=fold)
+    nll, count = torch.zeros(2, dtype=torch.float64), 0
+    with torch.no_grad():  # by hand: the full distribution of every position, the lacking words summed
+        for batch in stream.batches(0):
+            lengths = torch.from_numpy(batch.lengths)
+            for d, (chars, targets) in enumerate(
+                ((batch.forward_chars, batch.forward_targets), (batch.backward_chars, batch.backward_targets))
+            ):
+                chars, targets = torch.from_numpy(chars), torch.from_numpy(targets)
+                zero = lm.bilm.zero_state(4, "cpu")[d * 2 : (d + 1) * 2]  # stateless, as scored above
+                top = lm.bilm.run_direction(d, lm.bilm.embed_tokens(chars, lengths), lengths, zero, 0.0)[0][-1]
+                valid = (torch.arange(5)[None] < lengths[:, None]) & (targets >= 0)
+                full = lm.softmax.log_prob(top[valid]).double()
+                for row, t in zip(full, targets[valid]):
+                    nll[d] -= torch.logsumexp(row[fold], 0) if fold[t] else row[t]
+            count += int((batch.forward_targets >= 0).sum())
+    expected = torch.exp(nll / count)
+    assert folded.forward == pytest.approx(float(expected[0]), rel=1e-4)
+    assert folded.backward == pytest.approx(float(expected[1]), rel=1e-4)
+    assert folded.average < evaluate_perplexity(lm, stream, False).average  # fewer, larger events
+    with pytest.raises(ValueError, match="words this model's lacks"):
+        fold_mask(smaller, vocab)
