@@ -42,6 +42,7 @@ from suite_common.typed_config import (
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
 
 from .settings import effective_position, uses_encoder
+from .training_log import LOGGERS
 
 SEED_MAX = 2**32 - 1  # numpy's seed range; Python's and torch's are wider
 
@@ -129,6 +130,8 @@ class RunConfig:
     threads: checked(object, _threads_check) = setting("auto", identity=RUNTIME)
     checkpoint: PathText | None = setting(None, identity=RUNTIME)
     runs_root: PathText = setting("outputs/runs", identity=RUNTIME)
+    # live training curves in the run directory (experiments/training_log.py); never part of a run's identity
+    logger: one_of(*LOGGERS) = setting("tensorboard", identity=RUNTIME)
     # the source group only chooses the data files (the task file's data and sources); it holds no settings
     source: checked(dict, _no_source_settings) = setting({})
     task: object = group(lambda: task_config_class("ner")())

@@ -32,6 +32,7 @@ from .record import Record
 from .run_config import RunConfig
 from .run_directories import mark_finished
 from .trainer import fit, passes_per_epoch
+from .training_log import open_training_log
 
 
 def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
@@ -64,7 +65,12 @@ def train(run: RunConfig, out_dir: Path) -> dict:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
     where = {"seed": plan.seed, "device": built.device, "passes": passes_per_epoch(plan.run)}
-    result = fit(task, model, built.data, built.trainer, **where, state_path=state_path, run=plan.digest)
+    log = open_training_log(plan.run.logger, out_dir)  # curves as it trains; no part of the run's identity
+    try:
+        result = fit(task, model, built.data, built.trainer, **where, state_path=state_path, run=plan.digest, log=log)
+    finally:
+        if log is not None:
+            log.close()
     prediction_files = {
         split: str(task.write_predictions(splits[split], preds, out_dir / f"{split}_predictions"))
         for split, preds in result["predictions"].items()

@@ -30,7 +30,7 @@ from tqdm import tqdm
 from suite_common.errors import ConfigError, SuiteError
 from tasks.base import TaskSplit
 
-from . import train_state
+from . import train_state, training_log
 from .run_config import TrainerConfig
 
 
@@ -63,13 +63,18 @@ def make_optimizer(model, config: TrainerConfig) -> torch.optim.Optimizer:
     raise ConfigError(f"trainer.optimizer must be adam or adadelta, got {config.optimizer!r}")
 
 
-def train_step(model, batch: dict, optimizer, config: TrainerConfig, params: list) -> float:
-    """One update: the model's loss plus its mixes' λ‖w‖², clipped gradients, one optimizer step."""
+def train_step(model, batch: dict, optimizer, config: TrainerConfig, params: list, norm: list | None = None) -> float:
+    """One update: the model's loss plus its mixes' λ‖w‖², clipped gradients, one optimizer step.
+    ``norm``: a list that receives the gradient norm before clipping (for the training log)."""
     loss = model(batch).loss + model.regularizer()
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if config.grad_clip:
-        torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+        total = torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+    elif norm is not None:
+        total = torch.nn.utils.get_total_norm([p.grad for p in params if p.grad is not None])
+    if norm is not None:
+        norm.append(float(total))
     optimizer.step()
     return float(loss.detach())
 
@@ -119,13 +124,15 @@ def fit(
     progress: bool = True,
     state_path: Path | None = None,
     run: str | None = None,
+    log=None,
 ) -> dict:
     """Train ``model`` on splits['train'], select on splits['dev']; returns metrics and history.
     ``t``: the run's ``trainer`` group; ``seed``: the run's; ``device``: where the model and each batch
     go; ``passes``: passes over the training split per epoch (``passes_per_epoch``).
     ``state_path``: the training state is saved there after every epoch, and a state found there is
     resumed (``train_state``; ``run``: the run's identity digest, stored with it and checked when
-    resuming); the result then has ``resumed_from_epoch``."""
+    resuming); the result then has ``resumed_from_epoch``. ``log``: a ``training_log.TrainingLog`` that
+    receives the curves (per update and per epoch), or None."""
     set_seed(seed)
     rng = random.Random(seed)
     model.to(device)
@@ -145,7 +152,7 @@ def fit(
     train, dev = splits["train"], splits["dev"]
     for epoch in range(first_epoch, 0 if done else t.max_epochs):
         where = (device, passes, epoch, progress)
-        total, steps = _train_epoch(task, model, train, t, optimizer, params, ema, rng, where)
+        total, steps = _train_epoch(task, model, train, t, optimizer, params, ema, rng, where, log)
         dev_predictions = predict(task, evaluated, dev, t.eval_batch_size)
         dev_metrics = task.score(dev.examples, dev_predictions)
         value = dev_metrics[task.metric]
@@ -154,6 +161,9 @@ def fit(
         row = {"epoch": epoch + 1, "train_loss": total / max(steps, 1), f"dev_{task.metric}": round(value, 4)}
         history.epochs.append({**row, "seconds": round(time.time() - started, 1)})
         print(f"epoch {epoch + 1}: train loss {total / max(steps, 1):.4f}, dev {task.metric} {value:.2f}", flush=True)
+        if log is not None:
+            curves = {"epoch/train_loss": total / max(steps, 1), f"epoch/dev_{task.metric}": value}
+            log.scalars({**curves, **training_log.mix_weights(model)}, epoch + 1)
         if value > history.best_dev:
             history.best_dev, history.best_epoch, patience = value, epoch + 1, t.patience
             best_state, best_dev = copy.deepcopy(evaluated.state_dict()), (dev_predictions, dev_metrics)
@@ -206,10 +216,11 @@ def _result(task, model, splits, t: TrainerConfig, history, best_dev, resumed_fr
     return result
 
 
-def _train_epoch(task, model, train: TaskSplit, t: TrainerConfig, optimizer, params, ema, rng, where: tuple):
+def _train_epoch(task, model, train: TaskSplit, t: TrainerConfig, optimizer, params, ema, rng, where: tuple, log=None):
     """One epoch (``where``: the device, the number of shuffled passes over the training split, the
     epoch's index and whether to show progress); returns the summed loss and the number of updates.
-    A non-finite loss raises ``TrainingDiverged``."""
+    A non-finite loss raises ``TrainingDiverged``. ``log``: gets each update's learning rate and gradient
+    norm, numbered from the first update of the run (``epoch × updates per epoch + k``)."""
     device, passes, epoch, progress = where
     model.train()
     total, steps = 0.0, 0
@@ -217,8 +228,12 @@ def _train_epoch(task, model, train: TaskSplit, t: TrainerConfig, optimizer, par
     bar = tqdm(
         order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress, mininterval=2, leave=False
     )
+    norm = [] if log is not None else None
     for idx in bar:
-        loss = train_step(model, on_device(task.make_batch(train, idx), device), optimizer, t, params)
+        loss = train_step(model, on_device(task.make_batch(train, idx), device), optimizer, t, params, norm)
+        if log is not None:
+            update = {"update/lr": optimizer.param_groups[0]["lr"], "update/grad_norm": norm.pop()}
+            log.scalars(update, epoch * len(order) + steps + 1)
         if not math.isfinite(loss):  # a diverged model is no result: no record, no checkpoint
             raise TrainingDiverged(
                 f"the training loss is {loss} at epoch {epoch + 1}, batch {steps + 1}: training diverged "
