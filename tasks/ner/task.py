@@ -12,13 +12,16 @@ from ..common.hub import load_hub_split
 from ..common.tokenizer import tokenize
 from .metric import f1_of_sums, span_counts, span_f1
 from .model import NerTagger
-from .reader import from_hf_conll2003, read_conll2003_file
+from .reader import from_hf_conll2003, read_conll2003_file, read_tagged_columns
 from .tags import bio_to_bioul, bio_to_iob1, bioul_to_bio
 
 
 class NerTask(Task):
     name, metric = "ner", "f1"
-    readers = {"conll2003": lambda path, cfg, split: read_conll2003_file(path)}
+    readers = {
+        "conll2003": lambda path, cfg, split: read_conll2003_file(path),
+        "columns": lambda path, cfg, split: read_tagged_columns(path),
+    }
 
     def read_hf(self, data_cfg, split):
         return from_hf_conll2003(load_hub_split(data_cfg, split)), {}
