@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,15 +39,6 @@ MODEL_FILES = (
     "spiece.model",
     "sentencepiece.bpe.model",
 )
-
-
-@dataclass
-class Window:
-    sentence: int
-    first_word: int  # words [first_word, end_word) are in this window, pieces [piece_start, piece_end)
-    end_word: int
-    piece_start: int
-    piece_end: int
 
 
 def plan_windows(
@@ -104,7 +94,7 @@ def model_files_sha256(path: Path) -> str:
     digest = new_sha256()
     for name in sorted(os.listdir(path)):
         if name in MODEL_FILES or name.endswith((".safetensors", ".bin")):
-            from elmo_core import file_sha256
+            from suite_common.hashing import file_sha256
 
             digest.update(f"{name}:{file_sha256(path / name)}\n".encode())
     return digest.hexdigest()

@@ -273,8 +273,3 @@ def content_fields(cls, where: str = "") -> dict[str, dataclasses.Field]:
         elif f.metadata.get("group"):
             out.update(content_fields(f.default_factory().__class__, f"{where}{f.name}."))
     return out
-
-
-def annotation_mentions_path(cls, f: dataclasses.Field) -> bool:
-    """Whether a field's type says it holds a path (``FilePath``)."""
-    return "FilePath" in str(typing.get_type_hints(cls).get(f.name, ""))

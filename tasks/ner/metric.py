@@ -24,29 +24,6 @@ def span_f1(gold: list[list[str]], pred: list[list[str]]) -> dict:
     }
 
 
-def conlleval_file(path) -> dict:
-    """Score a conlleval input file (``... gold predicted`` per line, blank line between
-    sentences; IOB1 or BIO) with ``span_f1``."""
-    gold, pred, g, p = [], [], [], []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            cols = line.split()
-            if not cols or cols[0] == "-DOCSTART-":
-                if g:
-                    gold.append(g)
-                    pred.append(p)
-                g, p = [], []
-                continue
-            if len(cols) < 3:
-                raise ValueError(f"{path}:{lineno}: expected at least 3 columns (token gold predicted)")
-            g.append(cols[-2])
-            p.append(cols[-1])
-    if g:
-        gold.append(g)
-        pred.append(p)
-    return span_f1(gold, pred)
-
-
 def span_counts(gold: list[list[str]], pred: list[list[str]]) -> np.ndarray:
     """Per sentence: correct, predicted and gold spans (conlleval's chunks, as ``span_f1`` counts
     them); their sums give ``span_f1``'s F1 through ``f1_of_sums``."""

@@ -19,7 +19,7 @@ from experiments import config_store, identity, runner
 from experiments.plan import RunPlan
 from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, as_run, data_config_class, task_config_class
 from suite_common.errors import ConfigError
-from suite_common.typed_config import CONTENT, LOCATION, annotation_mentions_path, plain, role
+from suite_common.typed_config import CONTENT, LOCATION, plain, role
 from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
 from tasks.registry import available
 
@@ -147,7 +147,10 @@ def test_the_base_of_every_group_is_its_dataclass_registered_in_hydras_store():
         assert not (REPO / "conf" / group).exists(), group
     for name in available():
         assert OmegaConf.to_container(repo["task_defaults"][f"{name}.yaml"].node) == plain(task_config_class(name)())
-    assert not (REPO / "conf" / "data").exists() and not (REPO / "conf" / "task_profile").exists()
+    assert not (REPO / "conf" / "task_profile").exists()
+    # conf/data holds only other data sets for a task (conf/data/wnut17.yaml), never a task's own data
+    own = {f"{task}_{source}.yaml" for task in available() for source in ("hf", "local")}
+    assert not own & {p.name for p in (REPO / "conf" / "data").glob("*.yaml")}
 
 
 def test_no_base_yaml_file_repeats_a_dataclass_default():
@@ -202,10 +205,10 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"mode={mode}")
     if mode == "train":
         runner.train(as_run(cfg), tmp_path / "runs" / "ner" / "again")
-    elif mode == "dry_run":
+    elif mode == "dry_run":  # of a configuration not trained yet (one with its record says skip, building nothing)
         from experiments.dry_run import dry_run
 
-        dry_run(as_run(cfg))
+        dry_run(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", "mode=dry_run", "seed=7")))
     elif mode in ("evaluate", "predict"):
         from experiments.predictor import predict_mode
         from experiments.trained_runs import evaluate
@@ -247,3 +250,10 @@ def test_a_setting_added_after_records_is_left_out_at_its_default_whatever_its_k
         assert tc.counted(tc.build(Group, given, ""), None, {}) == {"kept": 3}
     changed = tc.counted(tc.build(Group, {"sizes": [4], "colour": "blue"}, ""), None, {})
     assert changed == {"sizes": [4], "colour": "blue", "kept": 3}  # an enum counts as its value
+
+
+def annotation_mentions_path(cls, f) -> bool:
+    """Whether a field's type says it holds a path (``FilePath``)."""
+    import typing
+
+    return "FilePath" in str(typing.get_type_hints(cls).get(f.name, ""))

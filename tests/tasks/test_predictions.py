@@ -8,7 +8,7 @@ from run_configs import compose_cfg as _cfg
 
 from experiments import runner
 from experiments.run_config import as_run
-from tasks.ner.metric import conlleval_file
+from tasks.ner.metric import span_f1
 from tasks.ner.tags import bio_to_iob1, iob1_to_bio
 from tasks.srl.metric import bio_to_brackets
 
@@ -145,3 +145,26 @@ def test_other_prediction_files(tmp_path, bilm_files):
     assert gold[0].splitlines()[1] == "sold\t(V*)" and gold[0].splitlines()[0] == "-\t(ARG0*)"
     assert gold[1].splitlines()[0].split("\t") == ["-", "(ARG0*)", "(ARG0*)"]  # two predicates, two columns
     assert (out / "dev_predictions.props").exists()
+
+
+def conlleval_file(path) -> dict:
+    """Score a conlleval input file (``... gold predicted`` per line, blank line between
+    sentences; IOB1 or BIO) with ``span_f1``."""
+    gold, pred, g, p = [], [], [], []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            cols = line.split()
+            if not cols or cols[0] == "-DOCSTART-":
+                if g:
+                    gold.append(g)
+                    pred.append(p)
+                g, p = [], []
+                continue
+            if len(cols) < 3:
+                raise ValueError(f"{path}:{lineno}: expected at least 3 columns (token gold predicted)")
+            g.append(cols[-2])
+            p.append(cols[-1])
+    if g:
+        gold.append(g)
+        pred.append(p)
+    return span_f1(gold, pred)
