@@ -1,5 +1,7 @@
 """A trained run's model on raw text (``mode=predict``; Peters et al. 2018 §3.3: the task model with
-its ELMo mixes, as trained): NER tags and entities, SST-5 sentiment, entailment of TSV pairs.
+its ELMo mixes, as trained): NER tags and entities, SST-5 sentiment, entailment of TSV pairs, SRL
+arguments of a bracketed predicate, SQuAD answer spans. Each task reads its raw lines itself
+(``read_raw`` and ``raw_output`` in ``tasks/<name>/task.py``); coreference and the probes take none.
 
     python run.py mode=predict checkpoint=RUN_DIR data.test_path=raw.txt
 
@@ -9,11 +11,13 @@ or from Python::
     predictor = Predictor.from_run("outputs/runs/ner/<run>")
     predictor.predict_lines(["EU rejects German call to boycott British lamb ."])   # one dict per line
 
-Input: UTF-8 text, one sentence (NER, SST) or one ``premise<TAB>hypothesis`` pair (entailment) per
-line; blank lines are skipped and every output names its line number. Text is tokenized by the
-project's tokenizer (``tasks/common/tokenizer.py``: Penn Treebank conventions, as the biLM's training text),
-so pre-tokenized text (tokens separated by spaces) comes out as it went in. Output: JSON lines, one
-object per input line, written to ``<run dir>/predictions/<file>@<content hash>/predictions.jsonl``.
+Input: UTF-8 text, one sentence (NER, SST), one ``premise<TAB>hypothesis`` pair (entailment), one
+sentence with its predicate in brackets (SRL: ``The cat [sat] on the mat .``) or one JSON object
+``{"context": ..., "question": ...}`` (SQuAD) per line; blank lines are skipped and every output
+names its line number. Text is tokenized by the project's tokenizer (``tasks/common/tokenizer.py``:
+Penn Treebank conventions, as the biLM's training text), so pre-tokenized text (tokens separated by
+spaces) comes out as it went in. Output: JSON lines, one object per input line, written to
+``<run dir>/predictions/<file>@<content hash>/predictions.jsonl``.
 """
 
 from __future__ import annotations
