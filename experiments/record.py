@@ -25,15 +25,11 @@ from suite_common.errors import DataError
 from .settings import uses_encoder
 
 RECORD_NAMES = ("results.json", "finetune.json")
-# 2 (2026-11-25): configurations in today's layout (encoder.*, cache.*), digests from the typed configuration
+# 2: configurations in the layout of encoder.* and cache.*, digests from the typed configuration
 # (``run_config``); every committed record was migrated once. A record of another version is refused.
 RECORD_VERSION = 2
 TASK_RUN_NULLABLE = ("test", "bilm_finetune")
 MAX_RECORD_BYTES = 16 * MB  # the largest committed record is under 100 KB
-# From this time on every task run's record keeps its dev predictions and its data files' hashes
-# (the first such record: 2026-11-25T18:31:41Z; the last without: 15:36:36Z). A record dated later
-# without them has had its evidence removed, and is never averaged into a cell.
-EVIDENCE_KEPT_SINCE = "2026-11-25T18:00:00+00:00"
 
 
 @dataclass

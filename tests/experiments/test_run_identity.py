@@ -101,7 +101,7 @@ def test_committed_records_carry_their_identity():
         if r.get("elmo_position", "input") == "none":
             assert r["identity"]["bilm_sha256"] is None and "encoder_sha256" not in r["identity"], path
         elif r["identity"].get("encoder_sha256"):  # a Transformer's layers: its files, no biLM
-            encoder = r.get("transformer") or r["bilm"]  # under bilm before 2026-11-23 named it apart
+            encoder = r.get("transformer") or r["bilm"]  # the earlier layout named it under bilm
             assert r["identity"].get("bilm_sha256") is None and r["identity"]["encoder_sha256"] == encoder["sha256"], (
                 path
             )
