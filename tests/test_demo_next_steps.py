@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from conftest import FIXTURES, REPO
+from report_records import with_bilm, write_record
 
 
 def _demo_command() -> list[str]:
@@ -29,6 +30,9 @@ def test_the_demos_printed_steps_give_table_1s_row(bilm_files, tmp_path):
     demo = subprocess.run([sys.executable, *_demo_command(), *tiny], capture_output=True, text=True, cwd=REPO)
     assert demo.returncode == 0, demo.stderr[-3000:]
     printed = dict(line.split(": ", 1) for line in demo.stdout.splitlines() if ": " in line)
+    other = runs / "other_biLM"  # runs of another biLM beside them: the printed report names its own
+    write_record(other, "ner", "elmo", 0, 50.0)
+    with_bilm(next(other.glob("**/results.json")), "f" * 64)
     for step in ("the same without ELMo", "a table of the runs"):
         command = shlex.split(printed[step])  # exactly what a user pastes, from the checkout
         done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
