@@ -46,6 +46,7 @@ class Record:
     command: str = "?"
     ablation: str | None = None
     profile: str | None = None
+    data_set: str | None = None  # a data set chosen by name (data=wnut17: conf/data/wnut17.yaml), not the task's own
     run_dir: str = ""
     config_hash: str | None = None
     config: dict = field(default_factory=dict)  # the resolved configuration
@@ -228,11 +229,13 @@ class Record:
 
     @property
     def choices(self) -> tuple[str, ...]:
-        """The Hydra choices the run was made with: task, data source, profile, ablation, encoder kind."""
+        """The Hydra choices the run was made with: task, data source, profile, a data set chosen by name,
+        ablation, encoder kind."""
         data = self.config.get("data") or {}
         local = bool(data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test")))
         out = [f"task={self.config['task']['name']}", f"source={'local' if local else 'hf'}"]
         out += [f"profile={self.profile}"] if self.profile else []
+        out += [f"data={self.data_set}"] if self.data_set else []
         out += [f"+ablation={self.ablation}"] if self.ablation else []
         return tuple(out + ([f"encoder={self.encoder_kind}"] if self.encoder_kind != "bilm" else []))
 

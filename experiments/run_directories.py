@@ -190,6 +190,13 @@ def hydra_choice(group: str) -> str | None:
     return HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
 
 
+def data_set_choice() -> str | None:
+    """The data set a launch chose by name (``data=wnut17``, a file of ``conf/data/``); None when the run
+    reads its task's own data (the data group's default, ``<task>_<source>``)."""
+    choice, task, source = hydra_choice("data"), hydra_choice("task"), hydra_choice("source")
+    return None if choice in (None, f"{task}_{source}") else choice
+
+
 def run_metadata(
     device: str, out_dir: Path, encoder_identity: dict, resolved: dict, identity: dict, digest: str
 ) -> dict:
@@ -214,6 +221,7 @@ def run_metadata(
         "command": " ".join(["python", "run.py", *sys.argv[1:]]),
         "ablation": hydra_choice("ablation"),
         "profile": hydra_choice("profile"),
+        **({"data_set": data_set_choice()} if data_set_choice() else {}),
         "run_dir": str(out_dir),
         "config_hash": digest,
         "config": resolved,

@@ -235,7 +235,7 @@ def run_row(path: Path, r: Record, setting: str) -> dict:
     """One table row: a run's metric, seed, mixing weights and provenance, in the cell ``setting``."""
     mix = r.mixing_weights or {}
     return {
-        "task": r.task,
+        "task": r.task if not r.data_set else f"{r.task} ({r.data_set})",  # another data set: a row of its own
         "metric": r.metric,
         "value": r.value,
         "test_value": np.nan if r.test_value is None else r.test_value,

@@ -2,6 +2,7 @@
 ``token<TAB>tag`` files (WNUT-17, WikiANN) and CoNLL-2003's own columns, IOB1 or IOB2 as the file has
 them, with stray byte order marks and WikiANN's language prefix dropped."""
 
+import shlex
 import subprocess
 import sys
 
@@ -77,3 +78,11 @@ def test_a_new_data_set_trains_from_its_yaml_file_alone(bilm_files, tmp_path):
     done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "dev f1: " in done.stdout and '"language_prefix_dropped": 0' in done.stdout
+    # its baseline and table as printed: a Table 1 row beyond the paper, "ner (wnut17)"
+    printed = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    for step in ("the same without ELMo", "a table of the runs"):
+        again = subprocess.run(shlex.split(printed[step]), cwd=REPO, capture_output=True, text=True)
+        assert again.returncode == 0, (printed[step], again.stderr[-2000:])
+    table = (tmp_path / "tables" / "table1.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| ner (wnut17) (f1; paper: —)"))
+    assert "(n=1)" in row.split("|")[2] and "(n=1)" in row.split("|")[3]  # both arms
