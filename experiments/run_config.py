@@ -198,7 +198,8 @@ def setting_at(run, path: str):
 
 
 def data_config_class(name: str) -> type:
-    return {"probe_pos": TaggedProbeData, "probe_wsd": SenseProbeData}.get(name, DataConfig)
+    """The class of a task's ``data`` group: its settings class's ``DATA`` (a probe's files), else ``DataConfig``."""
+    return getattr(task_config_class(name), "DATA", DataConfig)
 
 
 # ---- a plain configuration as a typed one; the settings that never count -------------------------------
@@ -239,7 +240,7 @@ def non_counting_keys() -> list[str]:
     """Every setting that counts in no run's identity (whatever the task, the data's shape or the
     encoder: ``encoder.finetune`` counts for a biLM, so it is not one, though a Transformer ignores it)."""
     from encoders.config import BilmConfig, CacheConfig, TransformerConfig
-    from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
+    from tasks.common.config import DataConfig
     from tasks.registry import available
 
     groups = [(RunConfig, "")]

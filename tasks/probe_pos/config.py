@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from suite_common.typed_config import one_of, setting, settings_group
+
+from ..common.config import TaggedProbeData
 
 
 @settings_group
 class ProbePosConfig:
+    DATA: ClassVar[type] = TaggedProbeData  # its data group's class
     name: one_of("probe_pos") = setting("probe_pos")
     elmo_position: one_of("probe") = setting("probe")

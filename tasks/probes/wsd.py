@@ -12,6 +12,7 @@ import random
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from suite_common.errors import ConfigError
 from suite_common.errors import DataError as DataFormatError
 from suite_common.typed_config import one_of, setting, settings_group
 
+from ..common.config import SenseProbeData
 from ..common.paper_reference import PaperReference
 
 # what the paper reports for this probe (Table 5), beside its own numbers in the report
@@ -38,6 +40,8 @@ REFERENCE = PaperReference(
 @settings_group
 class ProbeWsdConfig:
     """The probe's task settings (nothing to size: nearest sense centroid per layer)."""
+
+    DATA: ClassVar[type] = SenseProbeData  # its data group's class
 
     name: one_of("probe_wsd") = setting("probe_wsd")
     elmo_position: one_of("probe") = setting("probe")
