@@ -16,7 +16,8 @@ the autograd reference, same mathematics).
 
 Everything needed to continue is in ``DIR/checkpoint.pt`` (weights, optimizer, epoch and batch
 position, LSTM states, RNG states), written atomically every ``--checkpoint-every`` steps and
-when ``--max-minutes`` runs out; rerunning the same command resumes exactly. At the end the
+when ``--max-minutes`` runs out or the process is asked to stop (SIGTERM, Ctrl-C: after the update it
+is in); rerunning the same command resumes exactly. At the end the
 model (also when stopped by ``--max-minutes``) is exported to ``DIR/options.json``,
 ``DIR/weights.hdf5`` (with the softmax under ``softmax/*``, which other readers ignore) and
 ``DIR/vocab.txt``, and held-out perplexities are written to ``DIR/summary.json``.
@@ -28,7 +29,9 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -265,9 +268,11 @@ def train(args) -> dict:
 
     log = open_train_log(args.out / "train_log.jsonl", progress["step"]) if rank == 0 else None
     started, base_seconds, ema = time.time(), progress["seconds"], None
+    asked, restore_signals = stop_when_asked()
     stop = lambda: (
         (args.max_steps is not None and progress["step"] >= args.max_steps)
         or (args.max_minutes is not None and time.time() - started > 60 * args.max_minutes)
+        or asked_anywhere(asked, world, device)
     )
     bar = progress_bar(desc="biLM", unit="tok", unit_scale=True, disable=args.no_progress or rank != 0, mininterval=2)
     while progress["epoch"] < args.epochs and not stop():
@@ -300,6 +305,7 @@ def train(args) -> dict:
             progress["epoch"] += 1
             progress["batch_in_epoch"] = 0
     bar.close()
+    restore_signals()
     progress["seconds"] = base_seconds + time.time() - started
     save_checkpoint(ckpt_path, identity, lm, optimizer, progress, local_state, rank, world)
     if log:
@@ -314,6 +320,34 @@ def train(args) -> dict:
         dist.barrier()
         dist.destroy_process_group()
     return summary
+
+
+def stop_when_asked():
+    """An event set by SIGTERM or SIGINT (Ctrl-C, a scheduler's stop): training then ends after the update
+    it is in, checkpoints and exports, as when ``--max-minutes`` runs out; a second signal stops at once.
+    Returns the event and a function that puts the previous handlers back. Outside the main thread (a test
+    calling ``train``) no handler is installed."""
+    asked = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        return asked, lambda: None
+
+    def ask(signum, frame):
+        if asked.is_set():
+            raise KeyboardInterrupt
+        asked.set()
+        print(f"stopping after this update ({signal.Signals(signum).name}); again to stop at once", file=sys.stderr)
+
+    before = {sig: signal.signal(sig, ask) for sig in (signal.SIGTERM, signal.SIGINT)}
+    return asked, lambda: [signal.signal(sig, handler) for sig, handler in before.items()]
+
+
+def asked_anywhere(asked: threading.Event, world: int, device) -> bool:
+    """Whether any worker was asked to stop (with several, they must all stop after the same update)."""
+    if world == 1:
+        return asked.is_set()
+    flag = torch.tensor([float(asked.is_set())], device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
 
 
 def global_mean_loss(nll: torch.Tensor, count: int, world: int, device) -> float:

@@ -159,7 +159,15 @@ def collect_into(args, roots: list[Path], select) -> dict:
         refuse_empty(args.runs, extras)
     for src in sorted(found):
         collect(src, next(r for r in roots if src.is_relative_to(r)), args.out / "runs")
-    return extras
+    return {path: why for path, why in extras.items() if not kept_already(Path(path), roots, args.out / "runs")}
+
+
+def kept_already(path: Path, roots: list[Path], kept: Path) -> bool:
+    """Whether the table directory keeps this very record (the same bytes at the same place below its runs):
+    its own extras list it once."""
+    root = next((r for r in roots if path.is_relative_to(r)), None)
+    twin = kept / path.relative_to(root) if root is not None else None
+    return twin is not None and twin.is_file() and twin.read_bytes() == path.read_bytes()
 
 
 def parser() -> argparse.ArgumentParser:

@@ -110,6 +110,31 @@ def test_resume_follows_the_uninterrupted_trajectory(corpus, tmp_path):
     assert steps == list(range(1, 12))
 
 
+def test_a_stop_signal_checkpoints_exports_and_the_run_goes_on_exactly(corpus, tmp_path):
+    """SIGTERM (a scheduler's stop, Ctrl-C alike) ends training after the update it is in, with a checkpoint
+    and an export; resumed, the run reads on as an uninterrupted one."""
+    import time
+
+    argv = [sys.executable, "-m", "elmo_core.pretrain", *_args(corpus, tmp_path / "b", "--epochs", "500")]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = subprocess.Popen(
+        [*argv, "--checkpoint-every", "100000"], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True
+    )
+    log = tmp_path / "b" / "train_log.jsonl"
+    deadline = time.time() + 120
+    while (not log.exists() or log.read_text().count("\n") < 5) and time.time() < deadline:
+        time.sleep(0.1)
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 0 and "stopping after this update (SIGTERM)" in err, err[-2000:]
+    steps = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True)["progress"]["step"]
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["progress"]["step"] == steps == len(_losses(tmp_path / "b")) >= 5  # nothing lost, nothing extra
+    pretrain_main(_args(corpus, tmp_path / "b", "--max-steps", str(steps + 3), "--epochs", "500"))
+    pretrain_main(_args(corpus, tmp_path / "a", "--max-steps", str(steps + 3), "--epochs", "500"))
+    assert _losses(tmp_path / "b") == _losses(tmp_path / "a")
+
+
 def test_bad_checkpoints_are_refused(corpus, tmp_path):
     out = tmp_path / "run"
     pretrain_main(_args(corpus, out, "--max-steps", "2"))

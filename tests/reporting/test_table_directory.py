@@ -3,6 +3,7 @@ refused before anything is written, ``--collect`` adds records without ever repl
 unknown ``--accept`` keys are refused with the valid ones named."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -46,7 +47,11 @@ def test_collect_never_replaces_a_record_and_rebuilds_from_the_directorys_own(co
     edited = next(subset.glob("ner/*/results.json"))
     edited.write_text(edited.read_text().replace('"date": "', '"date": "1', 1))  # same configuration, other bytes
     report.main(["--runs", str(subset), "--out", "results/small", "--collect"])
-    assert snapshot(out) == before  # the kept record stays; the tables are the directory's own, unchanged
+    after = snapshot(out)
+    extras = after.pop(Path("extras.md")).decode()
+    before.pop(Path("extras.md"))
+    assert after == before  # the kept record stays; the tables are the directory's own, unchanged
+    assert f"`{edited}`" in extras and "date=" in extras  # the record left out is listed, with why
 
 
 def test_a_refused_collect_writes_nothing(tmp_path, monkeypatch):
