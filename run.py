@@ -194,19 +194,18 @@ def set_threads(run) -> None:
 
 
 def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
-    """A run that stopped before writing anything leaves no directory behind (Hydra's empty log
-    aside), nor the task's directory and the runs root when they are left empty."""
+    """A run that stopped before writing anything leaves no directory behind (Hydra's empty log and the
+    curves of a run with no result aside), nor the task's directory and the runs root when they are left empty."""
     try:
+        from experiments.run_directories import LOG_DIRS, STARTED_ONLY, remove_started
+
         entries = list(out_dir.iterdir())
         if all(
-            p.name in ("run.log", "resolved_config.yaml", "running.pid", ".run.lock")
-            and p.is_file()
-            and (p.name != "run.log" or not p.stat().st_size)
+            (p.name in STARTED_ONLY and p.is_file() and (p.name != "run.log" or not p.stat().st_size))
+            or (p.name in LOG_DIRS and p.is_dir() and not p.is_symlink())  # curves of a run that has no result
             for p in entries
         ):
-            for p in entries:
-                p.unlink()
-            out_dir.rmdir()
+            remove_started(out_dir)
             parent, root = out_dir.parent, (runs_root or out_dir.parent).resolve()
             while (
                 parent.resolve() != root.parent

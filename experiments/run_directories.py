@@ -15,6 +15,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import sys
 from pathlib import Path
 
@@ -82,6 +83,7 @@ def run_dir_name(overrides: str, limit: int = 120) -> str:
 RUNNING = "running.pid"  # in a run directory while its run is going: "<host> <pid> <digest>"
 LOCK = ".run.lock"  # held by the one process that runs in a directory (``claim``)
 STARTED_ONLY = {"resolved_config.yaml", RUNNING, "run.log", LOCK}
+LOG_DIRS = {"tensorboard", "mlruns", "wandb"}  # the live curves' folders (training_log): no result without a record
 _CLAIMED: dict[Path, object] = {}  # run directory -> the lock this process holds on it
 
 
@@ -139,10 +141,18 @@ def release_claims() -> list[Path]:
 def remove_if_unused(out_dir: Path) -> None:
     """Remove a run directory this process claimed and wrote nothing into (its configuration's record
     turned up elsewhere meanwhile): one configuration, one directory."""
-    if out_dir.is_dir() and not ({p.name for p in out_dir.iterdir()} - STARTED_ONLY):
-        for p in out_dir.iterdir():
+    if out_dir.is_dir() and not ({p.name for p in out_dir.iterdir()} - STARTED_ONLY - LOG_DIRS):
+        remove_started(out_dir)
+
+
+def remove_started(out_dir: Path) -> None:
+    """A run directory holding only what a run writes when it starts (and its curves' folders), removed."""
+    for p in out_dir.iterdir():
+        if p.name in LOG_DIRS and p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
             p.unlink()
-        out_dir.rmdir()
+    out_dir.rmdir()
 
 
 def mark_running(out_dir: Path, digest: str = "") -> None:
@@ -167,11 +177,9 @@ def remove_dead_runs(runs_root: Path) -> list[Path]:
             host, pid = marker.read_text().split()[:2]
             if host != platform.node() or process_alive(int(pid)) or int(pid) == os.getpid():
                 continue
-            if {p.name for p in d.iterdir()} - STARTED_ONLY:
+            if {p.name for p in d.iterdir()} - STARTED_ONLY - LOG_DIRS:
                 continue  # it wrote something: kept for the user to look at
-            for p in d.iterdir():
-                p.unlink()
-            d.rmdir()
+            remove_started(d)
             removed.append(d)
             if not any(d.parent.iterdir()):
                 d.parent.rmdir()

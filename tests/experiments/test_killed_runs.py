@@ -65,3 +65,22 @@ def test_a_run_stopped_with_ctrl_c_before_its_first_epoch_leaves_no_directory(tm
     _, err = run.communicate(timeout=120)
     assert run.returncode == 130, err[-2000:]
     assert "stopped (Ctrl-C)" in err and not runs.exists()
+
+
+def test_a_dead_run_with_only_its_curves_is_removed_one_with_a_state_is_kept(tmp_path):
+    dead = _dead_pid()
+    for name, extra in (("curves_only", None), ("with_state", "train_state.pt")):
+        d = tmp_path / "ner" / name
+        (d / "tensorboard").mkdir(parents=True)
+        (d / "tensorboard" / "events.out.tfevents.1").write_bytes(b"x")
+        (d / RUNNING).write_text(f"{platform.node()} {dead} abc\n")
+        if extra:
+            (d / extra).write_bytes(b"state")
+    removed = remove_dead_runs(tmp_path)
+    assert [p.name for p in removed] == ["curves_only"]
+    assert (tmp_path / "ner" / "with_state" / "tensorboard").is_dir()
+
+
+def _dead_pid() -> int:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
