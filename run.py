@@ -280,7 +280,7 @@ def check_files_given(argv: list[str]) -> None:
 
     for key, value in (a.split("=", 1) for a in argv if "=" in a and not a.startswith("-")):
         key = key.lstrip("+")
-        if key not in FILES_READ or value in ("", "null", "None") or is_url(value) or "," in value:
+        if key not in FILES_READ or value in ("", "null", "None") or is_url(value) or "," in value or "${" in value:
             continue
         problem = data_file_problem(value)
         if problem:

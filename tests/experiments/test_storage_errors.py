@@ -154,7 +154,8 @@ def test_a_file_setting_on_the_command_line_is_checked_before_anything_is_writte
         f.truncate(20 << 30)  # 20 GB of nothing, no disk used
     with pytest.raises(ConfigError, match=r"20.0 GB, over the 2 GB a data file may have \(MAX_DATA_FILE_BYTES"):
         run.check_files_given([f"data.train_path={tmp_path / 'sparse'}"])
-    run.check_files_given(["encoder.weights=https://example.org/w.hdf5", "data.train_path=null", "seed=1"])
+    run.check_files_given(["encoder.weights=https://example.org/w.hdf5", "data.train_path=null", "seed=1",
+                           "data.dev_path=${oc.env:HOME}/dev.txt"])  # a URL, none, an interpolation: later  # fmt: skip
 
 
 def test_a_missing_weights_file_is_one_line_and_leaves_no_directory(tmp_path):
