@@ -30,6 +30,7 @@ COUNTS = {  # what each count a dry run prints means
     "batches_per_epoch": "training updates per epoch (trainer.batch_size; times the passes of trainer.equal_updates)",
     "max_epochs": "the most epochs the run trains (it stops after trainer.patience epochs without a better dev score)",
     "docstart_lines": "-DOCSTART- lines (document breaks, not sentences)",
+    "language_prefix_dropped": "tokens whose language prefix (WikiANN's en:) was dropped, every token having it",
     "sentences": "sentences read",
     "tokens": "tokens read",
     "trees": "SST trees (one sentence each)",
