@@ -297,6 +297,8 @@ def train(args) -> dict:
                 line = {"step": progress["step"], "epoch": progress["epoch"], "loss": value, "seconds": elapsed}
                 log.write(json.dumps(line) + "\n")
             if progress["step"] % args.checkpoint_every == 0 or stop():
+                if log:
+                    log.flush()  # a checkpoint never runs ahead of its log, whatever ends the process after it
                 progress["seconds"] = base_seconds + time.time() - started
                 save_checkpoint(ckpt_path, identity, lm, optimizer, progress, local_state, rank, world)
             if stop():

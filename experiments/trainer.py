@@ -231,9 +231,6 @@ def _train_epoch(task, model, train: TaskSplit, t: TrainerConfig, optimizer, par
     norm = [] if log is not None else None
     for idx in bar:
         loss = train_step(model, on_device(task.make_batch(train, idx), device), optimizer, t, params, norm)
-        if log is not None:
-            update = {"update/lr": optimizer.param_groups[0]["lr"], "update/grad_norm": norm.pop()}
-            log.scalars(update, epoch * len(order) + steps + 1)
         if not math.isfinite(loss):  # a diverged model is no result: no record, no checkpoint
             raise TrainingDiverged(
                 f"the training loss is {loss} at epoch {epoch + 1}, batch {steps + 1}: training diverged "
@@ -241,6 +238,12 @@ def _train_epoch(task, model, train: TaskSplit, t: TrainerConfig, optimizer, par
             )
         if ema is not None:
             ema.update_parameters(model)
+        if log is not None:
+            update = {
+                "update/lr": optimizer.param_groups[0]["lr"],
+                **({"update/grad_norm": norm.pop()} if norm else {}),
+            }
+            log.scalars(update, epoch * len(order) + steps + 1)
         total, steps = total + loss, steps + 1
         bar.set_postfix(loss=f"{total / steps:.4f}", refresh=False)
     return total, steps
