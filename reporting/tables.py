@@ -179,7 +179,8 @@ def comparability_notes(df: pd.DataFrame, task: str) -> str:
     that never predict a class (a dev accuracy of 0 for it: a stalled run)."""
     notes = [paper.DATA_NOTES[task]] if task in paper.DATA_NOTES else []
     used = pd.concat([cell_values(df, task, s) for s in ("baseline", "elmo")])
-    if not used.empty and (used.fraction < profile_fraction(task, used.profile.iloc[0])).any():
+    profile = used.profile.iloc[0] if "profile" in used and not used.empty else None
+    if "fraction" in used and not used.empty and (used.fraction < profile_fraction(task, profile)).any():
         # the data note names the whole training set (or the profile's share of it): these cells had less
         examples = sorted({int(n) for n in used.get("train_examples", pd.Series()).dropna()})
         shown = ", ".join(f"{n:,}" for n in examples) or "?"
