@@ -26,6 +26,19 @@ from .pretraining.lm_data import LMStream, Vocabulary, expand_files
 from .pretraining.lm_training import evaluate_perplexity, fold_mask, heldout_report
 
 
+def by_source(args, lm, vocab, fold) -> dict:
+    """``--by-source``: the report of one held-out file, or ``{"by_file": ...}`` of each of several."""
+    files = [str(f) for f in expand_files(args.heldout)]
+    reports = {}
+    for path in files:
+        reports[path] = heldout_report(
+            lm.to(args.device), vocab, [path], args.batch_size, args.unroll_steps, args.device, progress=True, fold=fold
+        )
+        if "by_source_missing" in reports[path]:
+            print(f"note: {path}: no per-source perplexity: {reports[path]['by_source_missing']}", file=sys.stderr)
+    return reports[files[0]] if len(files) == 1 else {"by_file": reports}
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m elmo_core.perplexity", description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -72,27 +85,11 @@ def main(argv=None) -> None:
         fold = fold_mask(vocab, Vocabulary.load(args.event_space)).to(args.device) if args.event_space else None
         space = {"event_space": str(args.event_space)} if args.event_space else {}
         if args.by_source:
-            files = [str(f) for f in expand_files(args.heldout)]
-            reports = {}
-            for path in files:
-                reports[path] = heldout_report(
-                    lm.to(args.device),
-                    vocab,
-                    [path],
-                    args.batch_size,
-                    args.unroll_steps,
-                    args.device,
-                    progress=True,
-                    fold=fold,
+            print(
+                json.dumps(
+                    {"model": str(args.model), "heldout": args.heldout, **space, **by_source(args, lm, vocab, fold)}
                 )
-                if "by_source_missing" in reports[path]:
-                    print(
-                        f"note: {path}: no per-source perplexity: {reports[path]['by_source_missing']}", file=sys.stderr
-                    )
-            if len(files) == 1:
-                print(json.dumps({"model": str(args.model), "heldout": args.heldout, **space, **reports[files[0]]}))
-            else:
-                print(json.dumps({"model": str(args.model), "heldout": args.heldout, **space, "by_file": reports}))
+            )
             return
         stream = LMStream(expand_files(args.heldout), vocab, args.batch_size, args.unroll_steps, shuffle=False)
         ppl = evaluate_perplexity(

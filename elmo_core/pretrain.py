@@ -297,8 +297,6 @@ def train(args) -> dict:
                 line = {"step": progress["step"], "epoch": progress["epoch"], "loss": value, "seconds": elapsed}
                 log.write(json.dumps(line) + "\n")
             if progress["step"] % args.checkpoint_every == 0 or stop():
-                if log:
-                    log.flush()  # a checkpoint never runs ahead of its log, whatever ends the process after it
                 progress["seconds"] = base_seconds + time.time() - started
                 save_checkpoint(ckpt_path, identity, lm, optimizer, progress, local_state, rank, world)
             if stop():
@@ -386,11 +384,12 @@ def write_perplexity_before(lm: LanguageModel, vocab: Vocabulary, args, device) 
 
 def open_train_log(log_path: Path, step: int):
     """The per-update log, opened for appending; what an interrupted run logged past its last
-    checkpoint (steps after ``step``) is dropped first."""
+    checkpoint (steps after ``step``) is dropped first. Line-buffered: a checkpoint never runs ahead of
+    its log, whatever ends the process after it."""
     if log_path.exists():
         kept = [line for line in log_path.read_text().splitlines() if json.loads(line)["step"] <= step]
         log_path.write_text("".join(line + "\n" for line in kept))
-    return open(log_path, "a")
+    return open(log_path, "a", buffering=1)
 
 
 def export(lm: LanguageModel, vocab: Vocabulary, args, progress: dict, device) -> dict:

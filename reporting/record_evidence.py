@@ -19,13 +19,13 @@ rewritten consistently cannot be told from a real one without running its config
 from __future__ import annotations
 
 import datetime
-import hashlib
 import math
 from functools import cache
 from pathlib import Path
 
 from experiments.identity import record_digest
 from experiments.record import Record
+from suite_common.hashing import file_sha256
 from tasks.registry import available, is_probe_function
 
 
@@ -50,7 +50,7 @@ def made_before_evidence(r: Record) -> bool:
     if r.path is None:
         return False
     try:
-        return hashlib.sha256(Path(r.path).read_bytes()).hexdigest() in pre_evidence_hashes()
+        return file_sha256(r.path) in pre_evidence_hashes()
     except OSError:
         return False
 

@@ -227,7 +227,7 @@ def test_fit_trains_on_the_run_device(bilm_files, tmp_path, shapes_only, monkeyp
     config = as_run(cfg).trainer
     seen = []
 
-    def first_update(model, batch, optimizer, t, params):
+    def first_update(model, batch, optimizer, t, params, norm=None):
         seen.append(
             {
                 next(model.parameters()).device.type,
