@@ -59,7 +59,7 @@ def check(task: str, arm: str, threads: int, runs: Path, cache: Path | None, mor
     from experiments.dry_run import dry_run
 
     with contextlib.redirect_stdout(io.StringIO()):  # the dry run's own report: only its numbers are kept
-        report = dry_run(as_run(compose_run(task, arm, 0, threads, runs, cache, more)))
+        report = dry_run(as_run(compose_run(task, arm, 0, threads, runs, cache, more)), estimate_finished=True)
     train = float(report["estimated_seconds"]) - float(report.get("cache_seconds") or 0.0)
     found = records_of(task, arm, threads, runs, cache, more)
     seconds = [float(r["train_seconds"]) for r in found]

@@ -92,8 +92,10 @@ def measured_once(plan: RunPlan, built, batches) -> dict:
     return _MEASURED[shape]
 
 
-def dry_run(run: RunConfig, out_dir: Path | None = None) -> dict:
-    """What ``mode=train`` would do with ``run`` (printed, and returned as a dict)."""
+def dry_run(run: RunConfig, out_dir: Path | None = None, estimate_finished: bool = False) -> dict:
+    """What ``mode=train`` would do with ``run`` (printed, and returned as a dict). A configuration that
+    already has its record says so at once, unestimated, unless ``estimate_finished`` (the estimate's check
+    against finished runs, ``benchmarks.dry_run_check``)."""
 
     plan = RunPlan.resolve(run)
     where = launch_dir(run)
@@ -102,9 +104,10 @@ def dry_run(run: RunConfig, out_dir: Path | None = None) -> dict:
     state = where / "train_state.pt"
     if previous is not None:  # said at once: nothing to read, build or time for a run that would not train
         report["would"] = f"skip: this configuration already has its record ({previous['run_dir']})"
-        print(json.dumps(report, indent=2), flush=True)
-        return report
-    if state.exists():
+        if not estimate_finished:
+            print(json.dumps(report, indent=2), flush=True)
+            return report
+    elif state.exists():
         try:
             report["would"] = f"resume after epoch {train_state.read(state, plan.digest)['epoch']} ({state})"
         except WeightsError as e:  # another run's state, or not a state: a launch would stop here

@@ -55,8 +55,9 @@ def test_a_run_stopped_with_ctrl_c_before_its_first_epoch_leaves_no_directory(tm
     runs = tmp_path / "runs"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     argv = ["task=ner", "source=local", f"runs_root={runs}", f"cache.dir={tmp_path / 'cache'}", "threads=1"]
+    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731 (test workers ignore it)
     run = subprocess.Popen([sys.executable, "run.py", *argv], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)  # fmt: skip
+                           stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)  # fmt: skip
     deadline = time.time() + 600  # a loaded machine starts run.py slowly
     while not list(runs.glob(f"ner/*/{RUNNING}")) and time.time() < deadline and run.poll() is None:
         time.sleep(0.05)
