@@ -2,8 +2,7 @@
 here with TensorBoard's own reader; ``logger=none`` writes none; the logs are no part of the identity."""
 
 import pytest
-from conftest import FIXTURES, REPO
-from hydra import compose, initialize_config_dir
+from run_configs import tiny_ner_cfg
 
 from experiments import runner
 from experiments.run_config import as_run
@@ -11,26 +10,7 @@ from suite_common.errors import ConfigError
 
 
 def _cfg(bilm_files, tmp_path, *overrides):
-    o, w = bilm_files
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        return compose(
-            "config",
-            overrides=[
-                "task=ner",
-                f"data.dir={FIXTURES}",
-                "data.train_file=ner_tiny.conll",
-                "data.dev_file=ner_tiny.conll",
-                f"encoder.options={o}",
-                f"encoder.weights={w}",
-                f"cache.dir={tmp_path / 'cache'}",
-                "trainer.max_epochs=2",
-                "task.model.hidden=[8]",
-                "task.model.char_filters=4",
-                "task.model.word_dim=8",
-                f"runs_root={tmp_path}",
-                *overrides,
-            ],
-        )
+    return tiny_ner_cfg(bilm_files, tmp_path, f"runs_root={tmp_path}", *overrides)
 
 
 def test_a_default_run_writes_curves_that_tensorboard_reads_back(bilm_files, tmp_path):
