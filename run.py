@@ -249,7 +249,7 @@ def check_runs_root(argv: list[str]) -> None:
     if "embed_sample.out" in given:
         roots["embed_sample.out"] = given["embed_sample.out"]
     for key, text in roots.items():
-        shown = f"{key}={text}" if key in given else f"ELMO_RUNS_ROOT={text!r}"
+        shown = f"{key}={text}" if key in given or env is None else f"ELMO_RUNS_ROOT={text!r}"
         if blank_path(text):
             raise ConfigError(f"{shown}: {blank_path(text)}; nothing was run")
         root = Path(text)
