@@ -116,7 +116,7 @@ _register_resolvers()
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig):
     from experiments import runner, trained_runs
-    from experiments.config_schema import validate
+    from experiments.run_config import as_run
     from suite_common.atomic_files import write_text_atomic
     from suite_common.errors import SuiteError
     from suite_common.typed_config import plain
@@ -134,7 +134,7 @@ def main(cfg: DictConfig):
         "dry_run": dry_run,
     }
     try:
-        run = validate(cfg)  # the typed configuration, built once: every mode takes it
+        run = as_run(cfg)  # the typed configuration, built once: every mode takes it
         set_threads(run)
         if run.mode == "embed_sample":  # train and finetune write theirs into the run directory they choose
             out_dir.mkdir(parents=True, exist_ok=True)

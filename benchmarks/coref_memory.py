@@ -50,6 +50,7 @@ def score_once(document: Path, profile: str, position: str, whole: bool, work: P
     import torch
 
     from experiments.config_store import compose
+    from experiments.pipeline import build_run
     from experiments.plan import RunPlan
     from tasks.coref.model import CorefModel
 
@@ -61,7 +62,7 @@ def score_once(document: Path, profile: str, position: str, whole: bool, work: P
         f"data.train_path={document}", f"data.dev_path={document}", f"cache.dir={work / 'cache'}",
         f"runs_root={work / 'runs'}", "threads=1",
     ])  # fmt: skip
-    built = RunPlan.resolve(as_run(cfg)).build(layers=True)
+    built = build_run(RunPlan.resolve(as_run(cfg)), layers=True)
     model = built.model.eval()
     batch = built.task.make_batch(built.data["dev"], [0])
     with torch.no_grad():

@@ -58,6 +58,7 @@ from elmo_core.pretraining.lm_data import SentenceStream, Vocabulary
 from elmo_core.pretraining.lm_training import LanguageModel, detach_state
 from encoders.activation_cache import ActivationCache
 from experiments.config_store import compose
+from experiments.pipeline import build_run
 from experiments.plan import RunPlan
 from experiments.run_config import as_run
 from experiments.trainer import make_optimizer, on_device, train_step
@@ -74,7 +75,7 @@ def SENTENCE_LENGTHS() -> list[list[str]]:
     """The sentences of the local SRL training file (Universal PropBank, English Web Treebank): the
     stand-in for CoNLL-2012's sentence lengths, for SRL and coreference alike."""
     cfg = compose(["task=srl", "source=local"])
-    built = RunPlan.resolve(as_run(cfg)).build(layers=False, finetune=False)
+    built = build_run(RunPlan.resolve(as_run(cfg)), layers=False, finetune=False)
     return built.task.sentences(built.splits["train"])
 
 
@@ -191,7 +192,7 @@ def measure(
     device: str = "cpu",
 ) -> dict:
     plan = RunPlan.resolve(as_run(compose_paper(task_name, options, weights, work / "cache", threads, "paper", device)))
-    built = plan.build(layers=False, finetune=False)  # the full vocabulary: the embeddings have their real size
+    built = build_run(plan, layers=False, finetune=False)  # the full vocabulary: the embeddings have their real size
     cfg, source, task, full = plan.run, built.encoder, built.task, built.splits["train"]
     part = task.prepare(
         full.select(range(sample_size(task, full, int(cfg.trainer.batch_size), sample_tokens))), "train"
@@ -207,7 +208,7 @@ def measure(
         "sample_tokens": tokens,
         "batch_size": int(cfg.trainer.batch_size),
         "max_epochs": int(cfg.trainer.max_epochs),
-        "position": plan.position,
+        "position": plan.run.position,
         "examples_per_update": examples_per_update(task, full, int(cfg.trainer.batch_size)),
     }
     sizes = {}
@@ -227,7 +228,7 @@ def measure(
     out["s_per_update_elmo"] = seconds_per_update(built, train, updates)
     base = RunPlan.resolve(as_run(compose_paper(task_name, options, weights, work / "cache", threads, "none", device)))
     out["s_per_update_baseline"] = seconds_per_update(
-        base.build(layers=False, finetune=False), TaskSplit("train", part), updates
+        build_run(base, layers=False, finetune=False), TaskSplit("train", part), updates
     )
     if cfg.encoder.finetune:
         out["finetune"] = {

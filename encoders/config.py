@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from suite_common.remote_files import PRESETS
 from suite_common.typed_config import (
-    LOCATION,
-    NEUTRAL,
     FilePath,
     Flag,
     PathText,
@@ -32,8 +30,8 @@ class BilmConfig:
     options: FilePath | None = file_setting("bilm_options_sha256")
     weights: FilePath | None = file_setting("bilm_sha256")
     # a published biLM by name instead (its files count by content, as options and weights)
-    preset: one_of(*PRESETS) | None = setting(None, identity=LOCATION)
-    allow_extra_weights: Flag = setting(False, identity=NEUTRAL)
+    preset: one_of(*PRESETS) | None = setting(None, counts=False)
+    allow_extra_weights: Flag = setting(False, counts=False)
     state: one_of(*STATE_POLICIES) = setting("stateless")
     warmup_batches: integer(0) = setting(5)
     batch_size: integer(1) = setting(64)
@@ -52,22 +50,13 @@ class TransformerConfig:
     batch_size: integer(1) = setting(32)
     # a profile's biLM settings (the paper profile fine-tunes the biLM for SQuAD and SNLI, §3.4), which a
     # Transformer run holds without using them: only the biLM is fine-tuned
-    finetune: Flag = setting(False, identity=NEUTRAL, in_base=False)
-    finetune_epochs: integer(1) = setting(1, identity=NEUTRAL, in_base=False)
+    finetune: Flag = setting(False, counts=False, in_base=False)
+    finetune_epochs: integer(1) = setting(1, counts=False, in_base=False)
 
 
 @settings_group
 class CacheConfig:
     enabled: Flag = setting(True)
-    dir: PathText = setting(".cache/activations", identity=LOCATION)
+    dir: PathText = setting(".cache/activations", counts=False)
     dtype: one_of("float32", "float16") = setting("float32")
-    max_gb: number(0, low_open=True) = setting(100, identity=NEUTRAL)
-
-
-def encoder_config_class(mapping) -> type:
-    kind = mapping.get("kind", "bilm") if isinstance(mapping, dict) else "bilm"  # not a mapping: build says so
-    if kind not in ("bilm", "transformer"):
-        from suite_common.errors import ConfigError
-
-        raise ConfigError(f"encoder.kind={kind!r}: must be one of bilm, transformer")
-    return BilmConfig if kind == "bilm" else TransformerConfig
+    max_gb: number(0, low_open=True) = setting(100, counts=False)

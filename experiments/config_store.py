@@ -32,6 +32,7 @@ from .run_config import (
     RunConfig,
     TrainerConfig,
     data_config_class,
+    run_dir_excludes,
     task_config_class,
 )
 
@@ -85,6 +86,7 @@ def register(conf: Path = CONF) -> None:
     if _REGISTERED[0] == key:
         return
     _REGISTERED[0] = None  # a registration stopped half way is none
+    OmegaConf.register_new_resolver("run_dir_excludes", run_dir_excludes, replace=True)  # hydra.job.config
     store = ConfigStore.instance()
     store.store(name="run_defaults", node=run_defaults())
     for (group, name), cls in GROUP_DEFAULTS.items():
@@ -95,7 +97,7 @@ def register(conf: Path = CONF) -> None:
             task_file(path.stem, conf)
     for name in available():
         spec = task_file(name, conf)
-        store.store(group="task_defaults", name=name, node=plain(task_config_class(name)()))
+        store.store(group="task_defaults", name=name, node={**plain(task_config_class(name)()), "name": name})
         data = OmegaConf.merge(plain(data_config_class(name)()), spec.data)
         for source in sources:
             node = OmegaConf.merge(data, spec.sources.get(source) or {})

@@ -27,6 +27,7 @@ from encoders.activation_cache import size_text
 from suite_common.errors import WeightsError
 
 from . import train_state
+from .pipeline import build_run
 from .plan import RunPlan
 from .run_config import RunConfig
 from .run_directories import finished_run, read_record, run_dir_name
@@ -120,7 +121,7 @@ def dry_run(run: RunConfig, out_dir: Path | None = None, estimate_finished: bool
             else ""
         )
     if plan.kind == "task":
-        built = plan.build(layers=False, finetune=False)  # a dry run estimates the fine-tuning, does not do it
+        built = build_run(plan, layers=False, finetune=False)  # a dry run estimates the fine-tuning, does not do it
         task, splits = built.task, built.splits
         report["data"] = task.data_stats
         # as the trainer makes them: shuffled (a task may batch training apart from evaluation, as SQuAD's
@@ -131,10 +132,10 @@ def dry_run(run: RunConfig, out_dir: Path | None = None, estimate_finished: bool
         report["max_epochs"] = int(plan.run.trainer.max_epochs)
         named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
         cache_tokens = live_tokens = 0
-        if plan.uses_encoder and plan.encoder.cache_config.enabled:
+        if plan.run.reads_encoder and plan.encoder.cache_config.enabled:
             report["cache"] = cache_plan(plan.encoder, named)
             cache_tokens = sum(sum(map(len, named[name])) for name in report["cache"]["missing"])
-        elif plan.uses_encoder:
+        elif plan.run.reads_encoder:
             live_tokens = sum(sum(map(len, s)) for s in named.values())
         measured = measured_once(plan, built, batches)
         report.update(

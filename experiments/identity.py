@@ -15,16 +15,16 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 
 from suite_common.errors import ConfigError
 from suite_common.hashing import sha256_hex
-from suite_common.typed_config import RUNTIME, content_fields, counted
+from suite_common.typed_config import content_fields, counted, counts_in, plain
 from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function, task_class
 
-from .run_config import RunConfig, setting_at, typed
-from .settings import effective_position
+from .run_config import RunConfig, as_run
 
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
@@ -59,17 +59,13 @@ def run_file_hashes(run: RunConfig, encoder) -> dict[str, str | None]:
                 raise ConfigError(f"{path}: the {encoder.kind} encoder does not hash this file")
             hashes[path] = given[name]
             continue
-        node = run
-        for part in path.split("."):
-            node = getattr(node, part)
-        hashes[path] = None if node is None else content_sha256(node)
+        value = attrgetter(path)(run)
+        hashes[path] = None if value is None else content_sha256(value)
     return hashes
 
 
 def data_sha256(run: RunConfig) -> dict[str, str]:
     """split -> SHA-256 of each data file the run reads (``missing`` where it is not there)."""
-    from suite_common.typed_config import plain
-
     return {k: content_sha256(p) for k, p in data_files(plain(run.data)).items()}
 
 
@@ -77,8 +73,8 @@ def counted_config(run: RunConfig, hashes: dict[str, str]) -> dict:
     """What of the configuration decides the run's result (``typed_config.counted``), with
     ``elmo.position`` spelled out (``paper`` is the task's own position)."""
     out = counted(run, run, hashes)
-    if "elmo" in out and effective_position(run):
-        out["elmo"] = {**out["elmo"], "position": effective_position(run)}
+    if "elmo" in out and run.position:
+        out["elmo"] = {**out["elmo"], "position": run.position}
     for name in ("data", "encoder", "cache"):  # a group with nothing that counts is as no group
         if name in out and not out[name]:
             del out[name]
@@ -92,8 +88,7 @@ def file_fields(run: RunConfig) -> dict[str, dataclasses.Field]:
     out = {}
     for f in dataclasses.fields(run):
         value = getattr(run, f.name)
-        when = f.metadata.get("when")
-        if dataclasses.is_dataclass(value) and f.metadata.get("identity") != RUNTIME and (when is None or when(run)):
+        if dataclasses.is_dataclass(value) and counts_in(f, run):
             out.update(content_fields(type(value), f"{f.name}."))
     return out
 
@@ -106,7 +101,7 @@ def identity_parts(run: RunConfig, hashes: dict[str, str], data_sha256: dict, ta
         if path not in hashes:
             raise ConfigError(f"{path}: a file the run reads has no content hash (the identity would miss it)")
         if f.metadata.get("in_config"):
-            if setting_at(run, path) is not None:
+            if attrgetter(path)(run) is not None:
                 identity.setdefault("files_sha256", {})[path] = hashes[path]
         else:
             identity[f.metadata["hash_name"]] = hashes[path]
@@ -133,7 +128,7 @@ def digest_of(run: RunConfig, identity: dict) -> str:
 
 def run_digest(resolved: dict, identity: dict) -> str:
     """The digest of a resolved configuration (a plain mapping, as records store it) with ``identity``."""
-    return digest_of(typed(resolved), identity)
+    return digest_of(as_run(resolved), identity)
 
 
 def record_digest(record: dict) -> str | None:

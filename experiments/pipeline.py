@@ -5,15 +5,34 @@ ELMo mixes the task model owns. The recipes (``runner``, ``trained_runs``) put t
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
+from encoders import Encoder
 from suite_common.errors import ConfigError
 from tasks.base import TaskSplit
 from tasks.common.layers import ElmoFeatures
 from tasks.registry import task_class
 
 from .run_config import RunConfig, as_run
+
+
+@dataclass
+class BuiltRun:
+    """What every mode runs on, built from a plan by ``build_run``: the task (its vocabulary and
+    labels), its splits (train cut to ``data.fraction``; none for a trained run), the encoder (the
+    fine-tuned biLM where the plan reads one), the splits with their layers (when asked), the ELMo
+    mixes the model owns, the model (seeded), the run's ``trainer`` group and the device it trains on."""
+
+    task: object
+    splits: dict
+    encoder: Encoder
+    data: dict | None
+    features: object
+    model: object
+    trainer: object  # run_config.TrainerConfig
+    device: str
 
 
 def make_task(run: RunConfig):
@@ -71,3 +90,28 @@ def with_layers(run: RunConfig, task, splits: dict, encoder) -> dict[str, TaskSp
 
 def task_text(task, ds) -> str:
     return "\n".join(" ".join(s) for s in task.sentences(ds)) + "\n"
+
+
+def build_run(plan, layers: bool = True, finetune: bool = True, task_state: dict | None = None) -> BuiltRun:
+    """A plan's pieces (``plan.RunPlan``), the one way every mode makes them: task, splits and vocabulary
+    (or, with ``task_state``, a trained run's vocabulary and labels), the encoder (fine-tuned on the task's
+    text where the plan says so and ``finetune``: a dry run estimates that step instead), the splits' layers
+    (``layers``), the mixes and the model (after seeding with the run's seed), the trainer's settings."""
+    from .trainer import set_seed
+
+    task = make_task(plan.run)
+    splits = {}
+    if task_state is None or (finetune and plan.finetuned_encoder):
+        splits = training_splits(plan.run, task)
+    if task_state is None:
+        task.build_vocab(splits["train"])
+    else:
+        task.load_state(task_state)
+    encoder = plan.encoder
+    if finetune and plan.finetuned_encoder:
+        encoder = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
+    data = with_layers(plan.run, task, splits, encoder) if layers and task_state is None else None
+    set_seed(plan.seed)  # the model's initialization; fit seeds the training stream again from the same seed
+    features = build_features(plan.run, encoder)
+    model = task.build_model(features)
+    return BuiltRun(task, splits, encoder, data, features, model, plan.run.trainer, str(plan.run.device))

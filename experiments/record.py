@@ -22,8 +22,6 @@ from suite_common.atomic_files import write_text_atomic
 from suite_common.bounded_files import MB, read_bounded
 from suite_common.errors import DataError
 
-from .settings import uses_encoder
-
 RECORD_NAMES = ("results.json", "finetune.json")
 # 2: configurations in the layout of encoder.* and cache.*, digests from the typed configuration
 # (``run_config``); every committed record was migrated once. A record of another version is refused.
@@ -146,10 +144,14 @@ class Record:
     @property
     def uses_encoder(self) -> bool:
         """Whether the run read contextual layers (ELMo somewhere, a probe, a biLM fine-tuning): the one
-        rule, ``settings.uses_encoder``, on the record's configuration."""
-        return (
-            uses_encoder(self.config) if isinstance(self.config, dict) and self.config else self.elmo_position != "none"
-        )
+        rule, ``run_config.reads_layers``, on the record's configuration."""
+        from .run_config import placement, reads_layers
+
+        if not (isinstance(self.config, dict) and self.config):
+            return self.elmo_position != "none"
+        task = self.config.get("task") or {}
+        position = placement((self.config.get("elmo") or {}).get("position"), task.get("elmo_position"))
+        return reads_layers(task.get("name", ""), self.config.get("mode"), position)
 
     @property
     def seed(self) -> Any:

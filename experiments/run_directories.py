@@ -19,6 +19,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
 from suite_common.atomic_files import process_alive, write_text_atomic
 from suite_common.bounded_files import read_bounded
 from suite_common.errors import DataError
@@ -234,3 +236,30 @@ def run_metadata(
         "config_hash": digest,
         "config": resolved,
     }
+
+
+def prepare_run_dir(plan, launch_dir: Path) -> tuple[Path, dict | None]:
+    """``(run directory, finished record or None)`` of a plan (``plan.RunPlan``): a record of this identity
+    anywhere below the runs root is reused where it is (its directory is returned; nothing is written under
+    this launch's name: one configuration, one directory); otherwise the directory this run writes into
+    (``record_dir``), marked as running."""
+    runs_root = Path(plan.run.runs_root)
+    for gone in remove_dead_runs(runs_root):
+        print(f"removed {gone}: its run was stopped before it wrote anything", file=sys.stderr, flush=True)
+    previous = finished_run(launch_dir, runs_root, plan.digest, plan.record_name)
+    if previous is None:  # none yet: claim a directory (waiting for the same configuration running there)
+        out_dir = claim(record_dir(launch_dir, plan.digest, plan.record_name), plan.digest)
+        previous = finished_run(out_dir, runs_root, plan.digest, plan.record_name)  # one that finished meanwhile
+        if previous is not None:
+            mark_finished(out_dir)
+            remove_if_unused(out_dir)
+    if previous is not None:
+        print(f"skipping: this configuration already has its result in {previous.get('run_dir')}", flush=True)
+        return Path(previous["run_dir"]), previous
+    if (out_dir / "train_state.pt").exists():  # a stopped run to resume: its own, or refused before anything is written
+        from . import train_state
+
+        train_state.read(out_dir / "train_state.pt", plan.digest)
+    write_text_atomic(out_dir / "resolved_config.yaml", OmegaConf.to_yaml(OmegaConf.create(plan.resolved)))
+    mark_running(out_dir, plan.digest)
+    return out_dir, None

@@ -21,6 +21,7 @@ from tasks.registry import probe_function
 
 from .pipeline import (  # noqa: F401 - also the names other modules use through the runner
     build_features,
+    build_run,
     make_task,
     task_text,
     training_splits,
@@ -30,7 +31,7 @@ from .plan import RunPlan
 from .predictions_file import write_predictions_file
 from .record import Record
 from .run_config import RunConfig
-from .run_directories import mark_finished
+from .run_directories import mark_finished, prepare_run_dir
 from .trainer import fit, passes_per_epoch
 from .training_log import open_training_log
 
@@ -39,7 +40,7 @@ def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
     """§5.3 layer probes: per-layer accuracy from the encoder's cached activations."""
     run, started = plan.run, time.time()
     results = probe_function(run.task.name)(run, encoder.cache(), plan.metadata(out_dir, encoder))
-    results.update(task=run.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.position)
+    results.update(task=run.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.run.position)
     Record.from_dict(results).write(out_dir / plan.record_name)
     mark_finished(out_dir)
     print(json.dumps({"task": run.task.name, **results["dev"]}, indent=2))
@@ -49,14 +50,14 @@ def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
 def train(run: RunConfig, out_dir: Path) -> dict:
     plan = RunPlan.resolve(run)
     encoder = plan.encoder
-    out_dir, previous = plan.prepare(out_dir)
+    out_dir, previous = prepare_run_dir(plan, out_dir)
     if previous is not None:
         announce(previous, out_dir / plan.record_name, Path(plan.run.runs_root), reused=True)
         return previous
     results_path = out_dir / plan.record_name
     if plan.kind == "probe":
         return run_probe(plan, out_dir, encoder)
-    built = plan.build()
+    built = build_run(plan)
     task, splits, encoder, features, model = built.task, built.splits, built.encoder, built.features, built.model
     fraction = getattr(plan.run.data, "fraction", 1.0)
     used = f"; training on {len(splits['train']):,} of them (data.fraction={fraction})" if fraction != 1.0 else ""
@@ -85,7 +86,7 @@ def train(run: RunConfig, out_dir: Path) -> dict:
         metric=task.metric,
         dev=result["dev"],
         test=result.get("test"),
-        elmo_position=plan.position,
+        elmo_position=plan.run.position,
         train_examples=len(splits["train"]),
         mixing_weights=features.layer_weights(),
         best_epoch=result["best_epoch"],
@@ -237,7 +238,7 @@ def finetune(run: RunConfig, out_dir: Path) -> dict:
     encoder = plan.encoder
     if encoder.kind != "bilm":
         raise ConfigError(f"mode=finetune fine-tunes the biLM (§3.4); it is not available with encoder={encoder.kind}")
-    out_dir, previous = plan.prepare(out_dir)
+    out_dir, previous = prepare_run_dir(plan, out_dir)
     if previous is not None:
         return previous
     task = make_task(plan.run)

@@ -72,13 +72,23 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+THREADS_MAX = 4 * (os.cpu_count() or 1)  # beyond this OpenMP fails to start its threads (not a setting to try)
+
+
+def threads_problem(setting) -> str | None:
+    """What is wrong with a ``threads`` setting, if anything (the one check: ``run_config`` declares it)."""
+    if setting == "auto" or (
+        isinstance(setting, int) and not isinstance(setting, bool) and 1 <= setting <= THREADS_MAX
+    ):
+        return None
+    return f"must be auto or a whole number from 1 to {THREADS_MAX} (this machine has {os.cpu_count()} CPUs)"
+
+
 def choose_threads(setting, parallel_jobs: int = 1) -> int:
     """The thread count for ``threads=setting`` (``auto`` or a number)."""
     if setting not in (None, "auto"):
-        from .config_schema import THREADS_MAX
-
-        if isinstance(setting, bool) or not str(setting).isdigit() or not 1 <= int(setting) <= THREADS_MAX:
-            raise ConfigError(f"threads={setting!r}: must be auto or a whole number from 1 to {THREADS_MAX}")
+        if problem := threads_problem(setting):
+            raise ConfigError(f"threads={setting!r}: {problem}")
         return int(setting)
     if os.environ.get("OMP_NUM_THREADS", "").isdigit():
         return max(1, int(os.environ["OMP_NUM_THREADS"]))

@@ -9,6 +9,7 @@ import dataclasses
 import datetime
 import json
 import sys
+from operator import attrgetter
 from pathlib import Path
 
 from suite_common.checkpoints import load_tensors
@@ -16,9 +17,9 @@ from suite_common.errors import ConfigError, DataError, WeightsError
 from suite_common.hashing import sha256_hex
 
 from .identity import content_sha256
-from .pipeline import with_layers
+from .pipeline import build_run, with_layers
 from .plan import RunPlan
-from .run_config import RunConfig, evaluate_overrides, setting_at
+from .run_config import RunConfig, evaluate_overrides
 from .run_directories import write_json_atomic
 from .trainer import predict
 
@@ -54,7 +55,7 @@ def command_line_overrides(run: RunConfig, prefixes: tuple[str, ...]) -> dict:
     if not HydraConfig.initialized():
         return {}
     keys = [o.lstrip("+~").split("=", 1)[0] for o in HydraConfig.get().overrides.task]
-    return {k: setting_at(run, k) for k in keys if k.startswith(prefixes)}
+    return {k: attrgetter(k)(run) for k in keys if k.startswith(prefixes)}
 
 
 def checkpoint_file(checkpoint) -> Path:
@@ -155,7 +156,7 @@ def load_trained(path: Path, device: str = "cpu", overrides: dict | None = None)
             node = node.setdefault(part, {})
         node[last] = value
     plan = RunPlan.resolve(given)  # built and checked as a new run's
-    built = plan.build(layers=False, task_state=ckpt["task_state"])  # the fine-tuned biLM where it read one
+    built = build_run(plan, layers=False, task_state=ckpt["task_state"])  # the fine-tuned biLM where it read one
     encoder, trained_with = built.encoder, ckpt["encoder_sha256"]
     if encoder.sha256 != trained_with:
         raise WeightsError(

@@ -13,6 +13,7 @@ are allowed to vary: the seed, the training fraction of Figure 1 (``data.fractio
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from functools import cache
 from pathlib import Path
@@ -22,15 +23,14 @@ from omegaconf import OmegaConf
 from experiments.identity import content_sha256, counted_config
 from experiments.record import Record
 from experiments.rescoring import rescoring_differences
-from experiments.run_config import non_counting_keys, typed
-from experiments.settings import effective_position, uses_encoder
+from experiments.run_config import RunConfig, as_run, non_counting_keys, placement, reads_layers
 from suite_common.errors import ConfigError
 from tasks.common.data_files import data_files
 
 from .record_evidence import evidence_differences
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
-RUNTIME_KEYS = ("mode", "device", "threads", "checkpoint", "runs_root", "embed_sample")
+RUNTIME_KEYS = [f.name for f in dataclasses.fields(RunConfig) if not f.metadata["counts"]]  # mode, device, ...
 VARYING = (
     "seed",
     "data.fraction",
@@ -87,7 +87,7 @@ def settings(config: dict) -> dict:
     names them today (its typed form: a setting it does not hold has its default). A configuration
     today's settings cannot describe (a key since removed) is compared by its own keys."""
     try:
-        run = typed(config)
+        run = as_run(config)
     except ConfigError:
         return described_by_own_keys(config)
     return flat({**counted_config(run, {}), "identity": {}})
@@ -98,11 +98,12 @@ def described_by_own_keys(config: dict) -> dict:
     that never count (``settings.non_counting_keys``), the encoder only where ELMo is read, and
     ``elmo.position`` spelled out."""
     out = {k: v for k, v in config.items() if k not in RUNTIME_KEYS}
-    encoder = out.pop("encoder", None) or {}
-    if uses_encoder(out):
+    encoder, task = out.pop("encoder", None) or {}, out.get("task") or {}
+    position = placement((out.get("elmo") or {}).get("position"), task.get("elmo_position"))
+    if reads_layers(task.get("name", ""), out.get("mode"), position):
         out["encoder"] = {"kind": encoder.get("kind", "bilm"), **encoder}
-    if isinstance(out.get("elmo"), dict) and effective_position(out):
-        out["elmo"] = {**out["elmo"], "position": effective_position(out)}
+    if isinstance(out.get("elmo"), dict) and position:
+        out["elmo"] = {**out["elmo"], "position": position}
     skip = set(non_counting_keys())
     return {k: v for k, v in flat({**out, "identity": {}}).items() if k not in skip}
 
@@ -203,7 +204,9 @@ def cell_settings(r: Record, accepted: tuple[str, ...] = ()) -> tuple[str, ...]:
 def fills(r: Record, choices: tuple[str, ...], ablation: str, accepted: tuple[str, ...]) -> bool:
     """Whether the record's run is exactly the configuration ``choices`` compose with ``+ablation``."""
     wanted = (*choices, f"+ablation={ablation}")
-    return effective_position(composed(wanted)) == r.elmo_position and not differences(r, accepted, wanted)
+    config = composed(wanted)
+    position = placement(config["elmo"]["position"], config["task"]["elmo_position"])
+    return position == r.elmo_position and not differences(r, accepted, wanted)
 
 
 def variant(r: Record) -> str:

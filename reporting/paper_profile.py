@@ -17,7 +17,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from experiments.config_store import compose
-from experiments.settings import effective_position
+from experiments.run_config import as_run
 
 from . import paper_numbers
 
@@ -38,7 +38,7 @@ def value_of(cfg, key):
     if isinstance(key, tuple):
         return [value_of(cfg, k) for k in key]
     if key == "elmo_position":
-        return effective_position(cfg)
+        return as_run(cfg).position
     v = OmegaConf.select(cfg, key)
     return OmegaConf.to_container(v) if OmegaConf.is_config(v) else v
 

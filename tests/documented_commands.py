@@ -14,7 +14,7 @@ from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
-from experiments.config_schema import validate
+from experiments.run_config import as_run as typed_run
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "results" / "README.md"]
 NOT_RUN = {  # (start of the command) -> why the test does not run it
@@ -111,7 +111,7 @@ def jobs_of(overrides: list[str]) -> list[list[str]]:
 def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=job)
-    validate(cfg)  # every documented value is one the schema accepts
+    typed_run(cfg)  # every documented value is one the schema accepts
     task = cfg.task.name
     sizes = [o for o in MODEL_SIZES if task not in ("probe_pos", "probe_wsd")]
     if cfg.encoder.kind == "transformer":

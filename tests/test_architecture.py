@@ -104,8 +104,8 @@ def test_each_cross_cutting_decision_is_defined_once():
     # where ELMo goes, whether a run reads an encoder, what counts in a run's identity (the typed fields'
     # declarations and the one walk over them), the names settings had before
     for pattern in (
-        r"^def effective_position\(",
-        r"^def uses_encoder\(",
+        r"^def placement\(",
+        r"^def reads_layers\(",
         r"^def counted\(",
         r"^def run_file_hashes\(",
         r"^def run_digest\(",
@@ -118,7 +118,7 @@ def test_each_cross_cutting_decision_is_defined_once():
         assert len(definitions(pattern)) == 1, (pattern, definitions(pattern))
     # nobody else spells out what position=paper means
     assert [hit.split(":")[0] for hit in definitions(r"""position\W*\s*==\s*["']paper""")] == [
-        "experiments/settings.py"
+        "experiments/run_config.py"
     ]
 
 
@@ -250,7 +250,7 @@ def test_the_copy_check_finds_a_settings_class_repeating_a_config(tmp_path):
 
 # The edge: a composed configuration (Hydra's DictConfig) becomes the typed run here, and only here; Hydra's
 # sweep callback is called by Hydra with its own configuration.
-DICTCONFIG_EDGE = {"experiments.config_schema:validate", "experiments.run_config:as_run"}
+DICTCONFIG_EDGE = {"experiments.run_config:as_run"}
 HYDRA_CALLBACKS = {"experiments.sweep_total:on_job_end", "experiments.sweep_total:on_multirun_end"}
 BELOW_THE_ENTRY_POINTS = ("experiments", "encoders", "tasks", "elmo_core", "bert_core", "suite_common")
 

@@ -9,7 +9,6 @@ differs, and profiles."""
 from __future__ import annotations
 
 from suite_common.typed_config import (
-    LOCATION,
     FilePath,
     Flag,
     PathText,
@@ -38,7 +37,7 @@ def reads_hub(run) -> bool:
 
 def hub(default=None):
     """A Hugging Face dataset setting: it counts only when the hub's copy is read (no local files given)."""
-    return setting(default, identity="counts", when=reads_hub)
+    return setting(default, when=reads_hub)
 
 
 @settings_group
@@ -53,33 +52,33 @@ class DataConfig:
     hf_split: dict[one_of("train", "dev", "test"), Text | None] = hub(
         {"train": "train", "dev": "validation", "test": None}
     )
-    dir: PathText | None = setting(None, identity=LOCATION)  # the files read there count by their content
+    dir: PathText | None = setting(None, counts=False)  # the files read there count by their content
     train_file: Text | None = setting(None)
     dev_file: Text | None = setting(None)
     test_file: Text | None = setting(None)
     fraction: number(0, 1, low_open=True) = setting(1.0)  # a fixed, nested subset of the training set
-    train_path: PathText | None = setting(None, identity=LOCATION)
-    dev_path: PathText | None = setting(None, identity=LOCATION)
-    test_path: PathText | None = setting(None, identity=LOCATION)
+    train_path: PathText | None = setting(None, counts=False)
+    dev_path: PathText | None = setting(None, counts=False)
+    test_path: PathText | None = setting(None, counts=False)
 
 
 @settings_group
 class TaggedProbeData:
     """A layer probe's tagged files (``probe_pos``)."""
 
-    dir: PathText | None = setting(None, identity=LOCATION)
+    dir: PathText | None = setting(None, counts=False)
     train_file: Text | None = setting(None)
     dev_file: Text | None = setting(None)
-    train_path: PathText | None = setting(None, identity=LOCATION)
-    dev_path: PathText | None = setting(None, identity=LOCATION)
-    test_path: PathText | None = setting(None, identity=LOCATION)
+    train_path: PathText | None = setting(None, counts=False)
+    dev_path: PathText | None = setting(None, counts=False)
+    test_path: PathText | None = setting(None, counts=False)
 
 
 @settings_group
 class SenseProbeData:
     """The word-sense probe's SENSEVAL-2 files (``probe_wsd``): one ``<word>.pos`` per word."""
 
-    dir: PathText | None = setting(None, identity=LOCATION)
+    dir: PathText | None = setting(None, counts=False)
     words: list[Text] = setting(["hard", "interest", "line", "serve"])
     split_seed: integer(0) = setting(0)
 

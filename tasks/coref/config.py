@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Probability, group, integer, number, one_of, setting, settings_group
+from suite_common.typed_config import Probability, Text, group, integer, number, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -31,7 +31,10 @@ class CorefModelConfig(WordModelConfig):
 
 @settings_group
 class CorefConfig(TaskConfig):
-    name: one_of("coref") = setting("coref")
+    name: Text = setting("coref")
     elmo_position: one_of("input", "output", "both") = setting("input")
     max_training_sentences: integer(1) = setting(50)  # training documents are cut into windows this long
     model: CorefModelConfig = group(CorefModelConfig)
+
+
+CONFIG = CorefConfig  # the settings class this task names

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Flag, Probability, group, integer, one_of, setting, settings_group
+from suite_common.typed_config import Flag, Probability, Text, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -26,6 +26,9 @@ class NerModelConfig(WordModelConfig):
 
 @settings_group
 class NerConfig(TaskConfig):
-    name: one_of("ner") = setting("ner")
+    name: Text = setting("ner")
     elmo_position: one_of("input", "output", "both") = setting("input")
     model: NerModelConfig = group(NerModelConfig)
+
+
+CONFIG = NerConfig  # the settings class this task names

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Probability, group, integer, one_of, setting, settings_group
+from suite_common.typed_config import Probability, Text, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -16,6 +16,9 @@ class NliModelConfig(WordModelConfig):
 
 @settings_group
 class NliConfig(TaskConfig):
-    name: one_of("nli") = setting("nli")
+    name: Text = setting("nli")
     elmo_position: one_of("input", "output", "both") = setting("both")
     model: NliModelConfig = group(NliModelConfig)
+
+
+CONFIG = NliConfig  # the settings class this task names

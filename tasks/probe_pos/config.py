@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from suite_common.typed_config import one_of, setting, settings_group
+from suite_common.typed_config import Text, one_of, setting, settings_group
 
 from ..common.config import TaggedProbeData
 
@@ -12,5 +12,8 @@ from ..common.config import TaggedProbeData
 @settings_group
 class ProbePosConfig:
     DATA: ClassVar[type] = TaggedProbeData  # its data group's class
-    name: one_of("probe_pos") = setting("probe_pos")
+    name: Text = setting("probe_pos")
     elmo_position: one_of("probe") = setting("probe")
+
+
+CONFIG = ProbePosConfig  # the settings class this task names

@@ -18,7 +18,7 @@ import numpy as np
 
 from suite_common.errors import ConfigError
 from suite_common.errors import DataError as DataFormatError
-from suite_common.typed_config import one_of, setting, settings_group
+from suite_common.typed_config import Text, one_of, setting, settings_group
 
 from ..common.config import SenseProbeData
 from ..common.paper_reference import PaperReference
@@ -43,8 +43,11 @@ class ProbeWsdConfig:
 
     DATA: ClassVar[type] = SenseProbeData  # its data group's class
 
-    name: one_of("probe_wsd") = setting("probe_wsd")
+    name: Text = setting("probe_wsd")
     elmo_position: one_of("probe") = setting("probe")
+
+
+CONFIG = ProbeWsdConfig  # the settings class of task=probe_wsd
 
 
 def read_senseval(path: str | Path) -> list[dict]:

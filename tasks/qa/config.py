@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Probability, group, integer, one_of, setting, settings_group
+from suite_common.typed_config import Probability, Text, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -20,9 +20,12 @@ class QaModelConfig(WordModelConfig):
 
 @settings_group
 class QaConfig(TaskConfig):
-    name: one_of("qa") = setting("qa")
+    name: Text = setting("qa")
     elmo_position: one_of("input", "output", "both") = setting("both")
     max_answer_length: integer(1) = setting(17)  # tokens; best-span decoding bound
     max_tokens_per_batch: integer(1) = setting(6000)  # padded context tokens per batch
     batching: one_of("token_capped", "clustered") = setting("token_capped")
     model: QaModelConfig = group(QaModelConfig)
+
+
+CONFIG = QaConfig  # the settings class this task names

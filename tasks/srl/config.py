@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Probability, group, integer, one_of, setting, settings_group
+from suite_common.typed_config import Probability, Text, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -22,6 +22,9 @@ class SrlModelConfig(WordModelConfig):
 
 @settings_group
 class SrlConfig(TaskConfig):
-    name: one_of("srl") = setting("srl")
+    name: Text = setting("srl")
     elmo_position: one_of("input", "output", "both") = setting("input")
     model: SrlModelConfig = group(SrlModelConfig)
+
+
+CONFIG = SrlConfig  # the settings class this task names

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Flag, Probability, group, integer, one_of, setting, settings_group
+from suite_common.typed_config import Flag, Probability, Text, group, integer, one_of, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -18,8 +18,11 @@ class SstModelConfig(WordModelConfig):
 
 @settings_group
 class SstConfig(TaskConfig):
-    name: one_of("sst") = setting("sst")
+    name: Text = setting("sst")
     elmo_position: one_of("input", "output", "both") = setting("both")
     binary: Flag = setting(False)
     phrases_min_tokens: integer(1, optional=True) = setting(None)  # also train on phrases this long
     model: SstModelConfig = group(SstModelConfig)
+
+
+CONFIG = SstConfig  # the settings class this task names

@@ -7,7 +7,7 @@ import pytest
 from hydra import initialize_config_dir
 from run_configs import CONF, compose_cfg
 
-from experiments.settings import effective_position
+from experiments.run_config import as_run
 from reporting.paper_numbers import TASKS
 from tasks.common.layers import ElmoFeatures
 from tasks.registry import available
@@ -43,11 +43,11 @@ def test_source_local_points_every_task_at_its_shared_data(task):
 
 def test_profiles_set_the_papers_task_values():
     ner = compose_cfg(["task=ner", "profile=paper"])
-    assert list(ner.task.model.hidden) == [200, 100] and ner.elmo.l2 == 0.1 and effective_position(ner) == "input"
+    assert list(ner.task.model.hidden) == [200, 100] and ner.elmo.l2 == 0.1 and as_run(ner).position == "input"
     sst = compose_cfg(["task=sst", "profile=paper"])
-    assert sst.trainer.lr == 0.0001 and effective_position(sst) == "both" and sst.task.phrases_min_tokens == 4
+    assert sst.trainer.lr == 0.0001 and as_run(sst).position == "both" and sst.task.phrases_min_tokens == 4
     # the command line still wins over the profile
-    assert effective_position(compose_cfg(["task=ner", "profile=paper", "elmo.position=both"])) == "both"
+    assert as_run(compose_cfg(["task=ner", "profile=paper", "elmo.position=both"])).position == "both"
 
 
 @pytest.mark.parametrize("sweep", ["table1", "table2", "table3", "sample_efficiency"])
@@ -61,7 +61,7 @@ def test_sweep_configs_compose(sweep):
     for task in params["task"].split(","):
         for ablation in params["+ablation"].split(","):
             c = compose_cfg([f"task={task}", f"+ablation={ablation}"])
-            assert effective_position(c) in ("none", "input", "output", "both")
+            assert as_run(c).position in ("none", "input", "output", "both")
 
 
 @pytest.mark.parametrize(

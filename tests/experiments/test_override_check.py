@@ -14,19 +14,21 @@ from suite_common.errors import ConfigError
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["elmo.positon=both"], "unknown key 'elmo.positon' (did you mean elmo.position?)"),
-        (["+elmo.positon=both"], "unknown key 'elmo.positon' (did you mean elmo.position?)"),
-        (["++trainer.max_epoch=2"], "unknown key 'trainer.max_epoch' (did you mean trainer.max_epochs?)"),
-        (["~elmo.dropuot"], "unknown key 'elmo.dropuot' (did you mean elmo.dropout?)"),
+        (["elmo.positon=both"], "elmo.positon: no such setting (did you mean position?)"),
+        (["+elmo.positon=both"], "elmo.positon: no such setting (did you mean position?)"),
+        (["++trainer.max_epoch=2"], "trainer.max_epoch: no such setting (did you mean max_epochs?)"),
+        (["~elmo.dropuot"], "~elmo.dropuot: no such setting (did you mean dropout?)"),
+        (["task=ner", "seed=-1"], "seed=-1: must be greater than or equal to 0; nothing was run"),
         (["task=nre"], "task=nre: no such task (did you mean ner?)"),
         (["+ablation=inptu"], "ablation=inptu: no such ablation (did you mean input?)"),
         (
             ["-m", "task=ner,sst", "task.model.char_width=5", "task.model.predicate_dim=9"],
-            "unknown key 'task.model.predicate_dim' for task=ner",
+            "task.model.predicate_dim: no such setting (did you mean word_dim, char_dim?) (sweep job task=ner)",
         ),  # an SRL key: exists for SRL only
         (
             ["-m", "encoder=bilm,transformer", "encoder.state=stateful"],  # a biLM key: exists for the biLM only
-            "unknown key 'encoder.state' for encoder=transformer (a biLM setting: encoder=transformer has none",
+            "encoder.state: no such setting (known: batch_size, finetune, finetune_epochs, kind, max_length, model, "
+            "pooling, revision) (sweep job encoder=transformer)",
         ),
         (
             ["encoder.weights=https://example.org/w.hdf5#sha256=00ff"],  # a pin, unquoted
@@ -100,7 +102,7 @@ def test_a_bad_value_in_any_sweep_job_stops_the_sweep_before_the_first_job(tmp_p
         timeout=120,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "trainer.max_epochs='x': must be an integer (sweep job task=nli trainer.max_epochs=x)" in done.stderr
+    assert "trainer.max_epochs='x': must be a valid integer (sweep job task=nli trainer.max_epochs=x)" in done.stderr
     assert not (tmp_path / "runs").exists()
 
 

@@ -17,7 +17,7 @@ from elmo_core import save_bilm
 from experiments import identity as run_identity
 from experiments import run_directories, runner
 from experiments.record import RECORD_NAMES
-from experiments.run_config import as_run, typed
+from experiments.run_config import as_run
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 
@@ -157,7 +157,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     config = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": str(vectors)}}, "elmo": {"position": "none"}}
 
     def digest():
-        return run_identity.run_digest(config, run_identity.make_identity(typed(config), None))
+        return run_identity.run_digest(config, run_identity.make_identity(as_run(config), None))
 
     first = digest()
     moved = tmp_path / "elsewhere.txt"
@@ -168,7 +168,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     run_identity._file_sha256.cache_clear()
     assert digest() != first  # edited: another run
     plain = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": None}}, "elmo": {"position": "none"}}
-    assert "files_sha256" not in run_identity.make_identity(typed(plain), None)  # unset: identities as before
+    assert "files_sha256" not in run_identity.make_identity(as_run(plain), None)  # unset: identities as before
     assert "task.model.vectors" in runner_excludes()
     name = run_directories.run_dir_name("task.model.vectors:../../../../x/vec.txt+seed:0")
     assert "/" not in name and (tmp_path / name).resolve().parent == tmp_path.resolve()

@@ -100,7 +100,8 @@ def test_a_file_that_is_not_a_record_is_refused_naming_it(tmp_path, text, messag
 
 def test_the_plan_decides_kind_position_encoder_use_and_record_once(bilm_files, tmp_path):
     plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path)))
-    assert (plan.kind, plan.position, plan.uses_encoder, plan.record_name) == ("task", "input", True, "results.json")
+    assert (plan.kind, plan.run.position, plan.run.reads_encoder) == ("task", "input", True)
+    assert plan.record_name == "results.json"
     assert plan.identity["bilm_sha256"] == plan.encoder.sha256 and set(plan.data_files) == {"train", "dev"}
     assert plan.digest == run_digest(plan.resolved, plan.identity)
     baseline = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none")))

@@ -1,10 +1,10 @@
-"""Each setting that several parts of the suite read is decided once (experiments.settings, experiments.run_config)."""
+"""Each setting that several parts of the suite read is decided once (experiments.run_config)."""
 
 from conftest import REPO
 from hydra import compose, initialize_config_dir
 
-from experiments.run_config import as_run, evaluate_overrides, run_dir_excludes
-from experiments.settings import effective_position, uses_encoder
+from experiments.record import Record
+from experiments.run_config import as_run, evaluate_overrides, placement, reads_layers, run_dir_excludes
 from tasks.registry import available
 
 
@@ -15,11 +15,12 @@ def test_run_directory_names_leave_out_exactly_the_keys_that_do_not_change_a_res
 
 
 def test_effective_position_and_encoder_use_on_configs_and_records():
-    assert effective_position({"elmo": {"position": "paper"}, "task": {"elmo_position": "both"}}) == "both"
-    assert effective_position({"elmo": {"position": "input"}, "task": {"elmo_position": "both"}}) == "input"
-    assert not uses_encoder({"elmo": {"position": "none"}, "task": {"name": "ner"}})
-    assert uses_encoder({"elmo": {"position": "none"}, "task": {"name": "ner"}, "mode": "finetune"})
-    assert uses_encoder({"elmo": {"position": "paper"}, "task": {"name": "probe_pos", "elmo_position": "probe"}})
+    assert (placement("paper", "both"), placement("input", "both")) == ("both", "input")
+    assert not reads_layers("ner", "train", "none") and reads_layers("ner", "finetune", "none")
+    assert reads_layers("probe_pos", "train", "probe")
+    assert not Record(config={"elmo": {"position": "none"}, "task": {"name": "ner"}}, task="ner").uses_encoder
+    paper = {"elmo": {"position": "paper"}, "task": {"name": "sst", "elmo_position": "both"}}
+    assert Record(config=paper, task="sst").uses_encoder
     assert evaluate_overrides()[0] == "data." and "encoder.weights" in evaluate_overrides()
 
 
@@ -49,8 +50,6 @@ def test_every_composed_configuration_is_a_typed_plan_and_every_field_is_configu
 
     from omegaconf import OmegaConf
 
-    from experiments.run_config import RunConfig
-
     def fields_of(obj, prefix=""):
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
@@ -68,7 +67,7 @@ def test_every_composed_configuration_is_a_typed_plan_and_every_field_is_configu
             overrides = [f"task={task}", f"profile={profile}", f"source={source}", f"encoder={encoder}"]
             plain = OmegaConf.to_container(compose("config", overrides=overrides), resolve=True)
             seen |= set(_leaf_keys(plain))
-            declared |= set(fields_of(RunConfig.from_resolved(plain)))
+            declared |= set(fields_of(as_run(plain)))
     held = seen | {k.rsplit(".", 1)[0] for k in seen}  # a mapping-valued field (data.hf_split) by its entries
     never_configured = sorted(declared - held - {"source", "data.hf_config"})  # source: an empty group
     assert never_configured == [], f"typed fields no configuration in conf/ holds: {never_configured}"

@@ -24,11 +24,11 @@ def test_threads_zero_is_one_line_and_leaves_no_run_directory(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     import os
 
-    from experiments.config_schema import THREADS_MAX
+    from experiments.threads import THREADS_MAX
 
     assert [line for line in done.stderr.splitlines() if line.strip()] == [
         f"error: threads=0: must be auto or a whole number from 1 to {THREADS_MAX}"
-        f" (this machine has {os.cpu_count()} CPUs)"
+        f" (this machine has {os.cpu_count()} CPUs); nothing was run"
     ]
     assert not (tmp_path / "runs").exists()
 

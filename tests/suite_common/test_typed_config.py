@@ -1,5 +1,5 @@
 """The typed settings: pydantic validates each group from its annotations, and its first error is one line
-naming the key in the suite's words."""
+naming the key, in pydantic's words."""
 
 import pytest
 
@@ -37,29 +37,30 @@ def test_a_mapping_becomes_the_group_with_its_defaults_and_numbers_kept_as_given
     [
         ({"rate": 0}, "g.rate=0: must be greater than 0"),
         ({"share": 1.0}, "g.share=1.0: must be less than 1"),
-        ({"count": 11}, "g.count=11: must be at most 10"),
-        ({"count": 1.5}, "g.count=1.5: must be an integer"),
-        ({"count": True}, "g.count=True: must be an integer"),
-        ({"rate": "1"}, "g.rate='1': must be a number"),
+        ({"count": 11}, "g.count=11: must be less than or equal to 10"),
+        ({"count": 1.5}, "g.count=1.5: must be a valid integer"),
+        ({"count": True}, "g.count=True: must be a valid integer"),
+        ({"rate": "1"}, "g.rate='1': must be a valid number"),
         ({"rate": float("inf")}, "g.rate=inf: must be a finite number"),
-        ({"flag": "yes"}, "g.flag='yes': must be true or false"),
-        ({"kind": "c"}, "g.kind='c': must be one of a, b"),
+        ({"flag": "yes"}, "g.flag='yes': must be a valid boolean"),
+        ({"kind": "c"}, "g.kind='c': must be 'a' or 'b'"),
         ({"odd": 2}, "g.odd=2: must be odd"),
-        ({"inner": {"sizes": [1, 0]}}, "g.inner.sizes[1]=0: must be at least 1"),
-        ({"inner": "x"}, "g.inner='x': must be a mapping of its settings"),
+        ({"inner": {"sizes": [1, 0]}}, "g.inner.sizes[1]=0: must be greater than or equal to 1"),
+        ({"inner": "x"}, "g.inner='x': must be a dictionary or an instance of Inner"),
+        ({"inner": {"path": " "}}, "g.inner.path=' ': an empty path; give a directory or file"),
         ({"rat": 1}, "g.rat: no such setting (did you mean rate?)"),
         ({"inner": {"size": [1]}}, "g.inner.size: no such setting (did you mean sizes?)"),
+        ("x", "g='x': must be a mapping of its settings"),
     ],
 )
 def test_a_bad_value_or_key_is_one_line_naming_it(given, said):
     with pytest.raises(ConfigError) as e:
         tc.build(Outer, given, "g.")
-    assert str(e.value) == said
+    assert str(e.value).startswith(said) and "\n" not in str(e.value)
 
 
-def test_identity_roles_sit_in_the_fields_metadata():
-    roles = {f.name: tc.role(f) for f in tc.dataclasses.fields(Inner)}
-    assert roles == {"sizes": tc.COUNTS, "path": tc.CONTENT}
-    assert tc.counted(Inner(sizes=[5], path="f"), None, {}) == {"sizes": [5]}
-    with pytest.raises(ValueError, match="identity role"):
-        tc.setting(1, identity="sometimes")
+def test_whether_a_field_counts_sits_in_its_metadata():
+    assert {f.name: f.metadata["counts"] for f in tc.dataclasses.fields(Inner)} == {"sizes": True, "path": False}
+    assert tc.counted(Inner(sizes=[5], path="f"), None, {}) == {"sizes": [5]}  # a file counts by its content
+    assert list(tc.content_fields(Outer)) == ["inner.path"]
+    assert tc.content_fields(Outer)["inner.path"].metadata["hash_name"] == "inner_sha256"

@@ -161,11 +161,10 @@ def test_metrics_empty_response_and_micro_average_over_documents():
 def test_candidate_spans_stay_inside_sentences_and_width():
     import torch
 
-    from experiments.run_config import RunConfig
     from tasks.common.layers import ElmoFeatures
     from tasks.coref.model import CorefModel
 
-    cfg = RunConfig.from_resolved(
+    cfg = as_run(
         {
             "task": {
                 "name": "coref",

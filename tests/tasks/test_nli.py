@@ -58,11 +58,10 @@ def test_sick_reader(tmp_path):
 
 
 def test_esim_padding_never_changes_the_prediction():
-    from experiments.run_config import RunConfig
     from tasks.common.layers import ElmoFeatures
     from tasks.nli.task import NliTask
 
-    cfg = RunConfig.from_resolved(
+    cfg = as_run(
         {
             "task": {
                 "name": "nli",
