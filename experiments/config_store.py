@@ -79,7 +79,7 @@ _REGISTERED: list = [None]  # what the store holds now: the conf directory and i
 def register(conf: Path = CONF) -> None:
     """Put every base node into Hydra's ConfigStore (the last registration stands; registering the same
     task files again changes nothing and is skipped)."""
-    from tasks.registry import available
+    from tasks.registry import available, table_tasks
 
     files = sorted((conf / "task").glob("*.yaml"))
     key = (conf, tuple(available()), tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files))
@@ -87,6 +87,7 @@ def register(conf: Path = CONF) -> None:
         return
     _REGISTERED[0] = None  # a registration stopped half way is none
     OmegaConf.register_new_resolver("run_dir_excludes", run_dir_excludes, replace=True)  # hydra.job.config
+    OmegaConf.register_new_resolver("table1_tasks", lambda: ",".join(table_tasks()), replace=True)  # +sweep=table1
     store = ConfigStore.instance()
     store.store(name="run_defaults", node=run_defaults())
     for (group, name), cls in GROUP_DEFAULTS.items():

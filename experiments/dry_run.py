@@ -154,11 +154,12 @@ def dry_run(run: RunConfig, out_dir: Path | None = None, estimate_finished: bool
         rate = measured["encoder_tokens_per_second"]
         for entry in (report.get("cache") or {}).get("entries", {}).values():
             entry[1] = round(entry[1] / rate, 1) if rate else 0.0  # tokens -> seconds at the measured rate
+        meanings = {**COUNTS, **task.COUNTS}
         report["counts_explained"] = {
-            k: COUNTS[k]
+            k: meanings[k]
             for k in ["train_examples", "batches_per_epoch", "max_epochs"]
             + sorted({key for stats in task.data_stats.values() for key in stats})
-            if k in COUNTS
+            if k in meanings
         }
     memory = memory_available_gb()
     report["memory_available"] = f"{memory:.1f} GB" if memory is not None else "unknown"

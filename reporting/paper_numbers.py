@@ -6,14 +6,9 @@ reference (or without a Table 1 row) comes after them, with "—" where the pape
 from __future__ import annotations
 
 from experiments.run_config import task_config_class
-from tasks.registry import available, paper_reference, task_class
+from tasks.registry import available, paper_reference, table_tasks, task_class
 
 REFERENCES = {name: ref for name in available() if (ref := paper_reference(name)) is not None}
-
-
-def _table1_order(name: str) -> tuple:
-    row = REFERENCES[name].row if name in REFERENCES else None
-    return (row is None, row or 0, name)
 
 
 def is_probe(name: str) -> bool:
@@ -24,7 +19,8 @@ def is_probe(name: str) -> bool:
 # the tasks of the task tables, in the paper's Table 1 order: metric and the paper's dataset
 TASKS = {
     name: {"metric": task_class(name).metric, "paper_dataset": REFERENCES[name].dataset if name in REFERENCES else "—"}
-    for name in sorted((n for n in available() if not is_probe(n)), key=_table1_order)
+    for name in table_tasks()
+    if not is_probe(name)
 }
 OUR_DATA = {n: REFERENCES[n].data_here for n in TASKS if n in REFERENCES}
 DATA_NOTES = {n: REFERENCES[n].data_note for n in TASKS if n in REFERENCES and REFERENCES[n].data_note}

@@ -73,6 +73,7 @@ class Task:
     STATE = ("words", "labels")
     VERSION = 1  # raise when a change to the task's code changes its results: part of every run's identity
     NOTICES: tuple[str, ...] = ()  # reader counts (data_stats keys) of suspicious input, warned when not zero
+    COUNTS: dict[str, str] = {}  # what its readers' counts mean, where experiments.time_estimate.COUNTS does not say
 
     def __init__(self, cfg):
         self.cfg = cfg  # the task's config node (cfg.task)

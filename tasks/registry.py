@@ -69,6 +69,17 @@ def probe_function(name: str) -> Callable:
     return getattr(module, f"run_{kind}_probe")
 
 
+def table_tasks() -> list[str]:
+    """The tasks of the task tables (the probes apart), in the paper's Table 1 order; a task without a Table 1
+    row (``paper.py``) after them, by name. Table 1's sweep runs them (``conf/sweep/table1.yaml``)."""
+
+    def order(name: str) -> tuple:
+        row = getattr(paper_reference(name), "row", None)
+        return (row is None, row or 0, name)
+
+    return sorted((n for n in available() if not n.startswith("probe_")), key=order)
+
+
 def paper_reference(name: str):
     """What the paper reports for ``name`` (``tasks.common.paper_reference.PaperReference``): the
     ``REFERENCE`` of ``tasks/<name>/paper.py``, or of a probe function's module; None when it declares none."""

@@ -26,6 +26,25 @@ def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_HF_HOME, ignore_errors=True)
 
 
+def pytest_collection_modifyitems(config, items):
+    """``ELMO_ONLY_TASK=<name>``: each test parametrized by task runs for that task alone (``tests/test_new_task.py``
+    runs the ``every_task`` tests so, with a toy task added)."""
+    only = os.environ.get("ELMO_ONLY_TASK")
+    if not only:
+        return
+    from tasks.registry import available
+
+    def tasks_of(item) -> set:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        return {v for v in params.values() if isinstance(v, str) and v in names}
+
+    names = set(available())
+    other = [i for i in items if tasks_of(i) - {only}]
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = [i for i in items if i not in other]
+
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ELMO_SHARED", REPO.parent / "shared"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -1,5 +1,7 @@
-"""Each task on its tiny fixture, set up as the runner does (``TASKS``: fixture and sizes; ``task_setup``:
-configuration, task, encoder and the splits with their layers; ``new_model``), for the tests of every package."""
+"""Each trainable task on a tiny data set, set up as the runner does (``TASKS``: task -> its data directory and
+the overrides that keep it small; ``task_setup``: configuration, task, encoder and the splits with their layers;
+``new_model``), for the tests of every package. The tasks are the registry's: the six of the paper read their
+fixtures under ``tests/fixtures``; any other task reads the ``sample/`` its folder holds (its own file names)."""
 
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
@@ -8,8 +10,9 @@ from encoders import encoder_for
 from experiments import runner
 from experiments.run_config import as_run
 from experiments.trainer import set_seed
+from tasks.registry import available, is_probe_function
 
-TASKS = {
+FIXTURE_FILES = {  # the paper's tasks: a fixture file under tests/fixtures, as train and dev, and what keeps it tiny
     "ner": ("ner_tiny.conll", []),
     "sst": ("sst_tiny.txt", []),
     "srl": ("srl_tiny.conllu", []),
@@ -28,14 +31,24 @@ TASKS = {
 }
 
 
+def tiny_data(name: str) -> list[str] | None:
+    """The overrides that point task ``name`` at its tiny data, or None where it has none."""
+    if name in FIXTURE_FILES:
+        fixture, extra = FIXTURE_FILES[name]
+        return [f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}", *extra]
+    sample = REPO / "tasks" / name / "sample"
+    return [f"data.dir={sample}"] if sample.is_dir() else None
+
+
+TRAINABLE = [name for name in available() if not is_probe_function(name) and not name.startswith("probe_")]
+TASKS = {name: data for name in TRAINABLE if (data := tiny_data(name)) is not None}
+
+
 def task_setup(task_name, bilm_files, tmp_path, more_overrides=()):
-    fixture, extra = TASKS[task_name]
     o, w = bilm_files
     overrides = [
         f"task={task_name}",
-        f"data.dir={FIXTURES}",
-        f"data.train_file={fixture}",
-        f"data.dev_file={fixture}",
+        *TASKS[task_name],
         f"encoder.options={o}",
         f"encoder.weights={w}",
         f"cache.dir={tmp_path / 'cache'}",
@@ -43,7 +56,6 @@ def task_setup(task_name, bilm_files, tmp_path, more_overrides=()):
         "elmo.dropout=0.0",
         "task.model.word_dim=8",
         "task.model.dropout=0.0",
-        *extra,
         *more_overrides,
     ]
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):

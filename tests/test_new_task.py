@@ -1,21 +1,23 @@
-"""A new task is one folder and its config file: a toy seventh task, added to a copy of the suite, trains
-through ``run.py`` and is reported by ``reporting.report`` with nothing else changed."""
+"""A new task is one folder and its config file: a toy seventh task, added with nothing else changed, trains
+through ``run.py``, is reported by ``reporting.report``, and passes every test of the suite that goes through
+every registered task (``every_task``)."""
 
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, SHARED
 
 TOY = FIXTURES / "toy_task"
 CODE = ["run.py", "conf", "elmo_core", "bert_core", "encoders", "tasks", "experiments", "reporting", "suite_common"]
 
 
-def copy_of_the_suite(root):
+def copy_of_the_suite(root, names=CODE):
     root.mkdir()
-    for name in CODE:
+    for name in names:
         source, target = REPO / name, root / name
         if source.is_dir():
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
@@ -47,7 +49,7 @@ def test_a_toy_task_in_one_folder_trains_through_run_py_and_is_reported(tmp_path
     shutil.copytree(TOY / "tasks" / "toy", suite / "tasks" / "toy")
     shutil.copy2(TOY / "conf" / "task" / "toy.yaml", suite / "conf" / "task" / "toy.yaml")
     added = files(suite) - before
-    assert {p.parts[:2] for p in added} == {("tasks", "toy"), ("conf", "task")} and len(added) == 7
+    assert {p.parts[:2] for p in added} == {("tasks", "toy"), ("conf", "task")} and len(added) == 9
     assert all((suite / p).read_bytes() == (REPO / p).read_bytes() for p in before)  # nothing else changed
 
     data = tmp_path / "shared" / "data" / "toy"
@@ -72,3 +74,32 @@ def test_a_toy_task_in_one_folder_trains_through_run_py_and_is_reported(tmp_path
     assert report.returncode == 0, report.stderr[-3000:]
     row = next(line for line in (out / "table1.md").read_text().splitlines() if line.startswith("| toy"))
     assert "toy (accuracy; paper: —)" in row and "(n=2)" in row, row
+
+
+def test_the_toy_task_in_the_checkout_passes_every_test_that_goes_through_every_task(tmp_path):
+    """The suite's own tests, with the toy's folder and its config file placed beside the six tasks: each
+    ``every_task`` test runs for the toy (``ELMO_ONLY_TASK``: the other tasks' cases are the main run's)."""
+    suite = tmp_path / "suite"
+    copy_of_the_suite(suite, [*CODE, "tests", "pyproject.toml"])
+    shutil.copytree(TOY / "tasks" / "toy", suite / "tasks" / "toy")
+    shutil.copy2(TOY / "conf" / "task" / "toy.yaml", suite / "conf" / "task" / "toy.yaml")
+    env = {**os.environ, "ELMO_ONLY_TASK": "toy", "ELMO_SHARED": str(SHARED), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-m", "every_task", "-p", "no:cacheprovider",
+         f"--basetemp={tmp_path / 'tmp'}", "tests"],
+        cwd=suite, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:]
+    toy_cases = set(re.findall(r"::(\w+)\[[^\]]*toy[^\]]*\] PASSED", done.stdout))
+    parametrized = {
+        "test_trains_saves_reloads_and_predicts_the_same",
+        "test_prediction_does_not_depend_on_batch_or_padding",
+        "test_every_model_returns_one_output_type",
+        "test_task_head_forward_loss_and_backward_on_meta",
+        "test_every_task_trains_on_a_tiny_random_bert",
+        "test_config_composes",
+        "test_source_local_points_every_task_at_its_shared_data",
+        "test_every_count_a_reader_reports_is_explained",
+    }
+    assert parametrized <= toy_cases, sorted(parametrized - toy_cases)
+    assert not re.search(r"\[[^\]]*\b(ner|sst|srl|qa|nli|coref)\b[^\]]*\] PASSED", done.stdout)

@@ -26,23 +26,20 @@ def _cfg(overrides):
 
 
 def _task_overrides(task_name, tmp_path, model_dir, *extra):
-    fixture, task_extra = TASKS[task_name]
     return [
         f"task={task_name}",
-        f"data.dir={FIXTURES}",
-        f"data.train_file={fixture}",
-        f"data.dev_file={fixture}",
+        *TASKS[task_name],
         "encoder=transformer",
         f"encoder.model={model_dir}",
         f"cache.dir={tmp_path / 'cache'}",
         "elmo.position=both",
         "trainer.max_epochs=1",
         "task.model.word_dim=8",
-        *task_extra,
         *extra,
     ]
 
 
+@pytest.mark.every_task
 @pytest.mark.parametrize("task_name", sorted(TASKS))
 def test_every_task_trains_on_a_tiny_random_bert(task_name, tmp_path):
     model_dir = tiny_bert(tmp_path / "bert", max_position=32)  # QA contexts and coref documents need windows

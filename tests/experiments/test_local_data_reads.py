@@ -7,18 +7,22 @@ from conftest import SHARED, shared_path
 from run_configs import compose_cfg
 
 from experiments.pipeline import make_task, training_splits
+from reporting.paper_numbers import REFERENCES
 from tasks.common.data_files import data_files
 from tasks.registry import available, is_probe_function
 
 TASKS = [name for name in available() if not is_probe_function(name)]
 
 
+@pytest.mark.every_task
 @pytest.mark.parametrize("task", TASKS)
 def test_the_local_training_and_dev_files_read_whole(task, monkeypatch):
     monkeypatch.setenv("ELMO_SHARED", str(SHARED))
     cfg = compose_cfg([f"task={task}", "source=local", "profile=paper"])
     for path in data_files(dict(cfg.data)).values():
-        shared_path(str(path.relative_to(SHARED)))  # fails under CI, skips elsewhere
+        if task not in REFERENCES and not path.exists():  # a task added with its data elsewhere
+            pytest.skip(f"{task}: no local data at {path}")
+        shared_path(str(path.relative_to(SHARED)))  # the paper's tasks: fails under CI, skips elsewhere
     splits = training_splits(cfg, make_task(cfg))
     assert splits["train"] is not None and len(splits["train"]) > 0
     assert splits["dev"] is not None and len(splits["dev"]) > 0

@@ -1,5 +1,6 @@
 """Each setting that several parts of the suite read is decided once (experiments.run_config)."""
 
+import pytest
 from conftest import REPO
 from hydra import compose, initialize_config_dir
 
@@ -41,6 +42,7 @@ def _leaf_keys(node, prefix=""):
             yield f"{prefix}{key}"
 
 
+@pytest.mark.every_task
 def test_every_composed_configuration_is_a_typed_plan_and_every_field_is_configured_somewhere():
     """A new key in conf/ needs its typed field (which declares its part in the identity beside it): a
     configuration with a key no field declares does not build; a field that no configuration holds is

@@ -38,6 +38,7 @@ def every_class(classes):
     return list(dict.fromkeys(seen))
 
 
+@pytest.mark.every_task
 def test_a_field_that_holds_a_path_counts_by_its_content_or_is_where_files_are_looked_up():
     """A new path-valued setting cannot be forgotten: typed as a path it must be a file field (its content hashed
     into the identity), and a text field named like a path is either that or a place the data's files are found in
@@ -137,6 +138,7 @@ def repeated_defaults(written: dict, defaults: dict, where: str = "") -> list[st
     return out
 
 
+@pytest.mark.every_task
 def test_the_base_of_every_group_is_its_dataclass_registered_in_hydras_store():
     """A default is defined once: the ConfigStore holds each typed group's defaults, and no group's
     base is a YAML file."""
@@ -154,6 +156,7 @@ def test_the_base_of_every_group_is_its_dataclass_registered_in_hydras_store():
     assert not own & {p.name for p in (REPO / "conf" / "data").glob("*.yaml")}
 
 
+@pytest.mark.every_task
 def test_no_base_yaml_file_repeats_a_dataclass_default():
     """``conf/config.yaml`` and each task file hold only what differs from the typed defaults: the task's
     settings, its data (from the data group's defaults) and each source (from the task's data)."""

@@ -245,7 +245,7 @@ def test_padding_never_changes_a_score(bilm_files, tmp_path):
 
 
 def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, tmp_path):
-    from conftest import FIXTURES, REPO
+    from conftest import REPO
     from hydra import compose, initialize_config_dir
     from task_setups import TASKS
 
@@ -261,16 +261,13 @@ def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, t
                 "config",
                 overrides=[
                     "task=coref",
-                    f"data.dir={FIXTURES}",
-                    "data.train_file=coref_tiny.conll",
-                    "data.dev_file=coref_tiny.conll",
+                    *TASKS["coref"],
                     f"encoder.options={o}",
                     f"encoder.weights={w}",
                     f"cache.dir={tmp_path / 'cache'}",
                     "elmo.position=input",
                     "trainer.max_epochs=2",
                     "task.model.word_dim=8",
-                    *TASKS["coref"][1],
                     f"runs_root={tmp_path / run / 'root'}",
                 ],
             )

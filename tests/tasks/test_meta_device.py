@@ -96,6 +96,7 @@ def shapes_only(monkeypatch):
         yield
 
 
+@pytest.mark.every_task
 @pytest.mark.parametrize("task_name", sorted(TASKS))
 def test_task_head_forward_loss_and_backward_on_meta(task_name, bilm_files, tmp_path, shapes_only):
     cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)

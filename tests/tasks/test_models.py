@@ -18,6 +18,7 @@ from suite_common.errors import ConfigError
 from tasks.common.layers import TaskModel
 
 
+@pytest.mark.every_task
 @pytest.mark.parametrize("task_name", sorted(TASKS))
 def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_path):
     cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
@@ -55,6 +56,7 @@ def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_p
     assert predict(fresh_task, reloaded, data["dev"], 4) == expected
 
 
+@pytest.mark.every_task
 @pytest.mark.parametrize("task_name", sorted(TASKS))
 def test_prediction_does_not_depend_on_batch_or_padding(task_name, bilm_files, tmp_path):
     cfg, task, source, data = _setup(task_name, bilm_files, tmp_path)
@@ -71,6 +73,7 @@ def test_prediction_does_not_depend_on_batch_or_padding(task_name, bilm_files, t
             assert task.name == "coref"
 
 
+@pytest.mark.every_task
 @pytest.mark.parametrize("task_name", sorted(TASKS))
 def test_every_model_returns_one_output_type(task_name, bilm_files, tmp_path):
     """The model contract: forward gives a TaskOutput, with the loss when the batch carries gold

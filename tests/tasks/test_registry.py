@@ -8,6 +8,7 @@ from suite_common.errors import ConfigError
 from tasks.registry import available, is_probe_function, probe_function, task_class
 
 
+@pytest.mark.every_task
 def test_every_task_folder_and_probe_is_found_and_each_has_its_conf():
     names = available()
     folders = sorted(p.parent.name for p in (REPO / "tasks").glob("*/task.py"))
@@ -30,3 +31,12 @@ def test_an_unknown_name_is_one_error_listing_what_there_is(name):
 def test_asking_a_probe_function_for_its_task_class_says_what_it_is():
     with pytest.raises(ConfigError, match=r"'probe_wsd' is a probe with nothing to train \(tasks/probes/wsd.py\)"):
         task_class("probe_wsd")
+
+
+@pytest.mark.every_task
+def test_every_trainable_task_has_tiny_data_for_the_tests_of_every_task():
+    """A task's ``sample/`` (a few examples in its default format, under its own file names) is what the
+    model, meta-device and Transformer tests run it on; the paper's six read their fixtures instead."""
+    from task_setups import TASKS, TRAINABLE
+
+    assert TRAINABLE and [name for name in TRAINABLE if name not in TASKS] == [], "add tasks/<name>/sample/"
