@@ -84,7 +84,7 @@ def counted_config(run: RunConfig, hashes: dict[str, str]) -> dict:
 
 
 def file_fields(run: RunConfig) -> dict[str, dataclasses.Field]:
-    """Every file-valued field of this run's groups that counts in it (``CONTENT``), by dotted path."""
+    """Every file setting of this run's counting groups, by dotted path."""
     out = {}
     for f in dataclasses.fields(run):
         value = getattr(run, f.name)

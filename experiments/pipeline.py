@@ -15,7 +15,7 @@ from tasks.base import TaskSplit
 from tasks.common.layers import ElmoFeatures
 from tasks.registry import task_class
 
-from .run_config import RunConfig, as_run
+from .run_config import RunConfig
 
 
 @dataclass
@@ -37,7 +37,6 @@ class BuiltRun:
 
 def make_task(run: RunConfig):
     """The task of a run configuration, built on its typed ``task`` group."""
-    run = as_run(run)
     return task_class(run.task.name)(run.task)
 
 
@@ -63,7 +62,6 @@ def subsample(ds, fraction: float):
 
 def training_splits(run: RunConfig, task) -> dict:
     """The task's splits (train and dev required), train cut to ``data.fraction``."""
-    run = as_run(run)
     splits = task.load_splits(run.data)
     for required in ("train", "dev"):
         if required not in splits:

@@ -20,11 +20,11 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-from omegaconf import OmegaConf
 
 from experiments.identity import content_sha256
 from experiments.predictions_file import entry_path, read_predictions_file
 from experiments.record import Record
+from experiments.run_config import as_run
 from suite_common.errors import SuiteError
 from tasks.common.data_files import data_files
 from tasks.registry import task_class
@@ -56,9 +56,11 @@ class RescoringFailed(Exception):
 
 @cache
 def _dev_split(task_name: str, task_json: str, data_json: str, dev_path: str):
-    task = task_class(task_name)(OmegaConf.create(json.loads(task_json)))
-    data_cfg = OmegaConf.create(json.loads(data_json))
-    ds, _ = task.read_file(Path(dev_path), data_cfg, "dev")
+    """The task and its dev split, built from the record's typed settings (``ConfigError`` for settings that
+    no longer exist: the record is then not re-scored)."""
+    run = as_run({"task": json.loads(task_json), "data": json.loads(data_json)})
+    task = task_class(task_name)(run.task)
+    ds, _ = task.read_file(Path(dev_path), run.data, "dev")
     return task, task.prepare(ds, "dev")
 
 

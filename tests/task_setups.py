@@ -60,8 +60,8 @@ def task_setup(task_name, bilm_files, tmp_path, more_overrides=()):
     ]
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=overrides)
-    task = runner.make_task(cfg)
-    splits = runner.training_splits(cfg, task)
+    task = runner.make_task(as_run(cfg))
+    splits = runner.training_splits(as_run(cfg), task)
     task.build_vocab(splits["train"])
     source = encoder_for(as_run(cfg))
     data = runner.with_layers(as_run(cfg), task, splits, source)

@@ -87,13 +87,13 @@ def test_dry_run_counts_the_training_batches_the_trainer_makes(bilm_files, tmp_p
     sizes = ("trainer.batch_size=3", "task.max_tokens_per_batch=20", "data.fraction=1.0")
     for batching in ("clustered", "token_capped"):
         cfg = tiny_qa_cfg(bilm_files, tmp_path, f"task.batching={batching}", *sizes, f"runs_root={tmp_path / 'runs'}")
-        task = make_task(cfg)
-        train = training_splits(cfg, task)["train"]
+        task = make_task(as_run(cfg))
+        train = training_splits(as_run(cfg), task)["train"]
         trained = len(task.batches(train, 3, shuffle=True, rng=random.Random(1))) * passes_per_epoch(cfg)
         assert dry_run(as_run(cfg))["batches_per_epoch"] == trained
     clustered = tiny_qa_cfg(bilm_files, tmp_path, "task.batching=clustered", *sizes)
     assert len(task.batches(train, 3, shuffle=False)) != len(
-        make_task(clustered).batches(train, 3, shuffle=True, rng=random.Random(0))
+        make_task(as_run(clustered)).batches(train, 3, shuffle=True, rng=random.Random(0))
     ), "the fixture no longer tells the two batchings apart"
 
 

@@ -22,7 +22,7 @@ def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     )
     report = trained_runs.evaluate(as_run(ev), out)
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
-    assert report["data_format"] == next(iter(runner.make_task(cfg).readers))  # the reader used, never null
+    assert report["data_format"] == next(iter(runner.make_task(as_run(cfg)).readers))  # the reader used, never null
     assert report["encoder_kind"] == "bilm" and report["encoder"]["sha256"] == trained["bilm"]["sha256"]
     import torch
 

@@ -7,6 +7,7 @@ from conftest import SHARED, shared_path
 from run_configs import compose_cfg
 
 from experiments.pipeline import make_task, training_splits
+from experiments.run_config import as_run
 from reporting.paper_numbers import REFERENCES
 from tasks.common.data_files import data_files
 from tasks.registry import available, is_probe_function
@@ -23,6 +24,6 @@ def test_the_local_training_and_dev_files_read_whole(task, monkeypatch):
         if task not in REFERENCES and not path.exists():  # a task added with its data elsewhere
             pytest.skip(f"{task}: no local data at {path}")
         shared_path(str(path.relative_to(SHARED)))  # the paper's tasks: fails under CI, skips elsewhere
-    splits = training_splits(cfg, make_task(cfg))
+    splits = training_splits(as_run(cfg), make_task(as_run(cfg)))
     assert splits["train"] is not None and len(splits["train"]) > 0
     assert splits["dev"] is not None and len(splits["dev"]) > 0

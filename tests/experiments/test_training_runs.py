@@ -114,7 +114,7 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
     # ℓ2 goes to weight matrices only: not to ELMo's mixing weights, biases or embeddings
     from tasks.common.layers import ElmoFeatures
 
-    task = runner.make_task(cfg)
+    task = runner.make_task(as_run(cfg))
     splits = task.load_splits(as_run(cfg).data)
     task.build_vocab(splits["train"])
     model = task.build_model(ElmoFeatures("input", 3, 16, mix="all", layer_norm=False, dropout=0.5, l2=0.0))
@@ -155,7 +155,7 @@ def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
             *(["data.format=sick"] if task == "nli" else []),
         ]
     )
-    full = len(runner.make_task(cfg).load_splits(as_run(cfg).data)["train"])
+    full = len(runner.make_task(as_run(cfg)).load_splits(as_run(cfg).data)["train"])
     r = runner.train(as_run(cfg), out)
     assert r["train_examples"] == -(-full // 2)  # ⌈n/2⌉ of a fixed permutation
 

@@ -49,7 +49,7 @@ def test_trains_saves_reloads_and_predicts_the_same(task_name, bilm_files, tmp_p
     path = tmp_path / "model.pt"
     torch.save({"task_state": task.state(), "model": model.state_dict()}, path)
     saved = torch.load(path, weights_only=True)
-    fresh_task = runner.make_task(cfg)
+    fresh_task = runner.make_task(as_run(cfg))
     fresh_task.load_state(saved["task_state"])
     reloaded = _new_model(cfg, fresh_task, source)
     reloaded.load_state_dict(saved["model"])

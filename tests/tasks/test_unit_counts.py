@@ -11,6 +11,7 @@ from conftest import shared_path
 from run_configs import compose_cfg
 
 from experiments.pipeline import make_task
+from experiments.run_config import as_run
 from tasks.common.data_files import data_files
 
 
@@ -18,7 +19,7 @@ def dev_split(name):
     cfg = compose_cfg([f"task={name}", "source=local", "profile=quick"])
     dev = data_files(cfg.data)["dev"]
     shared_path(str(dev).split("shared/", 1)[-1])
-    task = make_task(cfg)
+    task = make_task(as_run(cfg))
     ds, _ = task.read_file(dev, cfg.data, "dev")
     return task, task.prepare(ds, "dev")
 
