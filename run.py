@@ -229,6 +229,8 @@ def check_command_line() -> None:
         check_runs_root(sys.argv[1:])
         check_files_given(sys.argv[1:])
     except ConfigError as e:
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the full traceback, on request
+            raise
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
 

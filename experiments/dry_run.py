@@ -154,13 +154,7 @@ def dry_run(run: RunConfig, out_dir: Path | None = None, estimate_finished: bool
         rate = measured["encoder_tokens_per_second"]
         for entry in (report.get("cache") or {}).get("entries", {}).values():
             entry[1] = round(entry[1] / rate, 1) if rate else 0.0  # tokens -> seconds at the measured rate
-        meanings = {**COUNTS, **task.COUNTS}
-        report["counts_explained"] = {
-            k: meanings[k]
-            for k in ["train_examples", "batches_per_epoch", "max_epochs"]
-            + sorted({key for stats in task.data_stats.values() for key in stats})
-            if k in meanings
-        }
+        report["counts_explained"] = counts_explained(task)
     memory = memory_available_gb()
     report["memory_available"] = f"{memory:.1f} GB" if memory is not None else "unknown"
     print(json.dumps(report, indent=2))
@@ -174,3 +168,11 @@ def dry_run(run: RunConfig, out_dir: Path | None = None, estimate_finished: bool
     elif cache:
         print(f"fits: the activation cache needs {cache['needed']} more ({cache['free']} free)", flush=True)
     return report
+
+
+def counts_explained(task) -> dict[str, str]:
+    """What each count a dry run prints means: the suite's ``COUNTS`` and the task's own ``Task.COUNTS``."""
+    meanings = {**COUNTS, **task.COUNTS}
+    keys = ["train_examples", "batches_per_epoch", "max_epochs"]
+    keys += sorted({key for stats in task.data_stats.values() for key in stats})
+    return {k: meanings[k] for k in keys if k in meanings}

@@ -192,7 +192,7 @@ def test_a_bad_value_or_an_unknown_key_is_one_line_naming_it():
 
 @pytest.mark.parametrize("mode", ["dry_run", "evaluate", "predict", "embed_sample", "train"])
 def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, monkeypatch, capsys):
-    """train and dry_run build through ``RunPlan.build``; evaluate and predict rebuild a trained run through the
+    """train and dry_run build through ``pipeline.build_run``; evaluate and predict rebuild a trained run through the
     plan of its checkpoint's configuration; embed_sample takes the plan's encoder."""
     launch = tmp_path / "runs" / "ner" / "run"
     trained = (
@@ -200,12 +200,16 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
         if mode != "train"
         else None
     )
+    import importlib
+
     resolved, built = [], []
-    real_resolve, real_build = RunPlan.resolve.__func__, RunPlan.build
+    real_resolve = RunPlan.resolve.__func__
     monkeypatch.setattr(
         RunPlan, "resolve", classmethod(lambda cls, *a, **k: resolved.append(1) or real_resolve(cls, *a, **k))
     )
-    monkeypatch.setattr(RunPlan, "build", lambda self, *a, **k: built.append(1) or real_build(self, *a, **k))
+    for name in ("runner", "trained_runs", "dry_run"):  # every mode's module, where it took build_run from
+        module = importlib.import_module(f"experiments.{name}")
+        monkeypatch.setattr(module, "build_run", lambda *a, **k: built.append(1) or build_run(*a, **k))
     cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"mode={mode}")
     if mode == "train":
         runner.train(as_run(cfg), tmp_path / "runs" / "ner" / "again")
