@@ -6,6 +6,8 @@ weights and of its options, a Transformer by that of its directory's files, neve
 
 from __future__ import annotations
 
+from typing import Literal
+
 from suite_common.remote_files import PRESETS
 from suite_common.typed_config import (
     FilePath,
@@ -15,7 +17,6 @@ from suite_common.typed_config import (
     file_setting,
     integer,
     number,
-    one_of,
     setting,
     settings_group,
 )
@@ -25,14 +26,14 @@ STATE_POLICIES = ("stateless", "stateful", "stateful_warmup")
 
 @settings_group
 class BilmConfig:
-    kind: one_of("bilm") = setting("bilm")
+    kind: Literal["bilm"] = setting("bilm")
     # any biLM in the original format (options.json + weights.hdf5), a path or an https:// URL; null: the embedded one
     options: FilePath | None = file_setting("bilm_options_sha256")
     weights: FilePath | None = file_setting("bilm_sha256")
     # a published biLM by name instead (its files count by content, as options and weights)
-    preset: one_of(*PRESETS) | None = setting(None, counts=False)
+    preset: Literal[tuple(PRESETS)] | None = setting(None, counts=False)
     allow_extra_weights: Flag = setting(False, counts=False)
-    state: one_of(*STATE_POLICIES) = setting("stateless")
+    state: Literal[STATE_POLICIES] = setting("stateless")
     warmup_batches: integer(0) = setting(5)
     batch_size: integer(1) = setting(64)
     finetune: Flag = setting(False)
@@ -41,11 +42,11 @@ class BilmConfig:
 
 @settings_group
 class TransformerConfig:
-    kind: one_of("transformer") = setting("transformer")
+    kind: Literal["transformer"] = setting("transformer")
     # a save_pretrained directory or a hub name; null: the embedded small BERT (its files count by content)
     model: FilePath | None = file_setting("encoder_sha256")
     revision: Text | None = setting(None)
-    pooling: one_of("first", "mean") = setting("first")
+    pooling: Literal["first", "mean"] = setting("first")
     max_length: integer(3, optional=True) = setting(None)
     batch_size: integer(1) = setting(32)
     # a profile's biLM settings (the paper profile fine-tunes the biLM for SQuAD and SNLI, §3.4), which a
@@ -58,5 +59,5 @@ class TransformerConfig:
 class CacheConfig:
     enabled: Flag = setting(True)
     dir: PathText = setting(".cache/activations", counts=False)
-    dtype: one_of("float32", "float16") = setting("float32")
+    dtype: Literal["float32", "float16"] = setting("float32")
     max_gb: number(0, low_open=True) = setting(100, counts=False)

@@ -1,18 +1,8 @@
-"""The base of every composed configuration, registered in Hydra's ConfigStore (Peters et al. 2018
-§3-4 and appendix A settings, as the typed groups declare them): the dataclasses are the base
-configuration, so no YAML file repeats a default, and a task is its folder plus ``conf/task/<name>.yaml``.
-
-* ``run_defaults`` (the top level), ``trainer/default``, ``elmo/default``, ``encoder/bilm``,
-  ``encoder/transformer``, ``cache/default``: each typed group's defaults (``typed_config.plain``);
-* ``task_defaults/<name>``: the defaults of the settings class of ``tasks/<name>/``; the task's file
-  ``conf/task/<name>.yaml`` is merged over them (the settings it changes);
-* ``data/<name>_<source>``: the data group's defaults, then the task file's ``data`` section, then its
-  ``sources.<source>`` (``source=hf``: the Hugging Face copy; ``source=local``: the files under ../shared);
-* ``task_profile/<name>_<profile>``: the task file's ``profiles.<profile>`` (overrides of any group,
-  applied after ``profile=``).
-
-The three sections are read here, when the configuration is composed; ``RunConfig`` drops them from the
-task group (``TASK_FILE_SECTIONS``), and an override of a key inside them is refused (``override_check``).
+"""The base of every composed configuration, in Hydra's ConfigStore (Peters et al. 2018 §3-4 and appendix A
+settings, as the typed groups declare them), so that no YAML file repeats a default: ``run_defaults`` (the
+top level) and each group's defaults (``GROUP_DEFAULTS``); ``task_defaults/<name>``, under the task's file
+``conf/task/<name>.yaml``; ``data/<name>_<source>`` (the data group's defaults, then the task file's ``data``
+and ``sources.<source>``); ``task_profile/<name>_<profile>`` (the file's ``profiles.<profile>``).
 """
 
 from __future__ import annotations
@@ -25,16 +15,9 @@ from omegaconf import DictConfig, OmegaConf
 from encoders.config import BilmConfig, CacheConfig, TransformerConfig
 from suite_common.errors import ConfigError
 from suite_common.typed_config import plain
+from tasks.common.config import ElmoConfig, TrainerConfig
 
-from .run_config import (
-    TASK_FILE_SECTIONS,
-    ElmoConfig,
-    RunConfig,
-    TrainerConfig,
-    data_config_class,
-    run_dir_excludes,
-    task_config_class,
-)
+from .run_config import TASK_FILE_SECTIONS, RunConfig, data_config_class, run_dir_excludes, task_config_class
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 GROUP_DEFAULTS = {
@@ -77,8 +60,7 @@ _REGISTERED: list = [None]  # what the store holds now: the conf directory and i
 
 
 def register(conf: Path = CONF) -> None:
-    """Put every base node into Hydra's ConfigStore (the last registration stands; registering the same
-    task files again changes nothing and is skipped)."""
+    """Put every base node into Hydra's ConfigStore (registering the same task files again is skipped)."""
     from tasks.registry import available, table_tasks
 
     files = sorted((conf / "task").glob("*.yaml"))
@@ -101,21 +83,12 @@ def register(conf: Path = CONF) -> None:
         store.store(group="task_defaults", name=name, node={**plain(task_config_class(name)()), "name": name})
         data = OmegaConf.merge(plain(data_config_class(name)()), spec.data)
         for source in sources:
-            node = OmegaConf.merge(data, spec.sources.get(source) or {})
-            store.store(group="data", name=f"{name}_{source}", node=node)
+            store.store(
+                group="data", name=f"{name}_{source}", node=OmegaConf.merge(data, spec.sources.get(source) or {})
+            )
         for profile, node in spec.profiles.items():
             store.store(group="task_profile", name=f"{name}_{profile}", node=node, package="_global_")
     _REGISTERED[0] = key
-
-
-def registered_groups() -> dict[str, list[str]]:
-    """Group -> its options held by the ConfigStore (``register`` must have run; Hydra's own left out)."""
-    repo = ConfigStore.instance().repo
-    return {
-        group: sorted(name.removesuffix(".yaml") for name in entries)
-        for group, entries in repo.items()
-        if isinstance(entries, dict) and group != "hydra"
-    }
 
 
 def compose(overrides=(), conf: Path = CONF, hydra_config: bool = False) -> DictConfig:

@@ -1,13 +1,8 @@
-"""Every command-line override names something a run can use, checked before Hydra starts a run
-(Peters et al. 2018's settings live in ``conf/``; the typed groups of ``run_config`` declare which values
-make sense).
-
-Hydra accepts ``+key=value`` for any key, so a misspelt setting would be trained on silently with the
-default in force, and it reports an unknown key or group option in several lines. ``check_overrides``
-instead checks each group option against ``conf/`` and the ConfigStore, then composes every job of the
-command (each of a sweep's, up to ``MAX_CHECKED_JOBS``) with its keys force-added and builds its typed
-run: the first problem is one ``ConfigError`` line naming the key or option and the nearest valid one.
-``hydra.*`` and ``hydra/...`` overrides are Hydra's own and are left to it.
+"""Every command-line override names something a run can use, checked before Hydra starts a run (Peters et
+al. 2018's settings live in ``conf/``). Hydra would accept a misspelt ``+key=value`` and train with the
+default in force. ``check_overrides`` checks each group option against ``conf/`` and the ConfigStore, then
+composes every job of the command with its keys force-added and builds its typed run: the first problem is
+one ``ConfigError`` line naming the key and the nearest valid one. ``hydra.*`` overrides are left to Hydra.
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ from .run_config import TASK_FILE_SECTIONS, as_run
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 MAX_CHECKED_JOBS = 1000  # a larger sweep has its later jobs checked as each one starts
-# the encoder's and the cache's settings were under elmo.* until November 2026
+# settings that left elmo.* for the encoder and cache groups: an old command is told their new names
 _BILM_KEYS = "options weights allow_extra_weights state warmup_batches batch_size finetune finetune_epochs"
 RENAMED = {f"elmo.{k}": f"encoder.{k}" for k in _BILM_KEYS.split()} | {
     f"elmo.cache{old}": f"cache.{new}"
@@ -34,13 +29,16 @@ RENAMED = {f"elmo.{k}": f"encoder.{k}" for k in _BILM_KEYS.split()} | {
 
 def config_groups(conf: Path = CONF) -> dict[str, list[str]]:
     """Group name -> its options (the YAML files of ``conf/<group>/`` and the ConfigStore's nodes)."""
-    from .config_store import register, registered_groups
+    from hydra.core.config_store import ConfigStore
+
+    from .config_store import register
 
     register(conf)
-    groups = {d.name: sorted(p.stem for p in d.glob("*.yaml")) for d in sorted(conf.iterdir()) if d.is_dir()}
-    for group, options in registered_groups().items():
-        groups[group] = sorted({*groups.get(group, []), *options})
-    return groups
+    groups = {d.name: {p.stem for p in d.glob("*.yaml")} for d in sorted(conf.iterdir()) if d.is_dir()}
+    for group, entries in ConfigStore.instance().repo.items():
+        if isinstance(entries, dict) and group != "hydra":
+            groups.setdefault(group, set()).update(name.removesuffix(".yaml") for name in entries)
+    return {group: sorted(options) for group, options in groups.items()}
 
 
 def nearest(word: str, candidates) -> str:

@@ -31,7 +31,7 @@ class BuiltRun:
     data: dict | None
     features: object
     model: object
-    trainer: object  # run_config.TrainerConfig
+    trainer: object  # tasks.common.config.TrainerConfig
     device: str
 
 

@@ -72,7 +72,8 @@ class Predictor:
 
 def predict_mode(run: RunConfig, out_dir: Path | None = None) -> Path:
     """``mode=predict``: ``data.test_path`` (raw text) through the model of ``checkpoint``."""
-    from .identity import content_sha256
+    from suite_common.hashing import content_sha256
+
     from .run_config import evaluate_overrides
     from .trained_runs import checkpoint_file, command_line_overrides, test_file
 

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.identity import content_sha256
 from experiments.predictions_file import entry_path, read_predictions_file
 from experiments.record import Record
 from experiments.run_config import as_run
 from suite_common.errors import SuiteError
+from suite_common.hashing import content_sha256
 from tasks.common.data_files import data_files
 from tasks.registry import task_class
 

@@ -1,39 +1,23 @@
-"""A run's configuration resolved once into typed groups (Peters et al. 2018 §3.2-3.4: the ELMo mix,
-the frozen encoder that feeds it, the task and its trainer).
-
-``as_run`` is the one converter: a composed configuration (``DictConfig``), a plain mapping (a record's
-stored one) or a ``RunConfig`` becomes the ``RunConfig``. The groups whose class follows a value are built
-first: ``task`` (the ``CONFIG`` its folder's ``config.py`` names), its ``data`` (that class's ``DATA``, else
-``DataConfig``), ``encoder`` (by ``encoder.kind``). Unknown keys and values a field cannot take stop the
-run with one line naming the key. Each field declares whether it counts in a run's identity
-(``suite_common.typed_config``); ``non_counting_keys`` is read off those declarations.
+"""A run's configuration resolved once into typed groups (Peters et al. 2018 §3.2-3.4: the ELMo mix, the frozen
+encoder that feeds it, the task and its trainer). ``as_run`` is the one converter: a composed configuration,
+a plain mapping (a record's) or a ``RunConfig`` becomes the ``RunConfig``. The groups whose class follows a
+value are built first: ``task`` (the ``CONFIG`` its folder's ``config.py`` names), ``data`` (that class's
+``DATA``, else ``DataConfig``) and ``encoder`` (by ``encoder.kind``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import importlib
 import json
 import re
 from functools import lru_cache
+from typing import Literal
 
 from encoders.config import BilmConfig, CacheConfig, TransformerConfig
 from suite_common.errors import ConfigError
-from suite_common.typed_config import (
-    Flag,
-    PathText,
-    Probability,
-    build,
-    checked,
-    group,
-    integer,
-    number,
-    one_of,
-    setting,
-    settings_group,
-)
-from tasks.common.config import DataConfig
+from suite_common.typed_config import PathText, build, checked, group, integer, setting, settings_group
+from tasks.common.config import DataConfig, ElmoConfig, TrainerConfig
 
 from .threads import threads_problem
 from .training_log import LOGGERS
@@ -42,45 +26,6 @@ SEED_MAX = 2**32 - 1  # numpy's seed range; Python's and torch's are wider
 MODES = ("train", "evaluate", "predict", "finetune", "embed_sample", "dry_run")
 TASK_FILE_SECTIONS = ("data", "sources", "profiles")  # read from conf/task/<name>.yaml when composing; not settings
 ENCODERS = {"bilm": BilmConfig, "transformer": TransformerConfig}
-
-
-class Position(enum.StrEnum):
-    """Where ELMo goes (§3.3): with x_k (input), with h_k (output), both, none, or the task's own (paper)."""
-
-    NONE = "none"
-    INPUT = "input"
-    OUTPUT = "output"
-    BOTH = "both"
-    PAPER = "paper"
-
-
-@settings_group
-class ElmoConfig:
-    position: Position = setting(Position.PAPER)  # paper: task.elmo_position
-    mix: one_of("all", "last", "average") = setting("all")
-    l2: number(0) = setting(0.001)
-    dropout: Probability = setting(0.5)
-    layer_norm: Flag = setting(False)
-
-
-def _equal_updates_count(run) -> bool:
-    return bool(run.trainer.equal_updates) and float(getattr(run.data, "fraction", 1.0)) < 1
-
-
-@settings_group
-class TrainerConfig:
-    optimizer: one_of("adam", "adadelta") = setting("adam")
-    lr: number(0, low_open=True) = setting(0.001)
-    adadelta_rho: number(0, 1, low_open=True, high_open=True) = setting(0.95)
-    batch_size: integer(1) = setting(32)
-    eval_batch_size: integer(1) = setting(128)
-    max_epochs: integer(1) = setting(30)
-    patience: integer(1) = setting(5)
-    grad_clip: number(0) = setting(5.0)
-    weight_decay: number(0) = setting(0.0)
-    ema: Probability = setting(0.0)
-    lr_halving: Flag = setting(False)
-    equal_updates: Flag = setting(False, when=_equal_updates_count)
 
 
 @settings_group
@@ -109,13 +54,13 @@ def _device_problem(v):
 
 @settings_group
 class RunConfig:
-    mode: one_of(*MODES) = setting("train", counts=False)
+    mode: Literal[MODES] = setting("train", counts=False)
     seed: integer(0, SEED_MAX) = setting(0)
     device: checked(str, _device_problem) = setting("cpu", counts=False)
     threads: checked(object, threads_problem) = setting("auto", counts=False)
     checkpoint: PathText | None = setting(None, counts=False)
     runs_root: PathText = setting("outputs/runs", counts=False)
-    logger: one_of(*LOGGERS) = setting("tensorboard", counts=False)  # live curves (experiments/training_log.py)
+    logger: Literal[LOGGERS] = setting("tensorboard", counts=False)  # live curves (experiments/training_log.py)
     # the source group only chooses the data files (the task file's data and sources); it holds no settings
     source: checked(dict, lambda v: None if v == {} else "is chosen as source=hf or source=local") = setting({})
     task: object = group(lambda: task_config_class("ner")())
@@ -142,10 +87,9 @@ def as_run(cfg) -> RunConfig:
     if isinstance(cfg, RunConfig):
         return cfg
     mapping = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
-    mapping = {} if mapping is None else mapping
-    if not isinstance(mapping, dict):
+    if not isinstance(mapping, dict | None):
         raise ConfigError(f"a configuration must be a mapping of its settings, not {type(mapping).__name__}")
-    return _built(json.dumps(mapping, sort_keys=True, default=str))
+    return _built(json.dumps(mapping or {}, sort_keys=True, default=str))
 
 
 @lru_cache(maxsize=1024)
@@ -166,7 +110,7 @@ def _built(text: str) -> RunConfig:
 
 
 def task_config_class(name: str) -> type:
-    """The settings class a task names: ``CONFIG`` of ``tasks/<name>/config.py`` (a probe function's: of its module)."""
+    """The ``CONFIG`` of ``tasks/<name>/config.py`` (a probe function's: of its module)."""
     from tasks.registry import available, is_probe_function
 
     if name not in available():
@@ -179,7 +123,6 @@ def task_config_class(name: str) -> type:
 
 
 def data_config_class(name: str) -> type:
-    """The class of a task's ``data`` group: its settings class's ``DATA`` (a probe's files), else ``DataConfig``."""
     return getattr(task_config_class(name), "DATA", DataConfig)
 
 
@@ -194,8 +137,7 @@ def _keys(cls, where: str, counting: bool) -> list[str]:
 
 
 def non_counting_keys() -> list[str]:
-    """Every setting that counts in no run's identity (whatever the task, the data's shape or the
-    encoder: ``encoder.finetune`` counts for a biLM, so it is not one, though a Transformer ignores it)."""
+    """Every setting that counts in no run's identity, whatever the task, the data's shape or the encoder."""
     from tasks.registry import available
 
     names = available()
@@ -208,12 +150,11 @@ def non_counting_keys() -> list[str]:
 
 
 def run_dir_excludes() -> list[str]:
-    """Overrides that do not name a run directory: the task (the directory above it) and every setting
-    that does not count in a run's identity (a file setting counts by its content instead)."""
+    """Overrides that do not name a run directory: the task (the directory above) and every non-counting setting."""
     return ["task", *non_counting_keys()]
 
 
 def evaluate_overrides() -> tuple[str, ...]:
-    """What ``mode=evaluate`` takes from its command line over the checkpoint's own settings: the data
-    and where the encoder's files and cache are."""
+    """What ``mode=evaluate`` takes from its command line over the checkpoint's own settings: the data and
+    where the encoder's files and cache are."""
     return ("data.", *[k for k in non_counting_keys() if k.split(".")[0] in ("encoder", "cache")])

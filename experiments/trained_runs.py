@@ -14,9 +14,8 @@ from pathlib import Path
 
 from suite_common.checkpoints import load_tensors
 from suite_common.errors import ConfigError, DataError, WeightsError
-from suite_common.hashing import sha256_hex
+from suite_common.hashing import content_sha256, sha256_hex
 
-from .identity import content_sha256
 from .pipeline import build_run, with_layers
 from .plan import RunPlan
 from .run_config import RunConfig, evaluate_overrides

@@ -9,7 +9,7 @@ evaluated once at the end with the selected model.
 A batch is ``task.make_batch(split, indices)``: the task's tensors with the biLM layers of each
 input side; the model applies its ELMo mixes itself. The trainer asks only the model's contract
 (``layers.TaskModel``: ``forward`` -> ``TaskOutput``, ``regularizer()``, ``parameter_groups``), the
-task's ``predict`` and ``score``, the run's ``trainer`` group (``run_config.TrainerConfig``), its seed,
+task's ``predict`` and ``score``, the run's ``trainer`` group (``tasks.common.config.TrainerConfig``), its seed,
 its device and its passes per epoch: nothing of ``cfg.elmo`` or ``cfg.data``.
 """
 
@@ -29,9 +29,9 @@ from tqdm import tqdm
 
 from suite_common.errors import ConfigError, SuiteError
 from tasks.base import TaskSplit
+from tasks.common.config import TrainerConfig
 
 from . import train_state, training_log
-from .run_config import TrainerConfig
 
 
 class TrainingDiverged(SuiteError):

@@ -20,11 +20,12 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from experiments.identity import content_sha256, counted_config
+from experiments.identity import counted_config
 from experiments.record import Record
 from experiments.rescoring import rescoring_differences
 from experiments.run_config import RunConfig, as_run, non_counting_keys, placement, reads_layers
 from suite_common.errors import ConfigError
+from suite_common.hashing import content_sha256
 from tasks.common.data_files import data_files
 
 from .record_evidence import evidence_differences

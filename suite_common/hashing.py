@@ -4,6 +4,7 @@ of bytes or text, of a file read in blocks, or incrementally (``new_sha256``).""
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -24,3 +25,18 @@ def file_sha256(path: str | Path, block: int = 1 << 20) -> str:
         for chunk in iter(lambda: f.read(block), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def content_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's content, memoised per path, size and modification time; ``missing`` where
+    there is no file (its reader then says so)."""
+    p = Path(path)
+    if not p.is_file():
+        return "missing"
+    st = p.stat()
+    return _file_sha256(str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=256)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    return file_sha256(path)

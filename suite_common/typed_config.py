@@ -1,16 +1,8 @@
-"""Typed settings: each configuration group is a frozen dataclass that pydantic validates from its
-annotations, and each field says beside itself its default and whether it counts in a run's identity
-(Peters et al. 2018's experiments are compared cell by cell, so a cell must hold one configuration's runs).
-
-* ``setting(default, counts=True)``: a value; ``counts=False`` for how and where a run executes, where
-  it looks files up, or whether it goes ahead at all; ``when(run)``: it counts only then;
-* ``file_setting(hash_name)``: a file or directory the run reads: its content's SHA-256 counts under
-  ``hash_name`` of the identity, never its path;
-* ``group(cls)``: a nested group.
-
-``build(cls, mapping, where)`` validates a plain mapping into the group; pydantic's first error becomes
-one ``ConfigError`` line naming the key (an unknown key with the nearest known ones). ``counted(obj, run,
-hashes)`` is what of a built group counts.
+"""Typed settings. Peters et al. 2018's experiments are compared cell by cell, so each field of a group says
+beside itself its default and whether it counts in a run's identity. A group is a frozen dataclass that
+pydantic validates; its fields are ``setting(default, counts=...)``, ``file_setting(hash_name)`` (a file the
+run reads: its content counts, never its path) or ``group(cls)``. ``build`` turns pydantic's first error
+into one ``ConfigError`` line naming the key; ``counted`` is what of a group counts in a run.
 """
 
 from __future__ import annotations
@@ -20,27 +12,25 @@ import difflib
 import typing
 from collections.abc import Callable
 from functools import cache
-from typing import Annotated, Literal
+from typing import Annotated
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import AfterValidator, ConfigDict, Strict, TypeAdapter, ValidationError
 
 from .errors import ConfigError
 
-SCHEMA = ConfigDict(extra="forbid", allow_inf_nan=False)  # every group: no unknown key, no NaN or infinity
-
 
 def settings_group(cls):
-    """A frozen dataclass whose annotations pydantic validates (``build``)."""
-    cls.__pydantic_config__ = SCHEMA
+    """A frozen dataclass whose annotations pydantic validates (no unknown key, no NaN or infinity)."""
+    cls.__pydantic_config__ = ConfigDict(extra="forbid", allow_inf_nan=False)
     return dataclasses.dataclass(frozen=True)(cls)
 
 
 def setting(default, *, counts: bool = True, when: Callable | None = None, added_after_records: bool = False,
             in_base: bool = True):  # fmt: skip
-    """A field holding a value. ``added_after_records``: a setting added when records already existed, whose
-    default is what those runs did; it counts only off its default, so their identities stay what they were.
-    ``in_base=False``: accepted (a profile may set it) but left out of the composed base configuration."""
+    """A value. ``counts=False``: how or where a run executes, not what it computes; ``when(run)``: it counts
+    only then. ``added_after_records``: its default is what earlier records did, so it counts only off it.
+    ``in_base=False``: accepted (a profile may set it) but not in the composed base configuration."""
     meta = {"counts": counts, "when": when, "added": added_after_records, "in_base": in_base}
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
@@ -48,8 +38,8 @@ def setting(default, *, counts: bool = True, when: Callable | None = None, added
 
 
 def file_setting(hash_name: str, *, in_config: bool = False, default=None):
-    """A field naming a file the run reads. ``in_config``: its hash also stands in the field's place in the
-    counted configuration (``"sha256:<hash>"``; an unset field counts as unset)."""
+    """A file the run reads, counted under ``hash_name`` of the identity. ``in_config``: its hash also
+    stands in its place in the counted configuration (``"sha256:<hash>"``)."""
     meta = {"counts": False, "hash_name": hash_name, "in_config": in_config}
     return dataclasses.field(default=default, metadata=meta)
 
@@ -62,8 +52,6 @@ def counts_in(f: dataclasses.Field, run) -> bool:
     """Whether a value field or group counts in ``run`` (a file setting counts by its content instead)."""
     return f.metadata.get("counts", True) and (f.metadata.get("when") is None or f.metadata["when"](run))
 
-
-# ---- the value types ---------------------------------------------------------------------------------
 
 Flag = Annotated[bool, Strict()]
 Text = Annotated[str, Strict()]
@@ -81,10 +69,6 @@ def number(low: float | None = None, high: float | None = None, low_open: bool =
     return Annotated[Annotated[int, Strict()] | Annotated[float, Strict()], *bounds]
 
 
-def one_of(*choices):
-    return Literal[choices]
-
-
 def checked(kind, check: Callable):
     """``kind`` with a check of our own: ``check(value)`` returns None or what is wrong with it."""
 
@@ -96,29 +80,15 @@ def checked(kind, check: Callable):
     return Annotated[kind, AfterValidator(validate)]
 
 
-Probability = number(0, 1, high_open=True)
-
-
 def blank_path(value: str) -> str | None:
-    """An empty path (``runs_root=``) would be read as the working directory, or with a subdirectory
-    joined to it as the file system's root."""
-    return (
-        "an empty path; give a directory or file (or leave the setting out for its default)"
-        if not value.strip()
-        else None
-    )
+    """An empty path (``runs_root=``) would be read as the working directory, or joined as the root."""
+    empty = "an empty path; give a directory or file (or leave the setting out for its default)"
+    return None if value.strip() else empty
 
 
+Probability = number(0, 1, high_open=True)
 PathText = checked(str, blank_path)  # a file or directory the run reads or writes, never empty
 FilePath = checked(typing.NewType("FilePath", str), blank_path)  # a file a run reads: declare it with file_setting
-
-
-# ---- building from a mapping; one line per error ------------------------------------------------------
-
-
-@cache
-def _adapter(cls) -> TypeAdapter:
-    return TypeAdapter(cls)
 
 
 def unknown_key(where: str, key: str, known: list[str]) -> ConfigError:
@@ -157,9 +127,13 @@ def build(cls, mapping, where: str):
         raise ConfigError(f"{key}={first['input']!r}: {said}") from None
 
 
+@cache
+def _adapter(cls) -> TypeAdapter:
+    return TypeAdapter(cls)
+
+
 def plain(obj, base: bool = False) -> dict:
-    """A group as the plain mapping it was built from (nested groups as mappings, an enum as its value);
-    ``base``: less the fields declared ``in_base=False`` (a group's base in the composed configuration)."""
+    """A group as the plain mapping it was built from; ``base``: less the fields declared ``in_base=False``."""
     out = {}
     for f in dataclasses.fields(obj):
         if not base or f.metadata.get("in_base", True):
@@ -168,12 +142,9 @@ def plain(obj, base: bool = False) -> dict:
     return out
 
 
-# ---- the identity walk --------------------------------------------------------------------------------
-
-
 def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
-    """What of ``obj`` counts in ``run``'s identity: every counting field, nested groups walked the same
-    way; a file setting with ``in_config`` stands as its file's hash (``file_hashes[path]``)."""
+    """What of ``obj`` counts in ``run``'s identity, nested groups walked the same way; a file setting with
+    ``in_config`` stands as its file's hash (``file_hashes[dotted path]``)."""
     out = {}
     for f in dataclasses.fields(obj):
         value, key = getattr(obj, f.name), f"{where}{f.name}"

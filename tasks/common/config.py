@@ -1,12 +1,15 @@
 """The settings every task shares, typed: where its data are and how they are read (the defaults under
 the ``data`` and ``sources`` of ``conf/task/<task>.yaml``), the word and character embeddings of its
-model, and the task group itself (Peters et al. 2018 appendix A sizes each task's model). Each task
+model, the task group itself (Peters et al. 2018 appendix A sizes each task's model), the ELMo mix its
+model owns (§3.2-3.3) and its trainer's settings. Each task
 folder's ``config.py`` declares its own model settings on these (``suite_common.typed_config``: a
 field's default, accepted values and part in a run's identity sit beside it). These defaults are the
 base of the composed configuration (``experiments.config_store``); the YAML files hold only what
 differs, and profiles."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from suite_common.typed_config import (
     FilePath,
@@ -18,7 +21,6 @@ from suite_common.typed_config import (
     group,
     integer,
     number,
-    one_of,
     setting,
     settings_group,
 )
@@ -49,7 +51,7 @@ class DataConfig:
     hf_revision: str | None = hub()
     hf_data_dir: str | None = hub()
     hf_config: str | None = hub()  # the dataset's configuration name (without hf_data_dir)
-    hf_split: dict[one_of("train", "dev", "test"), Text | None] = hub(
+    hf_split: dict[Literal["train", "dev", "test"], Text | None] = hub(
         {"train": "train", "dev": "validation", "test": None}
     )
     dir: PathText | None = setting(None, counts=False)  # the files read there count by their content
@@ -90,7 +92,7 @@ class WordModelConfig:
     word_dim: integer(1) = setting(100)
     vectors: FilePath | None = file_setting("files_sha256", in_config=True)  # a GloVe-style text file
     freeze_vectors: Flag = setting(False)
-    embedding_init: one_of(*EMBEDDING_INITS) = setting("normal")
+    embedding_init: Literal[EMBEDDING_INITS] = setting("normal")
     min_word_count: integer(1) = setting(1)
     char_dim: integer(1) = setting(16)
     char_filters: integer(0) = setting(0)  # 0: no character CNN
@@ -103,5 +105,38 @@ class TaskConfig:
     """``conf/task/<name>.yaml``: the task's name, where the paper puts ELMo for it, and its model."""
 
     name: Text | None = setting("")
-    elmo_position: one_of("input", "output", "both", "probe") = setting("input")
+    elmo_position: Literal["input", "output", "both", "probe"] = setting("input")
     model: WordModelConfig = group(WordModelConfig)
+
+
+@settings_group
+class ElmoConfig:
+    """Where ELMo goes (§3.3: with x_k, with h_k, both, none, or ``paper``: the task's own) and its mix (§3.2)."""
+
+    position: Literal["none", "input", "output", "both", "paper"] = setting("paper")
+    mix: Literal["all", "last", "average"] = setting("all")
+    l2: number(0) = setting(0.001)
+    dropout: Probability = setting(0.5)
+    layer_norm: Flag = setting(False)
+
+
+def _equal_updates_count(run) -> bool:
+    return bool(run.trainer.equal_updates) and float(getattr(run.data, "fraction", 1.0)) < 1
+
+
+@settings_group
+class TrainerConfig:
+    """The one trainer's settings (``experiments.trainer``)."""
+
+    optimizer: Literal["adam", "adadelta"] = setting("adam")
+    lr: number(0, low_open=True) = setting(0.001)
+    adadelta_rho: number(0, 1, low_open=True, high_open=True) = setting(0.95)
+    batch_size: integer(1) = setting(32)
+    eval_batch_size: integer(1) = setting(128)
+    max_epochs: integer(1) = setting(30)
+    patience: integer(1) = setting(5)
+    grad_clip: number(0) = setting(5.0)
+    weight_decay: number(0) = setting(0.0)
+    ema: Probability = setting(0.0)
+    lr_halving: Flag = setting(False)
+    equal_updates: Flag = setting(False, when=_equal_updates_count)

@@ -180,7 +180,7 @@ class ElmoFeatures(nn.Module):
         dropout: float,
         layer_norm: bool,
         l2: float,
-    ):  # the mix settings have no defaults here: they are the run's (experiments.run_config.ElmoConfig)
+    ):  # the mix settings have no defaults here: they are the run's (tasks.common.config.ElmoConfig)
         super().__init__()
         self.l2 = l2  # λ of λ‖w‖² on every mix's raw weights (elmo.l2)
         if position not in POSITIONS:

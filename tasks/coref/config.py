@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Probability, Text, group, integer, number, one_of, setting, settings_group
+from typing import Literal
+
+from suite_common.typed_config import Probability, Text, group, integer, number, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -23,16 +25,16 @@ class CorefModelConfig(WordModelConfig):
     lexical_dropout: Probability = setting(0.5)
     dropout: Probability = setting(0.2)
     # pytorch: PyTorch's defaults (N(0, 1) feature embeddings); xavier: allennlp-models' (tasks/coref/model.py)
-    weight_init: one_of("pytorch", "xavier") = setting("pytorch", added_after_records=True)
+    weight_init: Literal["pytorch", "xavier"] = setting("pytorch", added_after_records=True)
     # sentence: the BiLSTM runs over each sentence (Lee et al. 2017); document: over the whole document
     # (or training window) as one sequence, as allennlp-models' coref does
-    context: one_of("sentence", "document") = setting("sentence", added_after_records=True)
+    context: Literal["sentence", "document"] = setting("sentence", added_after_records=True)
 
 
 @settings_group
 class CorefConfig(TaskConfig):
     name: Text = setting("coref")
-    elmo_position: one_of("input", "output", "both") = setting("input")
+    elmo_position: Literal["input", "output", "both"] = setting("input")
     max_training_sentences: integer(1) = setting(50)  # training documents are cut into windows this long
     model: CorefModelConfig = group(CorefModelConfig)
 

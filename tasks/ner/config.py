@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Flag, Probability, Text, group, integer, one_of, setting, settings_group
+from typing import Literal
+
+from suite_common.typed_config import Flag, Probability, Text, group, integer, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -14,20 +16,20 @@ class NerModelConfig(WordModelConfig):
     char_filters: integer(0) = setting(128)
     hidden: list[integer(1)] = setting([200, 100])  # BiLSTM sizes, bottom to top
     dropout: Probability = setting(0.5)
-    dropout_style: one_of("variational", "standard") = setting("variational")
+    dropout_style: Literal["variational", "standard"] = setting("variational")
     lowercase_words: Flag = setting(False)
     # training_and_decoding: impossible BIOUL transitions never scored; decoding: Viterbi only (allennlp's CRF)
-    crf_constraints: one_of("training_and_decoding", "decoding") = setting(
+    crf_constraints: Literal["training_and_decoding", "decoding"] = setting(
         "training_and_decoding", added_after_records=True
     )
     # mean: the negative log-likelihood averaged over the batch's sentences; sum: summed (allennlp's crf_tagger)
-    crf_loss: one_of("mean", "sum") = setting("mean", added_after_records=True)
+    crf_loss: Literal["mean", "sum"] = setting("mean", added_after_records=True)
 
 
 @settings_group
 class NerConfig(TaskConfig):
     name: Text = setting("ner")
-    elmo_position: one_of("input", "output", "both") = setting("input")
+    elmo_position: Literal["input", "output", "both"] = setting("input")
     model: NerModelConfig = group(NerModelConfig)
 
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Probability, Text, group, integer, one_of, setting, settings_group
+from typing import Literal
+
+from suite_common.typed_config import Probability, Text, group, integer, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -17,7 +19,7 @@ class NliModelConfig(WordModelConfig):
 @settings_group
 class NliConfig(TaskConfig):
     name: Text = setting("nli")
-    elmo_position: one_of("input", "output", "both") = setting("both")
+    elmo_position: Literal["input", "output", "both"] = setting("both")
     model: NliModelConfig = group(NliModelConfig)
 
 

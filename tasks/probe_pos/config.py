@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from suite_common.typed_config import Text, one_of, setting, settings_group
+from suite_common.typed_config import Text, setting, settings_group
 
 from ..common.config import TaggedProbeData
 
@@ -13,7 +13,7 @@ from ..common.config import TaggedProbeData
 class ProbePosConfig:
     DATA: ClassVar[type] = TaggedProbeData  # its data group's class
     name: Text = setting("probe_pos")
-    elmo_position: one_of("probe") = setting("probe")
+    elmo_position: Literal["probe"] = setting("probe")
 
 
 CONFIG = ProbePosConfig  # the settings class this task names

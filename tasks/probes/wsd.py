@@ -12,13 +12,13 @@ import random
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from suite_common.errors import ConfigError
 from suite_common.errors import DataError as DataFormatError
-from suite_common.typed_config import Text, one_of, setting, settings_group
+from suite_common.typed_config import Text, setting, settings_group
 
 from ..common.config import SenseProbeData
 from ..common.paper_reference import PaperReference
@@ -44,7 +44,7 @@ class ProbeWsdConfig:
     DATA: ClassVar[type] = SenseProbeData  # its data group's class
 
     name: Text = setting("probe_wsd")
-    elmo_position: one_of("probe") = setting("probe")
+    elmo_position: Literal["probe"] = setting("probe")
 
 
 CONFIG = ProbeWsdConfig  # the settings class of task=probe_wsd

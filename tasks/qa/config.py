@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Probability, Text, group, integer, one_of, setting, settings_group
+from typing import Literal
+
+from suite_common.typed_config import Probability, Text, group, integer, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -21,10 +23,10 @@ class QaModelConfig(WordModelConfig):
 @settings_group
 class QaConfig(TaskConfig):
     name: Text = setting("qa")
-    elmo_position: one_of("input", "output", "both") = setting("both")
+    elmo_position: Literal["input", "output", "both"] = setting("both")
     max_answer_length: integer(1) = setting(17)  # tokens; best-span decoding bound
     max_tokens_per_batch: integer(1) = setting(6000)  # padded context tokens per batch
-    batching: one_of("token_capped", "clustered") = setting("token_capped")
+    batching: Literal["token_capped", "clustered"] = setting("token_capped")
     model: QaModelConfig = group(QaModelConfig)
 
 

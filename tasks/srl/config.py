@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Probability, Text, group, integer, one_of, setting, settings_group
+from typing import Literal
+
+from suite_common.typed_config import Probability, Text, group, integer, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -15,15 +17,15 @@ class SrlModelConfig(WordModelConfig):
     hidden: integer(1) = setting(300)
     dropout: Probability = setting(0.1)
     # pytorch: nn.LSTM's U(±1/√hidden); orthogonal: He et al. (2017)'s orthonormal start (tasks/srl/model.py)
-    lstm_init: one_of("pytorch", "orthogonal") = setting("pytorch", added_after_records=True)
+    lstm_init: Literal["pytorch", "orthogonal"] = setting("pytorch", added_after_records=True)
     # output: the gate mixes each nn.LSTM layer's output and input; recurrent: He et al.'s cell (tasks/srl/model.py)
-    highway: one_of("output", "recurrent") = setting("output", added_after_records=True)
+    highway: Literal["output", "recurrent"] = setting("output", added_after_records=True)
 
 
 @settings_group
 class SrlConfig(TaskConfig):
     name: Text = setting("srl")
-    elmo_position: one_of("input", "output", "both") = setting("input")
+    elmo_position: Literal["input", "output", "both"] = setting("input")
     model: SrlModelConfig = group(SrlModelConfig)
 
 

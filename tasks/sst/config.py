@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from suite_common.typed_config import Flag, Probability, Text, group, integer, one_of, setting, settings_group
+from typing import Literal
+
+from suite_common.typed_config import Flag, Probability, Text, group, integer, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
@@ -19,7 +21,7 @@ class SstModelConfig(WordModelConfig):
 @settings_group
 class SstConfig(TaskConfig):
     name: Text = setting("sst")
-    elmo_position: one_of("input", "output", "both") = setting("both")
+    elmo_position: Literal["input", "output", "both"] = setting("both")
     binary: Flag = setting(False)
     phrases_min_tokens: integer(1, optional=True) = setting(None)  # also train on phrases this long
     model: SstModelConfig = group(SstModelConfig)

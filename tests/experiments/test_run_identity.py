@@ -18,6 +18,7 @@ from experiments import identity as run_identity
 from experiments import run_directories, runner
 from experiments.record import RECORD_NAMES
 from experiments.run_config import as_run
+from suite_common import hashing
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
 
 
@@ -165,7 +166,7 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     config["task"]["model"]["vectors"] = str(moved)
     assert digest() == first  # the same content under another path: the same run
     moved.write_text("the 0.3 0.2\n")
-    run_identity._file_sha256.cache_clear()
+    hashing._file_sha256.cache_clear()
     assert digest() != first  # edited: another run
     plain = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": None}}, "elmo": {"position": "none"}}
     assert "files_sha256" not in run_identity.make_identity(as_run(plain), None)  # unset: identities as before

@@ -14,6 +14,7 @@ from experiments.plan import RunPlan
 from experiments.record import RECORD_VERSION, Record
 from experiments.run_config import as_run
 from suite_common.errors import DataError
+from tasks.common.data_files import data_files
 
 COMMITTED = sorted(p for name in ("results.json", "finetune.json") for p in (REPO / "results").glob(f"**/{name}"))
 
@@ -102,7 +103,8 @@ def test_the_plan_decides_kind_position_encoder_use_and_record_once(bilm_files, 
     plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path)))
     assert (plan.kind, plan.run.position, plan.run.reads_encoder) == ("task", "input", True)
     assert plan.record_name == "results.json"
-    assert plan.identity["bilm_sha256"] == plan.encoder.sha256 and set(plan.data_files) == {"train", "dev"}
+    assert plan.identity["bilm_sha256"] == plan.encoder.sha256
+    assert set(data_files(plan.run.data)) == {"train", "dev"}
     assert plan.digest == run_digest(plan.resolved, plan.identity)
     baseline = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none")))
     assert (baseline.run.position, baseline.run.reads_encoder) == ("none", False)

@@ -18,10 +18,11 @@ from encoders.config import BilmConfig, CacheConfig, TransformerConfig
 from experiments import config_store, identity, runner
 from experiments.pipeline import build_run
 from experiments.plan import RunPlan
-from experiments.run_config import ElmoConfig, RunConfig, TrainerConfig, as_run, data_config_class, task_config_class
+from experiments.run_config import RunConfig, as_run, data_config_class, task_config_class
+from suite_common import hashing
 from suite_common.errors import ConfigError
 from suite_common.typed_config import plain
-from tasks.common.config import DataConfig, SenseProbeData, TaggedProbeData
+from tasks.common.config import DataConfig, ElmoConfig, SenseProbeData, TaggedProbeData, TrainerConfig
 from tasks.registry import available
 
 GROUPS = [RunConfig, ElmoConfig, TrainerConfig, BilmConfig, TransformerConfig, CacheConfig, DataConfig]
@@ -84,7 +85,7 @@ def test_changing_what_any_file_field_holds_changes_the_digest(field, bilm_files
     files["weights"].write_bytes(weights.read_bytes())
 
     def digest():
-        identity._file_sha256.cache_clear()
+        hashing._file_sha256.cache_clear()
         cfg = _ner((files["options"], files["weights"]), tmp_path, FIXTURES, "elmo.position=input",
                    f"task.model.vectors={vectors}")  # fmt: skip
         return RunPlan.resolve(as_run(cfg)).digest

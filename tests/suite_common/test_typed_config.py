@@ -1,6 +1,8 @@
 """The typed settings: pydantic validates each group from its annotations, and its first error is one line
 naming the key, in pydantic's words."""
 
+from typing import Literal
+
 import pytest
 
 from suite_common import typed_config as tc
@@ -19,7 +21,7 @@ class Outer:
     share: tc.Probability = tc.setting(0.1)
     count: tc.integer(0, 10) = tc.setting(1)
     flag: tc.Flag = tc.setting(False)
-    kind: tc.one_of("a", "b") = tc.setting("a")
+    kind: Literal["a", "b"] = tc.setting("a")
     odd: tc.checked(int, lambda v: None if v % 2 else "must be odd") = tc.setting(1)
     inner: Inner = tc.group(Inner)
 
