@@ -4,24 +4,35 @@ which follows conlleval's chunk rules), over BIO/IOB2 tags."""
 from __future__ import annotations
 
 import numpy as np
-from seqeval.metrics import f1_score, precision_score, recall_score
 from seqeval.metrics.sequence_labeling import get_entities
 
 
 def span_f1(gold: list[list[str]], pred: list[list[str]]) -> dict:
+    """Span precision, recall and F1 (in %), overall and F1 per entity type: the numbers seqeval's
+    ``precision_score``, ``recall_score`` and ``f1_score`` give, from one pass of its chunker
+    (``get_entities``) over each sentence (a span never crosses a sentence, so counts add up)."""
+    gold, pred = list(gold), list(pred)  # a dataset's column is read once
     if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
         raise ValueError("gold and predicted tag sequences differ in shape")
-    per_type = {}
-    for label in sorted({e[0] for seq in gold for e in get_entities(seq)}):
-        keep = lambda seq, label=label: [t if t != "O" and t[2:] == label else "O" for t in seq]
-        g, p = [keep(s) for s in gold], [keep(s) for s in pred]
-        per_type[label] = round(100 * f1_score(g, p), 2)
-    return {
-        "f1": 100 * f1_score(gold, pred),
-        "precision": 100 * precision_score(gold, pred),
-        "recall": 100 * recall_score(gold, pred),
-        "f1_per_type": per_type,
-    }
+    counts: dict[str, list[int]] = {}  # type -> [correct, predicted, gold]
+    for g, p in zip(gold, pred):
+        g_spans, p_spans = set(get_entities(g)), set(get_entities(p))
+        for spans, column in ((g_spans & p_spans, 0), (p_spans, 1), (g_spans, 2)):
+            for label, *_ in spans:
+                counts.setdefault(label, [0, 0, 0])[column] += 1
+    total = [sum(c[i] for c in counts.values()) for i in range(3)]
+    precision, recall, f1 = _scores(*total)
+    gold_types = sorted(label for label, c in counts.items() if c[2])
+    per_type = {label: round(100 * _scores(*counts[label])[2], 2) for label in gold_types}
+    return {"f1": 100 * f1, "precision": 100 * precision, "recall": 100 * recall, "f1_per_type": per_type}
+
+
+def _scores(correct: int, predicted: int, gold: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 as seqeval computes them (a zero denominator gives 0)."""
+    precision = correct / predicted if predicted else 0.0
+    recall = correct / gold if gold else 0.0
+    denominator = precision + recall
+    return precision, recall, 2 * precision * recall / (denominator if denominator else 1.0)
 
 
 def span_counts(gold: list[list[str]], pred: list[list[str]]) -> np.ndarray:

@@ -101,3 +101,28 @@ def test_sst_reader_errors(tmp_path, content, message):
     (tmp_path / "s.txt").write_text(content)
     with pytest.raises(SstFormatError, match=message):
         read_sst_file(tmp_path / "s.txt")
+
+
+def test_span_f1_gives_seqeval_s_own_numbers_to_the_last_bit():
+    """One chunking pass per sentence gives exactly what seqeval's scorers give (overall, and F1 per type
+    with the other types' tags read as O), on random BIO and stray-I sequences."""
+    import random
+
+    from seqeval.metrics import f1_score, precision_score, recall_score
+
+    rng = random.Random(0)
+    tags = ["O", "O", "O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "I-MISC"]
+    for _ in range(30):
+        gold = [[rng.choice(tags) for _ in range(rng.randint(1, 12))] for _ in range(rng.randint(1, 20))]
+        pred = [[rng.choice(tags) if rng.random() < 0.4 else t for t in s] for s in gold]
+        result = span_f1(gold, pred)
+        assert result["f1"] == 100 * f1_score(gold, pred)
+        assert result["precision"] == 100 * precision_score(gold, pred)
+        assert result["recall"] == 100 * recall_score(gold, pred)
+        gold_types = sorted({t[2:] for s in gold for t in s if t != "O"})
+        assert list(result["f1_per_type"]) == gold_types
+        for label in gold_types:
+            keep = lambda seq, label=label: [t if t[2:] == label else "O" for t in seq]  # noqa: E731
+            assert result["f1_per_type"][label] == round(
+                100 * f1_score([keep(s) for s in gold], [keep(s) for s in pred]), 2
+            )
