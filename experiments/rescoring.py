@@ -27,6 +27,7 @@ from experiments.run_config import as_run
 from suite_common.errors import SuiteError
 from suite_common.hashing import content_sha256
 from tasks.common.data_files import data_files
+from tasks.common.folds import fold_splits
 from tasks.registry import task_class
 
 TOLERANCE = 1e-6  # the same code on the same predictions gives the same float; a record keeps full precision
@@ -55,26 +56,29 @@ class RescoringFailed(Exception):
 
 
 @cache
-def _dev_split(task_name: str, task_json: str, data_json: str, dev_path: str):
+def _dev_split(task_name: str, task_json: str, data_json: str, dev_path: str, train_path: str | None = None):
     """The task and its dev split, built from the record's typed settings (``ConfigError`` for settings that
-    no longer exist: the record is then not re-scored)."""
+    no longer exist: the record is then not re-scored); a cross-validation fold's from both files."""
     run = as_run({"task": json.loads(task_json), "data": json.loads(data_json)})
     task = task_class(task_name)(run.task)
     ds, _ = task.read_file(Path(dev_path), run.data, "dev")
+    if getattr(run.data, "folds", None) is not None:
+        train, _ = task.read_file(Path(train_path), run.data, "train")
+        ds = fold_splits({"train": train, "dev": ds}, run.data.folds, run.data.fold, task.FOLD_UNIT)["dev"]
     return task, task.prepare(ds, "dev")
 
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def dev_file(r: Record) -> Path:
-    """The dev file the record's run read, here: its configured path (from the working directory, else
-    from the checkout, else below ``ELMO_SHARED`` for a path into ``shared/``), checked against the
-    SHA-256 in its identity (``NotRescored`` when the file is not here or holds other bytes)."""
-    path = data_files(r.config.get("data") or {}).get("dev")
-    wanted = ((r.identity or {}).get("data_sha256") or {}).get("dev")
+def dev_file(r: Record, split: str = "dev") -> Path:
+    """The dev file (or ``split``'s) the record's run read, here: its configured path (from the working
+    directory, else from the checkout, else below ``ELMO_SHARED`` for a path into ``shared/``), checked against
+    the SHA-256 in its identity (``NotRescored`` when the file is not here or holds other bytes)."""
+    path = data_files(r.config.get("data") or {}).get(split)
+    wanted = ((r.identity or {}).get("data_sha256") or {}).get(split)
     if path is None or wanted is None:
-        raise NotRescored("no local dev file recorded")
+        raise NotRescored(f"no local {split} file recorded")
     candidates = [Path(path), REPO / path]
     if os.environ.get("ELMO_SHARED") and "shared" in Path(path).parts:
         parts = Path(path).parts
@@ -84,8 +88,8 @@ def dev_file(r: Record) -> Path:
         if sha == wanted:
             return p
     if all(sha == "missing" for _, sha in found):
-        raise NotRescored(f"its dev file {path} is not here")
-    raise NotRescored(f"{path} differs from the dev file the run read")
+        raise NotRescored(f"its {split} file {path} is not here")
+    raise NotRescored(f"{path} differs from the {split} file the run read")
 
 
 def rescore(r: Record) -> Rescored:
@@ -115,15 +119,17 @@ def _rescored(predictions_path, entry_json, task_name, metric, config_json, iden
     entry, config = json.loads(entry_json), json.loads(config_json)
     probe = Record(config=config, task=task_name, metric=metric, identity=json.loads(identity_json))
     dev = dev_file(probe)
+    folded = (config.get("data") or {}).get("folds") is not None  # a cross-validation fold: its dev is part of both
+    train = str(dev_file(probe, "train")) if folded else None
     try:
         predictions = read_predictions_file(Path(predictions_path), entry)
     except SuiteError as e:
         raise RescoringFailed(str(e)) from None
     task_json, data_json = json.dumps(config["task"], sort_keys=True), json.dumps(config["data"], sort_keys=True)
-    key = (entry["sha256"], task_name, metric, task_json, data_json, str(dev))  # the bytes were just checked
+    key = (entry["sha256"], task_name, metric, task_json, data_json, str(dev), train)  # the bytes were just checked
     if key not in _SCORED:  # a run reused under another name (Table 1's 'elmo' as Table 3's 'both') scores once
         try:
-            _SCORED[key] = _score(predictions, task_name, metric, task_json, data_json, str(dev))
+            _SCORED[key] = _score(predictions, task_name, metric, task_json, data_json, str(dev), train)
         except SuiteError as e:  # a task or setting that does not exist here
             raise RescoringFailed(str(e)) from None
     return _SCORED[key]
@@ -132,8 +138,8 @@ def _rescored(predictions_path, entry_json, task_name, metric, config_json, iden
 _SCORED: dict[tuple, Rescored] = {}
 
 
-def _score(predictions: list, task_name: str, metric: str, task_json: str, data_json: str, dev: str) -> Rescored:
-    task, ds = _dev_split(task_name, task_json, data_json, dev)
+def _score(predictions: list, task_name: str, metric: str, task_json: str, data_json: str, dev: str, train=None):
+    task, ds = _dev_split(task_name, task_json, data_json, dev, train)
     if len(predictions) != len(ds):
         raise RescoringFailed(f"{len(predictions)} predictions for {len(ds)} dev examples")
     try:

@@ -164,7 +164,7 @@ def fit(
         if log is not None:
             curves = {"epoch/train_loss": total / max(steps, 1), f"epoch/dev_{task.metric}": value}
             log.scalars({**curves, **training_log.mix_weights(model)}, epoch + 1)
-        if value > history.best_dev:
+        if value > history.best_dev or t.keep == "last":
             history.best_dev, history.best_epoch, patience = value, epoch + 1, t.patience
             best_state, best_dev = copy.deepcopy(evaluated.state_dict()), (dev_predictions, dev_metrics)
         else:

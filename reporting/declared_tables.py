@@ -11,10 +11,11 @@ from pathlib import Path
 import pandas as pd
 
 from . import paper_numbers as paper
+from .cross_validation import cross_validation_table
 from .encoders_report import NOTES as ENCODER_NOTES
 from .encoders_report import encoders_table, probes_by_encoder
 from .run_frame import Selection, records, table7
-from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, row_tasks, table1, variants_table
+from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, row_tasks, table1, table1_markdown, variants_table
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class DeclaredTable:
     caption: str
     make: Callable[[ReportInputs], Made]
     task_runs: bool = False  # made only when the biLM's task runs are there
+    markdown: Callable[[pd.DataFrame], str] | None = None  # the .md's tables (default: the frame as one table)
 
 
 def encoders(inputs: ReportInputs) -> Made:
@@ -110,6 +112,10 @@ def variants(inputs: ReportInputs) -> Made:
     return variants_table(df), pd.concat([variant_rows, base]), ""
 
 
+def cross_validation(inputs: ReportInputs) -> Made:
+    return cross_validation_table(inputs.roots, inputs.select)
+
+
 TABLE2_SETTINGS = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
 TABLE3_SETTINGS = ["input", "both", "output"]
 TABLES = (
@@ -121,6 +127,7 @@ TABLES = (
         "Table 1: baseline vs ELMo (dev; paper: test)",
         paper_table(["baseline", "elmo"], table1, ablation=False),
         True,
+        table1_markdown,
     ),
     DeclaredTable(
         "table2",
@@ -136,5 +143,11 @@ TABLES = (
     ),
     DeclaredTable(
         "variants", "biLM state policy and fine-tuned biLM (§3.4) against the plain setting (dev)", variants, True
+    ),
+    DeclaredTable(
+        "cross_validation",
+        "Cross-validation: baseline vs ELMo, each fold held out (train and dev pooled)",
+        cross_validation,
+        markdown=lambda frame: frame.to_markdown(index=False, disable_numparse=True),
     ),
 )

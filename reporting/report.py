@@ -33,7 +33,7 @@ from .cell_rules import check_accepted, describe
 from .declared_tables import TABLES, ReportInputs
 from .directory_backup import unchanged_on_failure
 from .figures import bilm_name, shipped_bilms, write_figures
-from .run_frame import choose, load_runs, probes_table, records
+from .run_frame import choose, fold_run, load_runs, probes_table, records
 from .table_directory import SETTINGS, collect, refuse_other_runs, refuse_other_tables, stored_settings, write_extras
 
 
@@ -104,8 +104,15 @@ def provenance(sources: pd.DataFrame | None, target: TableDir) -> str:
 
 
 def write_table(
-    frame: pd.DataFrame, target: TableDir, name: str, title: str, sources: pd.DataFrame | None = None, notes: str = ""
+    frame: pd.DataFrame,
+    target: TableDir,
+    name: str,
+    title: str,
+    sources: pd.DataFrame | None = None,
+    notes: str = "",
+    markdown=None,
 ) -> None:
+    """``name``.csv, .md and .tex of ``frame``; ``markdown(frame)``: the .md's tables, when not the frame as one."""
     out = target.out
     profiles = sorted(set(sources.profile.dropna())) if sources is not None and "profile" in sources else []
     if profiles:
@@ -120,7 +127,7 @@ def write_table(
     frame.to_csv(out / f"{name}.csv", index=False)
     (out / f"{name}.md").write_text(
         f"# {title}\n\n"
-        + frame.to_markdown(index=False)
+        + (markdown(frame) if markdown else frame.to_markdown(index=False))
         + "\n"
         + (f"\n{notes}\n" if notes else "")
         + provenance(sources, target)
@@ -245,7 +252,7 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
     target = TableDir(args.out, rebuild_command(args.out, roots, options), tuple(args.accept))
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
-    if df.empty and probes.empty:
+    if df.empty and probes.empty and not any(fold_run(r) for _, r in records(roots, "results.json", select)):
         refuse_empty(args.runs, extras)
     args.out.mkdir(parents=True, exist_ok=True)
     write_extras(extras, args.out)
@@ -273,7 +280,7 @@ def write_tables(inputs: ReportInputs, target: TableDir) -> dict[str, int]:
     for table in TABLES:
         made = None if table.task_runs and inputs.df.empty else table.make(inputs)
         if made is not None:
-            write_table(made[0], target, table.stem, table.caption, made[1], made[2])
+            write_table(made[0], target, table.stem, table.caption, made[1], made[2], table.markdown)
             used[table.stem] = 0 if made[1] is None else len(made[1])
     return used
 

@@ -36,6 +36,16 @@ class Selection:
         )
 
 
+FOLD_KEYS = ("data.folds", "data.fold", "trainer.keep")  # what sets a cross-validation fold's run apart
+
+
+def fold_run(r: Record) -> bool:
+    """Whether a record is one fold of a cross-validation (``data.folds`` set): its own table reports it
+    (``cross_validation``), never a cell of Tables 1-3."""
+    data = r.config.get("data") if isinstance(r.config, dict) else None
+    return isinstance(data, dict) and data.get("folds") is not None
+
+
 def records(roots: list[Path], name: str, select: Selection | None = None, extras: dict | None = None):
     """``(path, Record)`` for every ``name`` file below ``roots`` that ``select`` admits. With
     ``extras`` given, only records that may join a table cell (``cell_rules``); the others go into
@@ -160,6 +170,11 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
     for path, r in found:  # the earliest record of a configuration counts (a seeded fine-tuning before an unseeded one)
         if r.task in paper.PROBES:
             continue  # reported by probes_table
+        if fold_run(r):  # reported by the cross-validation table, unless it differs in more than its fold
+            diff = differences(r, (*accepted, *FOLD_KEYS))
+            if diff and extras is not None:
+                extras[str(path)] = (r, diff)
+            continue
         cells = cell_settings(r, accepted) if extras is not None else (r.base_setting,)
         if not cells:
             extras[str(path)] = (r, differences(r, accepted))

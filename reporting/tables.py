@@ -7,6 +7,7 @@ predictions, a paired bootstrap over dev examples with its interval and p-value 
 from __future__ import annotations
 
 import dataclasses
+import re
 from functools import cache
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from . import paper_numbers as paper
 from .uncertainty import BootstrapResult, Interval, difference_interval, format_p, paired_bootstrap, seed_interval
 
 NOT_DISTINGUISHABLE = "≈0"  # the mark of a gain whose interval contains zero
+WHY_COLUMN = "why ours and the paper's differ"  # Table 1's last column
 
 
 def summarize(df: pd.DataFrame, settings: list[str], column: str = "value") -> pd.DataFrame:
@@ -162,10 +164,59 @@ def table1(df: pd.DataFrame, test: bool = False) -> pd.DataFrame:
                 **gain_columns(cell_values(df, task, "baseline"), cell_values(df, task, "elmo"), task, "increase: "),
                 "paper baseline / ELMo (test)": f"{pb} / {pe}" if pb is not None else "—",
                 "increase: absolute / relative error reduction (paper)": f"{p_abs} / {p_rel}",
-                "why ours and the paper's differ": comparability_notes(df, task),
+                WHY_COLUMN: comparability_notes(df, task),
             }
         )
     return pd.DataFrame(rows)
+
+
+def table1_markdown(frame: pd.DataFrame) -> str:
+    """Table 1 as a terminal shows it: per task the two cells (mean and seeds), the gain with its 95 % interval
+    over seeds, the paired bootstrap's p and the paper's gain; then the details table (every interval, the
+    error reductions, the paper's numbers) and why ours and the paper's differ. The .csv and .tex keep
+    every column in one table."""
+    short = frame.task.str.replace(r" \(([^;()]+); paper: .*\)$", r" (\1)", regex=True)
+    seeds = frame.filter(like="interval over seeds").iloc[:, 0]
+    boot = frame.filter(like="paired bootstrap").iloc[:, 0]
+    main = pd.DataFrame(
+        {
+            "task (metric)": short,
+            "baseline": frame["baseline (ours, dev)"].map(_mean_and_n),
+            "ELMo": frame["ELMo (ours, dev)"].map(_mean_and_n),
+            "gain [95% interval, seeds]": [
+                _gain_text(ours.split(" / ")[0], interval)
+                for ours, interval in zip(frame["increase: absolute / relative error reduction (ours)"], seeds)
+            ],
+            "bootstrap p": [b.rsplit(", ", 1)[1] if b.startswith("[") else "—" for b in boot],
+            "paper gain": frame["increase: absolute / relative error reduction (paper)"].str.split(" / ").str[0],
+        }
+    )
+    details = frame.drop(columns=[WHY_COLUMN, seeds.name]).rename(columns=DETAILS_HEADERS)
+    why = "\n".join(f"- {task}: {text}" for task, text in zip(short, frame[WHY_COLUMN]) if text != "—")
+    return (
+        f"{main.to_markdown(index=False, disable_numparse=True)}\n\n## Details\n\n"
+        f"{details.to_markdown(index=False, disable_numparse=True)}"
+        + (f"\n\nWhy ours and the paper's differ:\n\n{why}" if why else "")
+    )
+
+
+DETAILS_HEADERS = {  # Table 1's columns as its .md's details table names them (the .csv keeps the long names)
+    "baseline (ours, dev)": "baseline (dev)",
+    "ELMo (ours, dev)": "ELMo (dev)",
+    "increase: absolute / relative error reduction (ours)": "gain / error reduction",
+    "increase: paired bootstrap over dev examples: 95% interval, p": "paired bootstrap: 95% interval, p",
+    "paper baseline / ELMo (test)": "paper (test)",
+    "increase: absolute / relative error reduction (paper)": "paper gain / error reduction",
+}
+
+
+def _gain_text(gain: str, interval: str) -> str:
+    return "—" if gain == "—" else f"{gain} {interval.removeprefix('— ')}"
+
+
+def _mean_and_n(text: str) -> str:
+    """A cell without its interval: ``82.94 [82.31, 83.57] (n=3)`` -> ``82.94 (n=3)``."""
+    return re.sub(r" \[[^\]]*\]", "", text).replace("; interval clipped to 0-100", "")
 
 
 @cache

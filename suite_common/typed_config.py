@@ -124,7 +124,11 @@ def build(cls, mapping, where: str):
         key = where + "".join(f"[{n}]" if isinstance(n, int) else f".{n}" for n in names).lstrip(".")
         said = [x["msg"] for x in e.errors() if _names(x["loc"], mapping) == names][-1]  # a union's widest last
         said = said.removeprefix("Value error, ").replace("Input should be", "must be")
-        raise ConfigError(f"{key}={first['input']!r}: {said}") from None
+        node = cls()
+        for name in names:
+            node = getattr(node, name, None) if isinstance(name, str) else None
+        group_wide = dataclasses.is_dataclass(node) and isinstance(first["input"], dict)  # its __post_init__
+        raise ConfigError(f"{key.rstrip('.')}: {said}" if group_wide else f"{key}={first['input']!r}: {said}") from None
 
 
 @cache

@@ -34,6 +34,7 @@ from suite_common.bounded_files import data_file_problem
 from suite_common.errors import ConfigError, DataError
 
 from .common.data_files import data_files
+from .common.folds import fold_splits
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -73,6 +74,7 @@ class Task:
     STATE = ("words", "labels")
     VERSION = 1  # raise when a change to the task's code changes its results: part of every run's identity
     NOTICES: tuple[str, ...] = ()  # reader counts (data_stats keys) of suspicious input, warned when not zero
+    FOLD_UNIT: str | None = None  # the column whose value a cross-validation fold keeps whole (data.folds); None: a row
     COUNTS: dict[str, str] = {}  # what its readers' counts mean, where experiments.time_estimate.COUNTS does not say
 
     def __init__(self, cfg):
@@ -85,19 +87,19 @@ class Task:
     # data ------------------------------------------------------------------------------------
     def load_splits(self, data_cfg) -> dict[str, datasets.Dataset]:
         """train/dev/test from ``data.<split>_path``, or ``data.dir``/``data.<split>_file``, or else the
-        Hugging Face dataset (``data.hf_split``); counts of skipped items go to ``self.data_stats``."""
+        Hugging Face dataset (``data.hf_split``); counts of skipped items go to ``self.data_stats``. With
+        ``data.folds``, train and dev are one cross-validation fold's (``common.folds``)."""
         splits, self.data_stats = {}, {}
         files = data_files(data_cfg)
         for split in ("train", "dev", "test"):
             path = files.get(split)
             if path:
-                ds, self.data_stats[split] = self.read_file(path, data_cfg, split)
+                splits[split], self.data_stats[split] = self.read_file(path, data_cfg, split)
             elif not data_cfg.dir and (getattr(data_cfg, "hf_split", None) or {}).get(split):
-                ds, self.data_stats[split] = self.read_hf(data_cfg, data_cfg.hf_split[split])
-            else:
-                continue
-            splits[split] = self.prepare(ds, split)
-        return splits
+                splits[split], self.data_stats[split] = self.read_hf(data_cfg, data_cfg.hf_split[split])
+        if getattr(data_cfg, "folds", None) is not None:  # a cross-validation fold: train and dev pooled and cut
+            splits = fold_splits(splits, data_cfg.folds, data_cfg.fold, self.FOLD_UNIT)
+        return {split: self.prepare(ds, split) for split, ds in splits.items()}
 
     def read_file(self, path, data_cfg, split: str) -> tuple[datasets.Dataset, dict]:
         fmt = getattr(data_cfg, "format", None) or next(iter(self.readers), None)

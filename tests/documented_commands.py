@@ -123,12 +123,14 @@ def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
             "encoder.finetune_epochs=1",
         ]
     sample = [f"embed_sample.out={env['root'] / 'embed_sample'}"] if cfg.mode == "embed_sample" else []
+    folds = ["data.folds=3"] if cfg.data.get("folds") else []  # a cross-validation: the fixture has 3 documents
     return [
         f"data.dir={FIXTURES}",
         *TINY[task],
         *sizes,
         *encoder,
         *sample,  # its default, outputs/embed_sample, is in the checkout
+        *folds,
         "trainer.max_epochs=1",
         f"cache.dir={env['root'] / 'cache'}",
         f"runs_root={runs_root}",

@@ -25,6 +25,8 @@ from suite_common.typed_config import (
     settings_group,
 )
 
+from .folds import folds_problem
+
 EMBEDDING_INITS = ("normal", "xavier_uniform")
 
 
@@ -59,6 +61,14 @@ class DataConfig:
     dev_file: Text | None = setting(None)
     test_file: Text | None = setting(None)
     fraction: number(0, 1, low_open=True) = setting(1.0)  # a fixed, nested subset of the training set
+    # cross-validation (tasks/common/folds.py): train and dev pooled into `folds` folds, fold `fold` held out as dev
+    folds: integer(2, optional=True) = setting(None, added_after_records=True)
+    fold: integer(0, optional=True) = setting(None, added_after_records=True)
+
+    def __post_init__(self):
+        if problem := folds_problem(self.folds, self.fold):
+            raise ValueError(problem)
+
     train_path: PathText | None = setting(None, counts=False)
     dev_path: PathText | None = setting(None, counts=False)
     test_path: PathText | None = setting(None, counts=False)
@@ -140,3 +150,12 @@ class TrainerConfig:
     ema: Probability = setting(0.0)
     lr_halving: Flag = setting(False)
     equal_updates: Flag = setting(False, when=_equal_updates_count)
+    # best_dev: the epoch of the best dev metric, with early stopping (patience); last: every one of max_epochs
+    # epochs and the last kept, no choice made on dev (a cross-validation's held-out fold, data.folds)
+    keep: Literal["best_dev", "last"] = setting("best_dev", added_after_records=True)
+
+    def __post_init__(self):
+        if self.keep == "last" and self.lr_halving:
+            raise ValueError(
+                "trainer.keep=last makes no choice on dev; trainer.lr_halving would (it halves on a plateau)"
+            )

@@ -67,6 +67,7 @@ def windows(ds: datasets.Dataset, max_sentences: int) -> datasets.Dataset:
 
 class CorefTask(Task):
     name, metric = "coref", "conll_f1"
+    FOLD_UNIT = "doc_id"  # a cross-validation fold holds whole documents
     readers = {"conll2012": lambda path, cfg, split: read_conll2012_coref(path)}
 
     def read_hf(self, data_cfg, split):

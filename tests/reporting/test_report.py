@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from report_records import has_cell, write_record
 
@@ -337,6 +338,29 @@ def test_a_table_of_runs_on_part_of_the_data_says_how_much(tmp_path):
         data["train_examples"] = 222
         path.write_text(json.dumps(data))
     report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
-    row = next(line for line in (tmp_path / "out/table1.md").read_text().splitlines() if line.startswith("| nli"))
+    row = next(line for line in (tmp_path / "out/table1.md").read_text().splitlines() if line.startswith("- nli"))
     assert "SICK (4,439 training pairs)" in row  # the data set, and what these cells used of it
     assert "these cells trained on 5% of the training data (222 training examples)" in row
+
+
+def test_table1_md_opens_with_a_table_a_terminal_shows_and_keeps_every_column_below(tmp_path):
+    """Table 1's first table is at most 120 characters wide (each cell's mean and seeds, the gain with its
+    interval over seeds, the bootstrap's p, the paper's gain); the details table and the notes below it hold
+    every other column of the .csv."""
+    runs = tmp_path / "runs"
+    for task, base, elmo in (("coref", 40.0, 41.5), ("ner", 66.0, 82.0), ("nli", 75.0, 79.0)):
+        for seed in (0, 1, 2):
+            write_record(runs, task, "baseline", seed, base + seed)
+            write_record(runs, task, "elmo", seed, elmo + 0.5 * seed)
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    text = (tmp_path / "out" / "table1.md").read_text()
+    first = text.split("\n\n")[1].splitlines()
+    assert first[0].startswith("| task (metric)") and len(first) == 2 + 3
+    assert max(map(len, first)) <= 120, max(first, key=len)
+    ner = next(line for line in first if line.startswith("| ner (f1) "))
+    cells = [c.strip() for c in ner.split("|")[1:-1]]
+    assert cells[1:3] == ["67.00 (n=3)", "82.50 (n=3)"] and cells[3].startswith("+15.50 [") and cells[5] == "+2.07"
+    assert "coref (conll_f1)" in text and "≈0" not in ner
+    csv = pd.read_csv(tmp_path / "out" / "table1.csv", dtype=str, keep_default_na=False)
+    for column in csv.columns.drop(["task", "increase: 95% interval over seeds"]):
+        assert all(value in text for value in csv[column]), column  # every detail is in the .md
