@@ -1,19 +1,18 @@
 """A run's identity: everything that can change its result and nothing else (Peters et al. 2018's experiments
 are compared cell by cell, so a cell must hold one configuration's runs only). Each field of the typed run
 declares whether it counts (``counted_config``); every file a run reads counts by its content, hashed in one
-place (``run_file_hashes``); the task's code version is its registration's (``task_version``). A record's
+walk with the task code's version (``make_identity``). A record's
 digest is recomputed from its stored configuration and identity (``record_digest``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from operator import attrgetter
 
 from suite_common.errors import ConfigError
 from suite_common.hashing import content_sha256, sha256_hex
-from suite_common.typed_config import content_fields, counted, counts_in, plain
+from suite_common.typed_config import counted, file_settings, plain
 from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function, task_class
 
@@ -22,39 +21,22 @@ from .run_config import RunConfig, as_run
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
 
-def file_fields(run: RunConfig) -> dict[str, dataclasses.Field]:
-    """Every file setting of this run's counting groups, by dotted path."""
-    out = {}
-    for f in dataclasses.fields(run):
-        value = getattr(run, f.name)
-        if dataclasses.is_dataclass(value) and counts_in(f, run):
-            out.update(content_fields(type(value), f"{f.name}."))
-    return out
-
-
-def run_file_hashes(run: RunConfig, encoder) -> dict[str, str | None]:
-    """Dotted path -> content hash of every file setting that counts in ``run`` (None where unset): an
-    encoder's through the encoder (it resolves the embedded default, presets and downloads)."""
-    hashes = {}
-    for path in file_fields(run):
+def make_identity(run: RunConfig, encoder) -> dict:
+    """The run's identity: the content hash of its data and of every file setting that counts in it (an
+    encoder's through the encoder, which resolves the embedded default, presets and downloads), each under
+    the name its field gives, and its task code's version."""
+    data = {k: content_sha256(p) for k, p in data_files(plain(run.data)).items()}
+    identity = {"bilm_sha256": None, "data_sha256": data, "task_version": task_version(run.task.name)}
+    for path, f in file_settings(run, run).items():
         group, name = path.split(".", 1)
         if group == "encoder" and name not in encoder.file_hashes():
             raise ConfigError(f"{path}: the {encoder.kind} encoder does not hash this file")
-        value = encoder.file_hashes()[name] if group == "encoder" else attrgetter(path)(run)
-        hashes[path] = value if group == "encoder" or value is None else content_sha256(value)
-    return hashes
-
-
-def identity_parts(run: RunConfig, hashes: dict[str, str], data_sha256: dict, task_version: int | None) -> dict:
-    """The run's identity: its files' hashes, each under the name its field gives, and its task code's version."""
-    identity = {"bilm_sha256": None, "data_sha256": data_sha256, "task_version": task_version}
-    for path, f in file_fields(run).items():
-        if path not in hashes:
-            raise ConfigError(f"{path}: a file the run reads has no content hash (the identity would miss it)")
+        value = attrgetter(path)(run)
+        digest = encoder.file_hashes()[name] if group == "encoder" else None if value is None else content_sha256(value)
         if not f.metadata.get("in_config"):
-            identity[f.metadata["hash_name"]] = hashes[path]
-        elif attrgetter(path)(run) is not None:
-            identity.setdefault("files_sha256", {})[path] = hashes[path]
+            identity[f.metadata["hash_name"]] = digest
+        elif value is not None:
+            identity.setdefault("files_sha256", {})[path] = digest
     if "encoder_sha256" in identity:  # a Transformer run names no biLM
         del identity["bilm_sha256"]
     return identity
@@ -63,11 +45,6 @@ def identity_parts(run: RunConfig, hashes: dict[str, str], data_sha256: dict, ta
 def task_version(name: str) -> int:
     """The ``VERSION`` a task registered (the probe functions share ``PROBE_VERSION``)."""
     return PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
-
-
-def make_identity(run: RunConfig, encoder) -> dict:
-    data = {k: content_sha256(p) for k, p in data_files(plain(run.data)).items()}
-    return identity_parts(run, run_file_hashes(run, encoder), data, task_version(run.task.name))
 
 
 def counted_config(run: RunConfig, hashes: dict[str, str]) -> dict:

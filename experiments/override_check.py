@@ -7,17 +7,17 @@ one ``ConfigError`` line naming the key and the nearest valid one. ``hydra.*`` o
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from suite_common.errors import ConfigError
+from suite_common.typed_config import nearest
 
+from .config_store import CONF, compose, register
 from .run_config import TASK_FILE_SECTIONS, as_run
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
 MAX_CHECKED_JOBS = 1000  # a larger sweep has its later jobs checked as each one starts
 # settings that left elmo.* for the encoder and cache groups: an old command is told their new names
 _BILM_KEYS = "options weights allow_extra_weights state warmup_batches batch_size finetune finetune_epochs"
@@ -28,22 +28,14 @@ RENAMED = {f"elmo.{k}": f"encoder.{k}" for k in _BILM_KEYS.split()} | {
 
 
 def config_groups(conf: Path = CONF) -> dict[str, list[str]]:
-    """Group name -> its options (the YAML files of ``conf/<group>/`` and the ConfigStore's nodes)."""
-    from hydra.core.config_store import ConfigStore
-
-    from .config_store import register
+    """Group name -> its options, as Hydra lists them (the YAML files of ``conf/<group>/`` and the ConfigStore)."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
 
     register(conf)
-    groups = {d.name: {p.stem for p in d.glob("*.yaml")} for d in sorted(conf.iterdir()) if d.is_dir()}
-    for group, entries in ConfigStore.instance().repo.items():
-        if isinstance(entries, dict) and group != "hydra":
-            groups.setdefault(group, set()).update(name.removesuffix(".yaml") for name in entries)
-    return {group: sorted(options) for group, options in groups.items()}
-
-
-def nearest(word: str, candidates) -> str:
-    match = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {match[0]}?)" if match else ""
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        return {group: loader.get_group_options(group) for group in loader.list_groups("") if group != "hydra"}
 
 
 def parse(args: list[str]):
@@ -61,10 +53,8 @@ def parse(args: list[str]):
         raise ConfigError(f"cannot read the overrides: {str(e).splitlines()[0]}{hint}") from None
 
 
-def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "config") -> None:
+def check_overrides(args: list[str], conf: Path = CONF) -> None:
     """Raise ``ConfigError`` (one line) for the first override a run cannot use, in any job of the command."""
-    from hydra import compose, initialize_config_dir
-
     groups, axes, deleted = config_groups(conf), [], []
     for o in parse(args):
         key, values = o.key_or_group, _values(o)
@@ -90,8 +80,7 @@ def check_overrides(args: list[str], conf: Path = CONF, config_name: str = "conf
         single = o.input_line.lstrip("+~") if not o.is_sweep_override() else None
         axes.append([f"{prefix}{single}"] if single else [f"{prefix}{key}={v}" for v in values])
     for job in itertools.islice(itertools.product(*axes), MAX_CHECKED_JOBS):
-        with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
-            cfg = compose(config_name, overrides=list(job))
+        cfg = compose(job, conf)
         swept = " ".join(j.lstrip("+") for j, axis in zip(job, axes) if len(axis) > 1)
         where = f" (sweep job {swept})" if swept else ""
         for key in deleted:

@@ -109,7 +109,7 @@ def build_run(plan, layers: bool = True, finetune: bool = True, task_state: dict
     if finetune and plan.finetuned_encoder:
         encoder = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     data = with_layers(plan.run, task, splits, encoder) if layers and task_state is None else None
-    set_seed(plan.seed)  # the model's initialization; fit seeds the training stream again from the same seed
+    set_seed(plan.run.seed)  # the model's initialization; fit seeds the training stream again from the same seed
     features = build_features(plan.run, encoder)
     model = task.build_model(features)
     return BuiltRun(task, splits, encoder, data, features, model, plan.run.trainer, str(plan.run.device))

@@ -1,6 +1,6 @@
 """What one launch of ``run.py`` is, resolved once before anything runs (Peters et al. 2018 §3.3-3.4: where
-ELMo goes and which frozen encoder feeds it; §5.3 for the probes): the kind of run, the encoder, the seed,
-the identity and digest (``identity``) and the record it writes. The recipes in ``runner`` follow the plan.
+ELMo goes and which frozen encoder feeds it; §5.3 for the probes): the kind of run, the encoder, the
+identity and digest (``identity``) and the record it writes. The recipes in ``runner`` follow the plan.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ class RunPlan:
     identity: dict  # what the run's files hold, and the code's version
     digest: str
     record_name: str  # results.json | finetune.json
-    seed: int  # the run's seed, set once before its model is built
     finetuned_encoder: bool  # ELMo read from the biLM fine-tuned on the task's text (§3.4, encoder.finetune)
     encoder: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
 
@@ -46,7 +45,6 @@ class RunPlan:
             identity=identity,
             digest=run_digest(run, identity),
             record_name="finetune.json" if kind == "finetune" else "results.json",
-            seed=int(run.seed),
             finetuned_encoder=encoder.kind == "bilm" and bool(run.encoder.finetune) and run.position != "none",
         )
 

@@ -65,7 +65,7 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
-    where = {"seed": plan.seed, "device": built.device, "passes": passes_per_epoch(plan.run)}
+    where = {"seed": plan.run.seed, "device": built.device, "passes": passes_per_epoch(plan.run)}
     log = open_training_log(plan.run.logger, out_dir)  # curves as it trains; no part of the run's identity
     try:
         result = fit(task, model, built.data, built.trainer, **where, state_path=state_path, run=plan.digest, log=log)

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Annotated
 
-from annotated_types import Ge, Gt, Le, Lt
-from pydantic import AfterValidator, ConfigDict, Strict, TypeAdapter, ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, Strict, StrictFloat, StrictInt, TypeAdapter, ValidationError
 
 from .errors import ConfigError
 
@@ -58,15 +57,14 @@ Text = Annotated[str, Strict()]
 
 
 def integer(low: int | None = None, high: int | None = None, optional: bool = False):
-    kind = Annotated[int, Strict(), *[c for c in (low is not None and Ge(low), high is not None and Le(high)) if c]]
+    kind = Annotated[int, Strict(), Field(ge=low, le=high)]
     return kind | None if optional else kind
 
 
 def number(low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False):
     """A real number, kept as given (an integer stays one, so that a stored configuration's digest does not move)."""
-    bounds = [(Gt if low_open else Ge)(low)] if low is not None else []
-    bounds += [(Lt if high_open else Le)(high)] if high is not None else []
-    return Annotated[Annotated[int, Strict()] | Annotated[float, Strict()], *bounds]
+    bounds = Field(**{"gt" if low_open else "ge": low, "lt" if high_open else "le": high})
+    return Annotated[StrictInt | StrictFloat, bounds]
 
 
 def checked(kind, check: Callable):
@@ -91,10 +89,15 @@ PathText = checked(str, blank_path)  # a file or directory the run reads or writ
 FilePath = checked(typing.NewType("FilePath", str), blank_path)  # a file a run reads: declare it with file_setting
 
 
+def nearest(word: str, candidates, n: int = 1, cutoff: float = 0.6) -> str:
+    """`` (did you mean X?)`` for the ``n`` closest of ``candidates``, or nothing."""
+    match = difflib.get_close_matches(word, sorted(candidates), n=n, cutoff=cutoff)
+    return f" (did you mean {', '.join(match)}?)" if match else ""
+
+
 def unknown_key(where: str, key: str, known: list[str]) -> ConfigError:
-    near = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(near)}?" if near else f"known: {', '.join(sorted(known))}"
-    return ConfigError(f"{where}{key}: no such setting ({hint})")
+    hint = nearest(key, known, n=3, cutoff=0.5) or f" (known: {', '.join(sorted(known))})"
+    return ConfigError(f"{where}{key}: no such setting{hint}")
 
 
 def _names(loc: tuple, mapping) -> list:
@@ -115,18 +118,16 @@ def build(cls, mapping, where: str):
         return _adapter(cls).validate_python(mapping or {})
     except ValidationError as e:
         first, names = e.errors()[0], _names(e.errors()[0]["loc"], mapping)
+        parent = cls()
+        for name in names[:-1]:
+            parent = getattr(parent, name, None) if isinstance(name, str) else None
         if first["type"] == "unexpected_keyword_argument":
-            node = cls()
-            for name in names[:-1]:
-                node = getattr(node, name, None)
-            known = [f.name for f in dataclasses.fields(node)] if dataclasses.is_dataclass(node) else []
+            known = [f.name for f in dataclasses.fields(parent)] if dataclasses.is_dataclass(parent) else []
             raise unknown_key(where + "".join(f"{n}." for n in names[:-1]), names[-1], known) from None
         key = where + "".join(f"[{n}]" if isinstance(n, int) else f".{n}" for n in names).lstrip(".")
         said = [x["msg"] for x in e.errors() if _names(x["loc"], mapping) == names][-1]  # a union's widest last
         said = said.removeprefix("Value error, ").replace("Input should be", "must be")
-        node = cls()
-        for name in names:
-            node = getattr(node, name, None) if isinstance(name, str) else None
+        node = parent if not names else getattr(parent, names[-1], None) if isinstance(names[-1], str) else None
         group_wide = dataclasses.is_dataclass(node) and isinstance(first["input"], dict)  # its __post_init__
         raise ConfigError(f"{key.rstrip('.')}: {said}" if group_wide else f"{key}={first['input']!r}: {said}") from None
 
@@ -138,12 +139,8 @@ def _adapter(cls) -> TypeAdapter:
 
 def plain(obj, base: bool = False) -> dict:
     """A group as the plain mapping it was built from; ``base``: less the fields declared ``in_base=False``."""
-    out = {}
-    for f in dataclasses.fields(obj):
-        if not base or f.metadata.get("in_base", True):
-            value = getattr(obj, f.name)
-            out[f.name] = plain(value, base) if dataclasses.is_dataclass(value) else getattr(value, "value", value)
-    return out
+    keep = {f.name for f in dataclasses.fields(obj) if not base or f.metadata.get("in_base", True)}
+    return {k: v for k, v in dataclasses.asdict(obj).items() if k in keep}
 
 
 def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
@@ -156,7 +153,7 @@ def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
             out[f.name] = None if value is None else "sha256:" + file_hashes.get(key, "unknown")
         elif counts_in(f, run) and not (f.metadata.get("added") and value == _default(f)):
             nested = dataclasses.is_dataclass(value)
-            out[f.name] = counted(value, run, file_hashes, f"{key}.") if nested else getattr(value, "value", value)
+            out[f.name] = counted(value, run, file_hashes, f"{key}.") if nested else value
     return out
 
 
@@ -164,12 +161,13 @@ def _default(f: dataclasses.Field):
     return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
 
 
-def content_fields(cls, where: str = "") -> dict[str, dataclasses.Field]:
-    """Every file setting below ``cls``, by dotted path (nested groups by their default's class)."""
+def file_settings(obj, run, where: str = "") -> dict[str, dataclasses.Field]:
+    """Every file setting of ``obj`` and of its groups that count in ``run``, by dotted path."""
     out = {}
-    for f in dataclasses.fields(cls):
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
         if "hash_name" in f.metadata:
             out[f"{where}{f.name}"] = f
-        elif f.metadata.get("group"):
-            out.update(content_fields(type(f.default_factory()), f"{where}{f.name}."))
+        elif dataclasses.is_dataclass(value) and counts_in(f, run):
+            out.update(file_settings(value, run, f"{where}{f.name}."))
     return out

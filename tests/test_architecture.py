@@ -107,7 +107,7 @@ def test_each_cross_cutting_decision_is_defined_once():
         r"^def placement\(",
         r"^def reads_layers\(",
         r"^def counted\(",
-        r"^def run_file_hashes\(",
+        r"^def make_identity\(",
         r"^def run_digest\(",
         r"^def record_digest\(",
         r"^class RunConfig\b",

@@ -15,13 +15,13 @@ from run_configs import tiny_ner_run_cfg as _ner
 
 from elmo_core import save_bilm
 from encoders.config import BilmConfig, CacheConfig, TransformerConfig
-from experiments import config_store, identity, runner
+from experiments import config_store, runner
 from experiments.pipeline import build_run
 from experiments.plan import RunPlan
 from experiments.run_config import RunConfig, as_run, data_config_class, task_config_class
 from suite_common import hashing
 from suite_common.errors import ConfigError
-from suite_common.typed_config import plain
+from suite_common.typed_config import file_settings, plain
 from tasks.common.config import DataConfig, ElmoConfig, SenseProbeData, TaggedProbeData, TrainerConfig
 from tasks.registry import available
 
@@ -56,7 +56,7 @@ def test_a_field_that_holds_a_path_counts_by_its_content_or_is_where_files_are_l
 
 def test_every_file_field_of_a_run_is_hashed_into_its_identity(bilm_files, tmp_path):
     """The plan hashes every file-valued field that counts in the run (an unset one counts as unset), and refuses
-    an identity that would miss one."""
+    an encoder that cannot hash one."""
     vectors = tmp_path / "vec.txt"
     vectors.write_text("EU 0.1 0.2\n")
     plan = RunPlan.resolve(
@@ -64,15 +64,8 @@ def test_every_file_field_of_a_run_is_hashed_into_its_identity(bilm_files, tmp_p
     )
     wanted = {"bilm_sha256", "bilm_options_sha256", "files_sha256"}
     assert wanted <= set(plan.identity) and plan.identity["files_sha256"]["task.model.vectors"]
-    assert set(identity.run_file_hashes(plan.run, plan.encoder)) == {
-        "encoder.options",
-        "encoder.weights",
-        "task.model.vectors",
-    }
-    from experiments.identity import identity_parts
-
-    with pytest.raises(ConfigError, match="encoder.weights: a file the run reads has no content hash"):
-        identity_parts(plan.run, {"encoder.options": "o", "task.model.vectors": "v"}, {}, 1)
+    assert set(file_settings(plan.run, plan.run)) == {"encoder.options", "encoder.weights", "task.model.vectors"}
+    assert plan.identity["bilm_sha256"] == plan.encoder.file_hashes()["weights"]
 
 
 @pytest.mark.parametrize("field", ["options", "weights", "vectors"])
@@ -240,25 +233,21 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
 
 
 def test_a_setting_added_after_records_is_left_out_at_its_default_whatever_its_kind():
-    """A list default (built by a factory) and an enum default (given as its value) count only when changed."""
-    import enum
+    """A list default (built by a factory) and a choice count only when changed."""
+    from typing import Literal
 
     from suite_common import typed_config as tc
-
-    class Colour(enum.Enum):
-        RED = "red"
-        BLUE = "blue"
 
     @tc.settings_group
     class Group:
         sizes: list = tc.setting([1, 2], added_after_records=True)
-        colour: Colour = tc.setting(Colour.RED, added_after_records=True)
+        colour: Literal["red", "blue"] = tc.setting("red", added_after_records=True)
         kept: int = tc.setting(3)
 
     for given in ({}, {"sizes": [1, 2], "colour": "red"}):
         assert tc.counted(tc.build(Group, given, ""), None, {}) == {"kept": 3}
     changed = tc.counted(tc.build(Group, {"sizes": [4], "colour": "blue"}, ""), None, {})
-    assert changed == {"sizes": [4], "colour": "blue", "kept": 3}  # an enum counts as its value
+    assert changed == {"sizes": [4], "colour": "blue", "kept": 3}
 
 
 def annotation_mentions_path(cls, f) -> bool:

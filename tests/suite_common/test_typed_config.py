@@ -64,5 +64,5 @@ def test_a_bad_value_or_key_is_one_line_naming_it(given, said):
 def test_whether_a_field_counts_sits_in_its_metadata():
     assert {f.name: f.metadata["counts"] for f in tc.dataclasses.fields(Inner)} == {"sizes": True, "path": False}
     assert tc.counted(Inner(sizes=[5], path="f"), None, {}) == {"sizes": [5]}  # a file counts by its content
-    assert list(tc.content_fields(Outer)) == ["inner.path"]
-    assert tc.content_fields(Outer)["inner.path"].metadata["hash_name"] == "inner_sha256"
+    assert list(tc.file_settings(Outer(), None)) == ["inner.path"]
+    assert tc.file_settings(Outer(), None)["inner.path"].metadata["hash_name"] == "inner_sha256"
