@@ -7,7 +7,7 @@ its ablation setting and variant, its Transformer's label. Each of these is deci
 what the runner stored, so the tables never re-derive a setting from a raw configuration. A record
 states its format (``record_version``); one of another version is refused with one line (keys this
 version does not know are kept when a record is rewritten). The identity (``config_hash``) is
-computed from ``config`` and ``identity`` only (``identity``).
+computed from ``config`` and ``identity`` only (``plan.record_digest``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Record:
         None  # the biLM's files and hash (a Transformer run's record of the earlier layout had its model here)
     )
     transformer: dict | None = None  # a Transformer run's model, files and hash
-    identity: dict | None = None  # what the run's files held and its code's version (``identity``)
+    identity: dict | None = None  # what the run's files held and its code's version (``plan.make_identity``)
     hardware: dict = field(default_factory=dict)
     date: str = "?"
     command: str = "?"
@@ -244,6 +244,6 @@ class Record:
     def digest(self) -> str | None:
         """The run's identity digest, recomputed from its configuration and identity; the stored one where
         today's settings cannot describe its configuration (a key since removed)."""
-        from .identity import record_digest
+        from .plan import record_digest
 
         return record_digest(self.to_dict()) or self.config_hash

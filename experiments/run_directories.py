@@ -27,7 +27,7 @@ from suite_common.errors import DataError
 from suite_common.hashing import sha256_hex
 from suite_common.machine import cpu_model
 
-from .identity import record_digest
+from .plan import record_digest
 from .record import MAX_RECORD_BYTES, RECORD_VERSION
 
 
@@ -207,25 +207,24 @@ def data_set_choice() -> str | None:
     return None if choice in (None, f"{task}_{source}") else choice
 
 
-def run_metadata(
-    device: str, out_dir: Path, encoder_identity: dict, resolved: dict, identity: dict, digest: str
-) -> dict:
-    """What every record holds besides its metrics: the encoder (under ``bilm``, or ``transformer``
-    for a Transformer), run identity, hardware, date, command."""
+def run_metadata(plan, out_dir: Path, encoder) -> dict:
+    """What every record of a plan (``plan.RunPlan``) holds besides its metrics: the encoder (under
+    ``bilm``, or ``transformer`` for a Transformer), run identity, hardware, date, command."""
     import torch
 
+    encoder_identity = encoder.identity()
     kind = "transformer" if encoder_identity.get("kind") == "transformer" else "bilm"
     return {
         "record_version": RECORD_VERSION,
         kind: encoder_identity,
-        "identity": identity,
+        "identity": plan.identity,
         "hardware": {
             "machine": platform.machine(),
             "cpu": cpu_model(),  # seeded runs repeat to the last digit on the same processor model
             "torch": torch.__version__,
             "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
-            "device": device,
+            "device": plan.run.device,
         },
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python", "run.py", *sys.argv[1:]]),
@@ -233,8 +232,8 @@ def run_metadata(
         "profile": hydra_choice("profile"),
         **({"data_set": data_set_choice()} if data_set_choice() else {}),
         "run_dir": str(out_dir),
-        "config_hash": digest,
-        "config": resolved,
+        "config_hash": plan.digest,
+        "config": plan.resolved,
     }
 
 

@@ -31,7 +31,7 @@ from .plan import RunPlan
 from .predictions_file import write_predictions_file
 from .record import Record
 from .run_config import RunConfig
-from .run_directories import mark_finished, prepare_run_dir
+from .run_directories import mark_finished, prepare_run_dir, run_metadata
 from .trainer import fit, passes_per_epoch
 from .training_log import open_training_log
 
@@ -39,7 +39,7 @@ from .training_log import open_training_log
 def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
     """§5.3 layer probes: per-layer accuracy from the encoder's cached activations."""
     run, started = plan.run, time.time()
-    results = probe_function(run.task.name)(run, encoder.cache(), plan.metadata(out_dir, encoder))
+    results = probe_function(run.task.name)(run, encoder.cache(), run_metadata(plan, out_dir, encoder))
     results.update(task=run.task.name, train_seconds=round(time.time() - started, 1), elmo_position=plan.run.position)
     Record.from_dict(results).write(out_dir / plan.record_name)
     mark_finished(out_dir)
@@ -81,7 +81,7 @@ def train(run: RunConfig, out_dir: Path) -> dict:
         for split, preds in result["predictions"].items()
     }
     record = Record(
-        **plan.metadata(out_dir, encoder),
+        **run_metadata(plan, out_dir, encoder),
         task=task.name,
         metric=task.metric,
         dev=result["dev"],
@@ -243,7 +243,7 @@ def finetune(run: RunConfig, out_dir: Path) -> dict:
         return previous
     task = make_task(plan.run)
     splits = training_splits(plan.run, task)
-    meta = plan.metadata(out_dir, encoder)  # the base biLM's identity
+    meta = run_metadata(plan, out_dir, encoder)  # the base biLM's identity
     tuned = encoder.finetuned(task_text(task, splits["train"]), task_text(task, splits["dev"]), task.name)
     record = Record(**meta, task=task.name, train_examples=len(splits["train"]), bilm_finetune=tuned.finetune_report)
     record.write(out_dir / plan.record_name)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from experiments.identity import counted_config
+from experiments.plan import counted_config
 from experiments.record import Record
 from experiments.rescoring import rescoring_differences
 from experiments.run_config import RunConfig, as_run, non_counting_keys, placement, reads_layers

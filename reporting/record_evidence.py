@@ -23,7 +23,7 @@ import math
 from functools import cache
 from pathlib import Path
 
-from experiments.identity import record_digest
+from experiments.plan import record_digest
 from experiments.record import Record
 from suite_common.hashing import file_sha256
 from tasks.registry import available, is_probe_function

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from encoders.bilm import FINETUNE_SEED
-from experiments.identity import record_digest
+from experiments.plan import record_digest
 from experiments.record import Record
 
 from . import paper_numbers as paper

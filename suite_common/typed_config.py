@@ -30,7 +30,7 @@ def setting(default, *, counts: bool = True, when: Callable | None = None, added
     """A value. ``counts=False``: how or where a run executes, not what it computes; ``when(run)``: it counts
     only then. ``added_after_records``: its default is what earlier records did, so it counts only off it.
     ``in_base=False``: accepted (a profile may set it) but not in the composed base configuration."""
-    meta = {"counts": counts, "when": when, "added": added_after_records, "in_base": in_base}
+    meta = {"counts": counts, "when": when, "uncounted": (default,) if added_after_records else (), "in_base": in_base}
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -151,14 +151,10 @@ def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
         value, key = getattr(obj, f.name), f"{where}{f.name}"
         if f.metadata.get("in_config"):
             out[f.name] = None if value is None else "sha256:" + file_hashes.get(key, "unknown")
-        elif counts_in(f, run) and not (f.metadata.get("added") and value == _default(f)):
+        elif counts_in(f, run) and value not in f.metadata.get("uncounted", ()):
             nested = dataclasses.is_dataclass(value)
             out[f.name] = counted(value, run, file_hashes, f"{key}.") if nested else value
     return out
-
-
-def _default(f: dataclasses.Field):
-    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
 
 
 def file_settings(obj, run, where: str = "") -> dict[str, dataclasses.Field]:

@@ -74,7 +74,7 @@ def with_composed_config(path, *overrides):
     from omegaconf import OmegaConf
     from run_configs import compose_cfg
 
-    from experiments.identity import run_digest
+    from experiments.plan import run_digest
 
     r = json.loads(path.read_text())
     choices = [f"task={r['task']}", "source=local", f"+ablation={r['ablation']}", f"profile={r['profile']}"]

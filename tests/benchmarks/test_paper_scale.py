@@ -136,7 +136,7 @@ def test_a_run_whose_cache_would_exceed_the_limit_stops_with_one_line_and_writes
 
 
 def test_cache_max_gb_does_not_change_a_runs_identity():
-    from experiments.identity import run_digest
+    from experiments.plan import run_digest
 
     a, b = (json.loads(json.dumps(dict(elmo={"l2": 0.1}, cache={"max_gb": v}, task={"name": "ner"}))) for v in (100, 5))
     c = {"elmo": {"l2": 0.1}, "task": {"name": "ner"}}  # records written before the key existed

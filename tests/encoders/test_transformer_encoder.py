@@ -15,7 +15,7 @@ from tiny_models import tiny_bert
 from encoders import TransformerEncoder, encoder_for
 from encoders.activation_cache import ActivationCache
 from experiments import runner, trained_runs
-from experiments.identity import run_digest
+from experiments.plan import run_digest
 from experiments.run_config import as_run
 from suite_common.errors import EncoderError
 

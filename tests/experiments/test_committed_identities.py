@@ -9,8 +9,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from experiments.identity import record_digest, run_digest
 from experiments.override_check import RENAMED, check_overrides
+from experiments.plan import record_digest, run_digest
 from experiments.record import RECORD_VERSION
 from suite_common.errors import ConfigError
 from tests.run_configs import CONF

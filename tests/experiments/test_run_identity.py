@@ -14,7 +14,7 @@ from conftest import FIXTURES, REPO, random_bilm
 from run_configs import tiny_ner_run_cfg as _ner
 
 from elmo_core import save_bilm
-from experiments import identity as run_identity
+from experiments import plan as run_identity
 from experiments import run_directories, runner
 from experiments.record import RECORD_NAMES
 from experiments.run_config import as_run

@@ -9,8 +9,7 @@ from conftest import FIXTURES, REPO
 from run_configs import tiny_ner_run_cfg as _ner
 
 from experiments import runner
-from experiments.identity import run_digest
-from experiments.plan import RunPlan
+from experiments.plan import RunPlan, run_digest
 from experiments.record import RECORD_VERSION, Record
 from experiments.run_config import as_run
 from suite_common.errors import DataError

@@ -163,7 +163,7 @@ def test_every_task_trains_on_a_fraction(task, fixture, bilm_files, tmp_path):
 def test_equal_updates_for_small_fractions_and_record_identity():
     """Figure 1's rule: with trainer.equal_updates a fraction f trains round(1/f) passes per epoch;
     the key changes a run's identity only where it changes the training (f < 1)."""
-    from experiments.identity import run_digest
+    from experiments.plan import run_digest
     from experiments.trainer import passes_per_epoch
 
     assert passes_per_epoch(compose_cfg(["data.fraction=0.01", "trainer.equal_updates=true"])) == 100

@@ -6,7 +6,7 @@ import json
 import pytest
 from report_records import has_cell, with_bilm, with_composed_config, with_finetune, write_bert_record, write_record
 
-from experiments.identity import record_digest
+from experiments.plan import record_digest
 from reporting import report
 
 

@@ -9,7 +9,7 @@ from conftest import FIXTURES
 from task_setups import new_model as _new_model
 from task_setups import task_setup as _setup
 
-from experiments.identity import counted_config
+from experiments.plan import counted_config
 from experiments.run_config import as_run
 from tasks.ner.crf import FORBIDDEN, ConstrainedCRF
 from tasks.srl.model import HighwayLSTMLayer
