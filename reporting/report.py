@@ -196,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--collect", action="store_true", help="copy results.json records into <out>/runs/")
     ap.add_argument(
         "--bilm",
-        help="report the runs made with this biLM: a shipped one's name (small, small-v2, small-v1) "
+        help="report the runs made with this biLM: a shipped one's name (small, small-v3, small-v2, small-v1) "
         "or a SHA-256 prefix; required when the records come from more than one",
     )
     ap.add_argument(

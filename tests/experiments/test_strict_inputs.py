@@ -76,7 +76,7 @@ def test_an_undeclared_dataset_is_refused_and_the_declared_softmax_is_not(tmp_pa
 def test_the_shipped_biLMs_load_strictly():
     from elmo_core.pretrained import model_dir
 
-    for name in ("small", "small-v2", "small-v1"):
+    for name in ("small", "small-v3", "small-v2", "small-v1"):
         load_bilm(model_dir(name) / "options.json", model_dir(name) / "weights.hdf5")
 
 
