@@ -3,6 +3,7 @@
 import json
 
 from experiments.record import RECORD_VERSION
+from tasks.registry import available, task_class
 
 ENCODER = ("state", "finetune", "warmup_batches")  # keyword arguments that are the encoder's settings
 
@@ -21,7 +22,7 @@ def write_record(
     profile="quick",
     **elmo,
 ):
-    metric = "f1" if task in ("ner", "srl", "qa") else "accuracy"
+    metric = task_class(task).metric if task in available() else "accuracy"
     r = {
         "record_version": RECORD_VERSION,
         "task": task,

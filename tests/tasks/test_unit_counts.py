@@ -13,6 +13,7 @@ from run_configs import compose_cfg
 from experiments.pipeline import make_task
 from experiments.run_config import as_run
 from tasks.common.data_files import data_files
+from tasks.registry import paper_reference, table_tasks
 
 
 def dev_split(name):
@@ -28,33 +29,38 @@ def corrupted_tags(seqs, rng, tags):
     return [[rng.choice(tags) if rng.random() < 0.1 else t for t in seq] for seq in seqs]
 
 
-def predictions_for(name, task, ds, rng):
-    if name == "ner":
-        return corrupted_tags(ds["tags"], rng, ["O", "B-PER", "I-PER", "B-LOC", "I-ORG"])
-    if name == "srl":
-        return corrupted_tags(ds["tags"], rng, ["O", "B-ARG0", "I-ARG1", "B-ARG1", "B-V"])
-    if name == "qa":
+def predictions_for(ds, rng):
+    """Imperfect predictions of the kind the dev split holds: tags, answer spans, clusters or labels."""
+    columns = set(ds.column_names)
+    if "tags" in columns:
+        return corrupted_tags(ds["tags"], rng, sorted({t for seq in ds["tags"] for t in seq}))
+    if "offsets" in columns:
         return [
             (i, min(i + rng.randrange(4), len(ex["offsets"]) - 1))
             for ex in ds
             for i in [rng.randrange(len(ex["offsets"]))]
         ]
-    if name == "coref":
+    if "clusters" in columns:
         return [[c for c in clusters if rng.random() < 0.7] for clusters in ds["clusters"]]
-    return [g if rng.random() < 0.6 else rng.randrange(3) for g in ds["label"]]
+    labels = sorted(set(ds["label"]))
+    return [g if rng.random() < 0.6 else rng.choice(labels) for g in ds["label"]]
 
 
-@pytest.mark.parametrize("name", ["ner", "srl", "qa", "coref", "sst", "nli"])
+WITH_SHARED_DATA = [name for name in table_tasks() if paper_reference(name) is not None]
+
+
+@pytest.mark.parametrize("name", WITH_SHARED_DATA)
 def test_unit_counts_sum_to_the_tasks_metric(name):
     task, ds = dev_split(name)
-    predictions = predictions_for(name, task, ds, random.Random(0))
+    predictions = predictions_for(ds, random.Random(0))
     metric = task.score(ds, predictions)[task.metric]
     units, counts = task.unit_counts(ds, predictions)
     assert len(units) == counts.shape[0] > 1
     assert 1 < metric < 100  # imperfect predictions: the check is not on a trivial 0 or 100
     assert float(task.metric_of_sums(counts.sum(axis=0))) == pytest.approx(metric, abs=1e-9)
-    # a subset of units is the metric of that subset of examples (what a bootstrap draw computes)
-    if name in ("sst", "nli", "qa", "ner", "coref"):
+    # where a unit is one example (all but SRL, below), a subset of units is the metric of that subset of
+    # examples (what a bootstrap draw computes)
+    if len(units) == len(ds):
         keep = list(range(0, len(ds), 2))
         sub = ds.select(keep)
         part = [predictions[i] for i in keep]
