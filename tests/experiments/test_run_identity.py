@@ -91,7 +91,9 @@ def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch)
 
 
 def test_committed_records_carry_their_identity():
-    roots = [REPO / "results" / "history" / name / "runs" for name in ("small-v1_quick", "small-v2_quick")]
+    roots = [
+        REPO / "results" / "history" / name / "runs" for name in ("small-v1_quick", "small-v2_quick", "small-v3_quick")
+    ]
     roots.append(REPO / "results" / "small" / "runs")
     records = sorted(p for root in roots for name in RECORD_NAMES for p in root.glob(f"**/{name}"))
     assert records
