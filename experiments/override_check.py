@@ -79,6 +79,8 @@ def check_overrides(args: list[str], conf: Path = CONF) -> None:
             prefix = "++"  # an unknown key is added, so that the typed run names it with the nearest known one
         single = o.input_line.lstrip("+~") if not o.is_sweep_override() else None
         axes.append([f"{prefix}{single}"] if single else [f"{prefix}{key}={v}" for v in values])
+    if {"-m", "--multirun"} & set(args):
+        axes += sweeper_axes(axes, conf)
     for job in itertools.islice(itertools.product(*axes), MAX_CHECKED_JOBS):
         cfg = compose(job, conf)
         swept = " ".join(j.lstrip("+") for j, axis in zip(job, axes) if len(axis) > 1)
@@ -93,6 +95,17 @@ def check_overrides(args: list[str], conf: Path = CONF) -> None:
             as_run(cfg)
         except ConfigError as e:
             raise ConfigError(f"{e}{where}; nothing was run") from None
+
+
+def sweeper_axes(axes: list[list[str]], conf: Path = CONF) -> list[list[str]]:
+    """The axes of a sweep config's ``hydra.sweeper.params`` (coref_cv's folds) the command line leaves."""
+    params = compose([axis[0] for axis in axes], conf, hydra_config=True).hydra.sweeper.get("params") or {}
+    given = {axis[0].partition("=")[0].lstrip("+~") for axis in axes}  # the command line wins, as in Hydra
+    return [
+        [f"{k}={v}" for v in _values(parse([f"{k}={value}"])[0])]
+        for k, value in params.items()
+        if k.lstrip("+") not in given
+    ]
 
 
 def _values(override) -> list[str]:
