@@ -47,7 +47,7 @@ class TransformerConfig:
     model: FilePath | None = file_setting("encoder_sha256")
     revision: Text | None = setting(None)
     pooling: Literal["first", "mean"] = setting("first")
-    max_length: integer(3, optional=True) = setting(None)
+    max_length: integer(3) | None = setting(None)
     batch_size: integer(1) = setting(32)
     # a profile's biLM settings (the paper profile fine-tunes the biLM for SQuAD and SNLI, §3.4), which a
     # Transformer run holds without using them: only the biLM is fine-tuned

@@ -29,12 +29,6 @@ GROUP_DEFAULTS = {
 }
 
 
-def run_defaults() -> dict:
-    """The top level's defaults: every setting of ``RunConfig`` that is not a group chosen in ``conf/``."""
-    chosen = ("task", "data", "elmo", "encoder", "cache", "trainer", "source")
-    return {k: v for k, v in plain(RunConfig()).items() if k not in chosen}
-
-
 def task_file(name: str, conf: Path = CONF) -> DictConfig:
     """``conf/task/<name>.yaml`` as written (interpolations kept); ``ConfigError`` names a missing or bad file."""
     path = conf / "task" / f"{name}.yaml"
@@ -71,7 +65,8 @@ def register(conf: Path = CONF) -> None:
     OmegaConf.register_new_resolver("run_dir_excludes", run_dir_excludes, replace=True)  # hydra.job.config
     OmegaConf.register_new_resolver("table1_tasks", lambda: ",".join(table_tasks()), replace=True)  # +sweep=table1
     store = ConfigStore.instance()
-    store.store(name="run_defaults", node=run_defaults())
+    chosen = ("task", "data", "elmo", "encoder", "cache", "trainer", "source")  # the groups chosen in conf/
+    store.store(name="run_defaults", node={k: v for k, v in plain(RunConfig()).items() if k not in chosen})
     for (group, name), cls in GROUP_DEFAULTS.items():
         store.store(group=group, name=name, node=plain(cls(), base=True))
     sources = sorted(p.stem for p in (conf / "source").glob("*.yaml"))

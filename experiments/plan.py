@@ -30,7 +30,9 @@ def make_identity(run: RunConfig, encoder) -> dict:
     encoder's through the encoder, which resolves the embedded default, presets and downloads), each under
     the name its field gives, and its task code's version."""
     data = {k: content_sha256(p) for k, p in data_files(plain(run.data)).items()}
-    identity = {"bilm_sha256": None, "data_sha256": data, "task_version": task_version(run.task.name)}
+    name = run.task.name  # the VERSION its task registered; the probe functions share PROBE_VERSION
+    version = PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
+    identity = {"bilm_sha256": None, "data_sha256": data, "task_version": version}
     for path, f in file_settings(run, run).items():
         group, name = path.split(".", 1)
         if group == "encoder" and name not in encoder.file_hashes():
@@ -44,11 +46,6 @@ def make_identity(run: RunConfig, encoder) -> dict:
     if "encoder_sha256" in identity:  # a Transformer run names no biLM
         del identity["bilm_sha256"]
     return identity
-
-
-def task_version(name: str) -> int:
-    """The ``VERSION`` a task registered (the probe functions share ``PROBE_VERSION``)."""
-    return PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
 
 
 def counted_config(run: RunConfig, hashes: dict[str, str]) -> dict:

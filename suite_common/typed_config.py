@@ -56,9 +56,8 @@ Flag = Annotated[bool, Strict()]
 Text = Annotated[str, Strict()]
 
 
-def integer(low: int | None = None, high: int | None = None, optional: bool = False):
-    kind = Annotated[int, Strict(), Field(ge=low, le=high)]
-    return kind | None if optional else kind
+def integer(low: int | None = None, high: int | None = None):
+    return Annotated[int, Strict(), Field(ge=low, le=high)]
 
 
 def number(low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False):
@@ -95,11 +94,6 @@ def nearest(word: str, candidates, n: int = 1, cutoff: float = 0.6) -> str:
     return f" (did you mean {', '.join(match)}?)" if match else ""
 
 
-def unknown_key(where: str, key: str, known: list[str]) -> ConfigError:
-    hint = nearest(key, known, n=3, cutoff=0.5) or f" (known: {', '.join(sorted(known))})"
-    return ConfigError(f"{where}{key}: no such setting{hint}")
-
-
 def _names(loc: tuple, mapping) -> list:
     """The keys (and list indices) of an error's location in the mapping given, less pydantic's tags."""
     names, node = [], mapping
@@ -123,7 +117,8 @@ def build(cls, mapping, where: str):
             parent = getattr(parent, name, None) if isinstance(name, str) else None
         if first["type"] == "unexpected_keyword_argument":
             known = [f.name for f in dataclasses.fields(parent)] if dataclasses.is_dataclass(parent) else []
-            raise unknown_key(where + "".join(f"{n}." for n in names[:-1]), names[-1], known) from None
+            hint = nearest(names[-1], known, n=3, cutoff=0.5) or f" (known: {', '.join(sorted(known))})"
+            raise ConfigError(f"{where}{'.'.join(map(str, names))}: no such setting{hint}") from None
         key = where + "".join(f"[{n}]" if isinstance(n, int) else f".{n}" for n in names).lstrip(".")
         said = [x["msg"] for x in e.errors() if _names(x["loc"], mapping) == names][-1]  # a union's widest last
         said = said.removeprefix("Value error, ").replace("Input should be", "must be")

@@ -1,7 +1,7 @@
 """The documents' commands as ``test_readme_commands`` reads and runs them: where they are (``DOCS``),
-which cannot run here (``NOT_RUN``), the tiny data and sizes substituted for the shared data
-(``TINY``), and how a documented command becomes the command run (``as_run``, ``on_cpu``,
-``first_alternatives``, ``jobs_of``, ``tiny_overrides``, ``run_py_in_process``)."""
+which cannot run here (``NOT_RUN``), what the tiny runs change (``TINY_KEYS``: each task file's sample
+and tiny sizes, ``task_setups.tiny_data``), and how a documented command becomes the command run
+(``as_run``, ``on_cpu``, ``first_alternatives``, ``jobs_of``, ``tiny_overrides``, ``run_py_in_process``)."""
 
 import itertools
 import re
@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import REPO
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from task_setups import tiny_data
 
 from experiments.run_config import as_run as typed_run
 
@@ -27,29 +28,6 @@ NOT_RUN = {  # (start of the command) -> why the test does not run it
     "perl srl-eval.pl": "the official CoNLL-2005 scorer, not shipped here; "
     "tests/tasks/test_srl_scorer_cases.py holds its counts",
 }
-TINY = {  # task -> data files and sizes substituted for the shared data and the profile's model sizes
-    "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll"],
-    "sst": ["data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt"],
-    "srl": ["data.train_file=srl_tiny.conllu", "data.dev_file=srl_tiny.conllu", "data.format=conllu"],
-    "qa": [
-        "data.train_file=squad_tiny.json",
-        "data.dev_file=squad_tiny.json",
-        "task.model.hidden=6",
-        "task.model.linear=8",
-    ],
-    "nli": ["data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", "data.format=sick", "task.model.hidden=8"],
-    "coref": [
-        "data.train_file=coref_tiny.conll",
-        "data.dev_file=coref_tiny.conll",
-        "task.model.hidden=8",
-        "task.model.ffnn_size=8",
-        "task.model.feature_size=4",
-        "task.max_training_sentences=2",
-    ],
-    "probe_pos": ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt"],
-    "probe_wsd": ["data.words=[wsd_tiny_hard,wsd_tiny_line]"],
-}
-MODEL_SIZES = ["task.model.word_dim=8", "task.model.char_filters=4"]
 TINY_KEYS = [
     "data.train_file",
     "data.dev_file",
@@ -113,7 +91,6 @@ def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
         cfg = compose("config", overrides=job)
     typed_run(cfg)  # every documented value is one the schema accepts
     task = cfg.task.name
-    sizes = [o for o in MODEL_SIZES if task not in ("probe_pos", "probe_wsd")]
     if cfg.encoder.kind == "transformer":
         encoder = [f"encoder.model={env['bert']}"]  # no hub in tests
     else:
@@ -125,9 +102,7 @@ def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
     sample = [f"embed_sample.out={env['root'] / 'embed_sample'}"] if cfg.mode == "embed_sample" else []
     folds = ["data.folds=3"] if cfg.data.get("folds") else []  # a cross-validation: the fixture has 3 documents
     return [
-        f"data.dir={FIXTURES}",
-        *TINY[task],
-        *sizes,
+        *tiny_data(task),  # the task file's sample and tiny sizes
         *encoder,
         *sample,  # its default, outputs/embed_sample, is in the checkout
         *folds,

@@ -1,43 +1,43 @@
 """Each trainable task on a tiny data set, set up as the runner does (``TASKS``: task -> its data directory and
 the overrides that keep it small; ``task_setup``: configuration, task, encoder and the splits with their layers;
-``new_model``), for the tests of every package. The tasks are the registry's: the six of the paper read their
-fixtures under ``tests/fixtures``; any other task reads the ``sample/`` its folder holds (its own file names)."""
+``new_model``), for the tests of every package. The tasks are the registry's, each on the tiny sample its task
+file declares (``sources.sample``, ``profiles.tiny``: what ``source=sample profile=tiny`` runs)."""
 
-from conftest import FIXTURES, REPO
+from conftest import REPO
 from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
 from encoders import encoder_for
 from experiments import runner
+from experiments.config_store import task_file
 from experiments.run_config import as_run
 from experiments.trainer import set_seed
 from tasks.registry import available, is_probe_function
 
-FIXTURE_FILES = {  # the paper's tasks: a fixture file under tests/fixtures, as train and dev, and what keeps it tiny
-    "ner": ("ner_tiny.conll", []),
-    "sst": ("sst_tiny.txt", []),
-    "srl": ("srl_tiny.conllu", []),
-    "nli": ("sick_tiny.tsv", ["data.format=sick"]),
-    "qa": ("squad_tiny.json", ["task.max_tokens_per_batch=100000"]),
-    "coref": (
-        "coref_tiny.conll",
-        [
-            "task.model.hidden=8",
-            "task.model.ffnn_size=8",
-            "task.model.char_filters=4",
-            "task.model.feature_size=4",
-            "task.max_training_sentences=2",
-        ],
-    ),
-}
+
+def overrides_of(node, where: str = "") -> list[str]:
+    """A mapping as Hydra overrides (``task.model.hidden=[8]``)."""
+    if isinstance(node, dict):
+        return [o for k, v in node.items() for o in overrides_of(v, f"{where}{k}.")]
+    if isinstance(node, list):
+        return [f"{where.rstrip('.')}=[{','.join(map(str, node))}]"]
+    return [f"{where.rstrip('.')}={str(node).lower() if isinstance(node, bool) else node}"]
 
 
-def tiny_data(name: str) -> list[str] | None:
-    """The overrides that point task ``name`` at its tiny data, or None where it has none."""
-    if name in FIXTURE_FILES:
-        fixture, extra = FIXTURE_FILES[name]
-        return [f"data.dir={FIXTURES}", f"data.train_file={fixture}", f"data.dev_file={fixture}", *extra]
-    sample = REPO / "tasks" / name / "sample"
-    return [f"data.dir={sample}"] if sample.is_dir() else None
+def tiny_sizes(name: str) -> list[str]:
+    """The task file's ``profiles.tiny`` (a model a few units wide), as overrides."""
+    tiny = task_file(name).profiles.get("tiny")
+    return overrides_of(OmegaConf.to_container(tiny)) if tiny else []
+
+
+def tiny_data(name: str, sizes: bool = True) -> list[str] | None:
+    """Task ``name`` on its tiny sample, as overrides: its task file's ``sources.sample`` (the directory taken
+    from the checkout) and, with ``sizes``, ``tiny_sizes``; None where it declares no sample."""
+    sample = task_file(name).sources.get("sample")
+    if sample is None:
+        return None
+    data = overrides_of({"data": {**OmegaConf.to_container(sample), "dir": str(REPO / sample.dir)}})
+    return data + (tiny_sizes(name) if sizes else [])
 
 
 TRAINABLE = [name for name in available() if not is_probe_function(name) and not name.startswith("probe_")]

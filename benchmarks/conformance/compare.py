@@ -8,8 +8,8 @@ Needs the harness's environment (``make conformance-env``: ``.venv-conformance``
 allennlp-models 2.10.1). The reference runs through ``allennlp_launcher.py`` in that environment, the
 suite through ``run.py`` in this one, each on one thread, one after the other. Both read the
 suite's embedded biLM (``elmo_core/pretrained/small``, already in the original format) and the files
-``prepare.py`` writes under ``--work``. A side already finished under ``--work`` with the same epochs,
-``--limit`` and configuration (``read_back``) is read back, not run again.
+the task's ``conformance.prepare`` writes under ``--work``. A side already finished under ``--work`` with the
+same epochs, ``--limit`` and configuration (``read_back``) is read back, not run again.
 
 Writes ``<out>/<task>_<arm>.json``: each run's dev metric after every epoch, wall seconds per epoch,
 the CPU seconds of the whole process (``getrusage`` of the child: data reading and the suite's
@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.conformance import prepare, reference_configs
+from benchmarks.conformance.heads import heads
 from suite_common.hashing import file_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,14 +39,6 @@ LAUNCHER = ROOT / "benchmarks" / "conformance" / "allennlp_launcher.py"
 BILM = {
     "options": ROOT / "elmo_core/pretrained/small/options.json",
     "weights": ROOT / "elmo_core/pretrained/small/weights.hdf5",
-}
-REFERENCE_METRIC = {
-    "ner": "f1-measure-overall",
-    "nli": "accuracy",
-    "sst": "accuracy",
-    "qa": "f1",
-    "srl": "f1-measure-overall",
-    "coref": "coref_f1",
 }
 
 
@@ -128,20 +120,20 @@ def set_dotted(config: dict, assignment: str) -> None:
 def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
     out = work / f"reference_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = out / "conformance_run.json"
-    config, _, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
+    config, _, _ = heads()[task].reference_config(data["reference"], BILM, arm == "elmo", seed, epochs)
     for assignment in extra:
         set_dotted(config, assignment)
     if finished := read_back(done, epochs, data, {"config": config}):
         return finished
     config_path = out.with_suffix(".json")
     config_path.write_text(json.dumps(config, indent=1))
-    command = [str(REFERENCE_PYTHON), str(LAUNCHER), str(config_path), str(out), reference_configs.PACKAGES[task]]
+    command = [str(REFERENCE_PYTHON), str(LAUNCHER), str(config_path), str(out), heads()[task].PACKAGE]
     started = now()
     rc, cpu, wall = _run_timed(command, out.with_suffix(".log"))
     times = json.loads((out / "epoch_times.json").read_text()) if (out / "epoch_times.json").exists() else []
     if rc != 0 or len(times) < epochs:
         raise SystemExit(f"reference run failed (exit {rc}, {len(times)} epochs): see {out.with_suffix('.log')}")
-    key = "validation_" + REFERENCE_METRIC[task]
+    key = "validation_" + heads()[task].METRIC
     result = {
         "dev": [round(100 * e["metrics"][key], 2) for e in times],
         "epoch_seconds": [e["wall_seconds"] for e in times],
@@ -154,7 +146,7 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
                 "benchmarks/conformance/allennlp_launcher.py",
                 config_path.name,
                 "OUT",
-                reference_configs.PACKAGES[task],
+                heads()[task].PACKAGE,
             ]
         ),
         "config": config,
@@ -168,7 +160,7 @@ def run_reference(task: str, arm: str, seed: int, epochs: int, data: dict, work:
 def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Path, extra=(), variant="") -> dict:
     name = f"suite_{arm}{'_' + variant if variant and extra else ''}_seed{seed}"
     done = work / f"{name}.json"
-    _, overrides, _ = reference_configs.BUILD[task](data["reference"], BILM, arm == "elmo", seed, epochs)
+    _, overrides, _ = heads()[task].reference_config(data["reference"], BILM, arm == "elmo", seed, epochs)
     data_overrides = [f"{k}={v}" for k, v in data["suite"].items()]
     runs_root = work / "suite_runs" / name  # its own: the record read back is this run's, never another's
     args = [
@@ -227,7 +219,7 @@ def hardware() -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--task", required=True, choices=sorted(reference_configs.BUILD), help="the task to compare")
+    p.add_argument("--task", required=True, choices=sorted(heads()), help="the task to compare")
     p.add_argument("--arm", default="elmo", choices=["elmo", "baseline"], help="with ELMo (default) or without")
     p.add_argument("--epochs", type=int, default=3, help="epochs on both sides (default 3)")
     p.add_argument("--suite-seeds", type=int, nargs="+", default=[0, 1], help="the suite's seeds (default 0 1)")
@@ -250,7 +242,7 @@ def main(argv=None) -> int:
     if bool(a.variant) != bool(a.suite_override or a.reference_override):
         raise SystemExit("error: --variant names a comparison with an override; give both or neither")
     work = a.work / a.task
-    data = prepare.PREPARE[a.task](work / "data", a.limit)
+    data = heads()[a.task].prepare(work / "data", a.limit)
     data = {
         side: {k: v if isinstance(v, list) else str(v) for k, v in d.items()} if isinstance(d, dict) else d
         for side, d in data.items()
@@ -261,7 +253,7 @@ def main(argv=None) -> int:
         for s in a.reference_seeds
     }
     suite = {s: run_suite(a.task, a.arm, s, a.epochs, data, work, a.suite_override, a.variant) for s in a.suite_seeds}
-    _, _, matched = reference_configs.BUILD[a.task](data["reference"], BILM, a.arm == "elmo", 0, a.epochs)
+    _, _, matched = heads()[a.task].reference_config(data["reference"], BILM, a.arm == "elmo", 0, a.epochs)
     dates = [d for side in (*reference.values(), *suite.values()) for d in side["dates"]]
     a.out.mkdir(parents=True, exist_ok=True)
     summary = {

@@ -19,14 +19,12 @@ from pathlib import Path
 
 import matplotlib
 
+from benchmarks.conformance.heads import heads
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMES = {"ner": "NER (CoNLL-2003)", "nli": "SICK entailment", "sst": "SST-5", "qa": "SQuAD (local split)",
-         "srl": "SRL (Universal PropBank)", "coref": "coreference (LitBank)"}  # fmt: skip
-REFERENCE = {"ner": "crf_tagger", "nli": "esim", "sst": "bcn", "qa": "bidaf", "srl": "srl", "coref": "coref"}
-ORDER = ["ner", "nli", "sst", "qa", "srl", "coref"]
 TITLE = "Each task head beside its reference implementation"
 
 
@@ -61,10 +59,16 @@ def figure(comparisons: list[dict], out: Path) -> None:
     for ax, c in zip(axes.flat, comparisons):
         x = range(1, c["epochs"] + 1)
         for seed, r in c["reference"].items():
-            ax.plot(x, r["dev"], "o-", color="tab:orange", label=f"AllenNLP {REFERENCE[c['task']]} (seed {seed})")
+            ax.plot(
+                x,
+                r["dev"],
+                "o-",
+                color="tab:orange",
+                label=f"AllenNLP {heads()[c['task']].REFERENCE_MODEL} (seed {seed})",
+            )
         for seed, s in c["suite"].items():
             ax.plot(x, s["dev"], "s--", color="tab:blue", alpha=0.8, label=f"suite (seed {seed})")
-        ax.set_title(textwrap.fill(f"{NAMES[c['task']]}, {c['arm']}", 48), fontsize=8)
+        ax.set_title(textwrap.fill(f"{heads()[c['task']].TITLE}, {c['arm']}", 48), fontsize=8)
         ax.set_xlabel("epoch")
         ax.set_ylabel("dev metric")
         ax.set_xticks(list(x))
@@ -92,11 +96,13 @@ def render(comparisons: list[dict], findings: str, figure_name: str, title: str 
         "suite seed spread | CPU s/epoch reference / suite | suite ÷ reference |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    head = heads()
     for c in comparisons:
         s = summary(c)
         spread = f"{s['spread']:.2f}" if s["spread"] is not None else "—"
         lines.append(
-            f"| {NAMES[c['task']]} | {c['arm']} | `{REFERENCE[c['task']]}` | {c['notes'][0]} | {c['epochs']} | "
+            f"| {head[c['task']].TITLE} | {c['arm']} | `{head[c['task']].REFERENCE_MODEL}` | {c['notes'][0]} | "
+            f"{c['epochs']} | "
             f"{seeds(s['ref'], s['ref_runs'])} | {seeds(s['suite'], s['suite_runs'])} | "
             f"{s['gap']:+.2f} | {spread} | {s['ref_cpu']:.0f} / {s['suite_cpu']:.0f} | "
             f"{s['suite_cpu'] / s['ref_cpu']:.2f} |"
@@ -111,9 +117,9 @@ def render(comparisons: list[dict], findings: str, figure_name: str, title: str 
         "",
     ]
     for c in comparisons:
-        lines += [f"### {NAMES[c['task']]}, {c['arm']}", ""]
-        heads = [f"reference seed {k}" for k in c["reference"]] + [f"suite seed {k}" for k in c["suite"]]
-        lines += ["| epoch | " + " | ".join(heads) + " |"]
+        lines += [f"### {head[c['task']].TITLE}, {c['arm']}", ""]
+        columns = [f"reference seed {k}" for k in c["reference"]] + [f"suite seed {k}" for k in c["suite"]]
+        lines += ["| epoch | " + " | ".join(columns) + " |"]
         lines += ["|---" * (1 + len(c["reference"]) + len(c["suite"])) + "|"]
         for e in range(c["epochs"]):
             cells = [f"{r['dev'][e]:.2f}" for r in c["reference"].values()] + [
@@ -143,7 +149,7 @@ def main(argv=None) -> int:
     found = {p.stem: json.loads(p.read_text()) for p in sorted(a.dir.glob("*_*.json"))}
     if not found:
         raise SystemExit(f"error: no comparisons in {a.dir} (python -m benchmarks.conformance.compare --task ...)")
-    comparisons = sorted(found.values(), key=lambda c: (ORDER.index(c["task"]), c["arm"] != "elmo"))
+    comparisons = sorted(found.values(), key=lambda c: (list(heads()).index(c["task"]), c["arm"] != "elmo"))
     findings = (a.dir / "findings.md").read_text() if (a.dir / "findings.md").exists() else ""
     figure_path = a.out.with_name(f"{a.out.stem}_curves.png")  # conformance.md: conformance_curves.png
     figure(comparisons, figure_path)

@@ -62,8 +62,8 @@ class DataConfig:
     test_file: Text | None = setting(None)
     fraction: number(0, 1, low_open=True) = setting(1.0)  # a fixed, nested subset of the training set
     # cross-validation (tasks/common/folds.py): train and dev pooled into `folds` folds, fold `fold` held out as dev
-    folds: integer(2, optional=True) = setting(None, added_after_records=True)
-    fold: integer(0, optional=True) = setting(None, added_after_records=True)
+    folds: integer(2) | None = setting(None, added_after_records=True)
+    fold: integer(0) | None = setting(None, added_after_records=True)
 
     def __post_init__(self):
         if problem := folds_problem(self.folds, self.fold):

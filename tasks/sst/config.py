@@ -23,7 +23,7 @@ class SstConfig(TaskConfig):
     name: Text = setting("sst")
     elmo_position: Literal["input", "output", "both"] = setting("both")
     binary: Flag = setting(False)
-    phrases_min_tokens: integer(1, optional=True) = setting(None)  # also train on phrases this long
+    phrases_min_tokens: integer(1) | None = setting(None)  # also train on phrases this long
     model: SstModelConfig = group(SstModelConfig)
 
 

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.conformance import compare, reference_configs, report
+from benchmarks.conformance import compare, report
+from tasks.common import conformance as shared
+from tasks.coref import conformance as coref_head
+from tasks.sst import conformance as sst_head
 
 
 def _comparison():
@@ -77,7 +80,6 @@ def test_a_finished_side_is_read_back_only_for_the_same_configuration_and_biLM_c
 
 
 def test_the_coreference_reference_reads_the_suites_training_windows_and_whole_dev_documents(tmp_path, monkeypatch):
-    from benchmarks.conformance import prepare
     from tasks.coref.reader import read_conll2012_coref
     from tasks.coref.task import windows
 
@@ -92,16 +94,16 @@ def test_the_coreference_reference_reads_the_suites_training_windows_and_whole_d
                 lines += rows(doc, ["He", "saw", "it"], [f"({k})", "-", f"({k}"[:0] + "-"]) + [""]
             lines += ["#end document", ""]
         (source / f"{split}.conll").write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(prepare, "SHARED_DATA", tmp_path / "shared")
-    monkeypatch.setattr(prepare, "CorefConfig", lambda: type("C", (), {"max_training_sentences": 2})())
-    data = prepare.coref(tmp_path / "out", limit=None)
+    monkeypatch.setattr(shared, "SHARED_DATA", tmp_path / "shared")
+    monkeypatch.setattr(coref_head, "CorefConfig", lambda: type("C", (), {"max_training_sentences": 2})())
+    data = coref_head.prepare(tmp_path / "out", limit=None)
     suite_windows = windows(read_conll2012_coref(str(data["suite"]["data.train_path"]))[0], 2)
     reference, _ = read_conll2012_coref(str(data["reference"]["train"]))
     assert [d["sentences"] for d in reference] == [d["sentences"] for d in suite_windows]
     assert [d["clusters"] for d in reference] == [d["clusters"] for d in suite_windows]
     assert len(reference) == 4 and all(d["clusters"] for d in reference)
     assert data["reference"]["dev"] == data["suite"]["data.dev_path"]
-    config, _, _ = reference_configs.coref(data["reference"], {"options": "o", "weights": "w"}, False, 0, 1)
+    config, _, _ = coref_head.reference_config(data["reference"], {"options": "o", "weights": "w"}, False, 0, 1)
     assert "max_sentences" in config["dataset_reader"] and "max_sentences" not in config["validation_dataset_reader"]
 
 
@@ -141,11 +143,11 @@ def test_the_reference_validates_sst_on_whole_sentences_however_it_trains(tmp_pa
     options = tmp_path / "options.json"
     options.write_text(json.dumps({"lstm": {"projection_dim": 16}}))
     bilm = {"options": options, "weights": tmp_path / "weights.hdf5"}
-    config, overrides, _ = reference_configs.sst({"train": "t", "dev": "d"}, bilm, True, 0, 1)
+    config, overrides, _ = sst_head.reference_config({"train": "t", "dev": "d"}, bilm, True, 0, 1)
     compare.set_dotted(config, "dataset_reader.use_subtrees=true")
     assert config["dataset_reader"]["use_subtrees"] and not config["validation_dataset_reader"]["use_subtrees"]
     assert config["model"]["pre_encode_feedforward"]["input_dim"] == 100 + 32
-    baseline, _, _ = reference_configs.sst({"train": "t", "dev": "d"}, bilm, False, 0, 1)
+    baseline, _, _ = sst_head.reference_config({"train": "t", "dev": "d"}, bilm, False, 0, 1)
     assert "elmo" not in baseline["model"] and overrides == ["task.phrases_min_tokens=null"]
 
 

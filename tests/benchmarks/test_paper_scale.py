@@ -10,18 +10,16 @@ import numpy as np
 import pytest
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
-from task_setups import FIXTURE_FILES
+from task_setups import TASKS, tiny_data
 
 from encoders import BiLMEncoder
 from encoders.activation_cache import ActivationCache, CacheBudgetError
 from experiments import runner
+from experiments.config_store import task_file
 from experiments.run_config import as_run
 from tasks.registry import task_class
 
-# the paper's tasks on their tiny fixtures, at the paper's head sizes (only the fixture's data settings kept)
-FILES = {
-    name: (fixture, [o for o in extra if o.startswith("data.")]) for name, (fixture, extra) in FIXTURE_FILES.items()
-}
+PAPER_TASKS = [name for name in TASKS if "paper" in task_file(name).profiles]  # on their samples, at paper sizes
 
 
 def _cfg(overrides):
@@ -29,7 +27,7 @@ def _cfg(overrides):
         return compose("config", overrides=list(overrides), return_hydra_config=False)
 
 
-@pytest.mark.parametrize("task", sorted(FILES))
+@pytest.mark.parametrize("task", sorted(PAPER_TASKS))
 def test_every_task_trains_at_the_paper_profile_with_the_biLM_run_live(task, bilm_files, tmp_path):
     """The paper's head sizes, optimizers and ELMo settings, one epoch on a fixture (a few updates),
     the biLM run on each batch; the fixture doubles as a test file, scored once with the best model. Where
@@ -38,23 +36,21 @@ def test_every_task_trains_at_the_paper_profile_with_the_biLM_run_live(task, bil
 
     finetunes = bool(_cfg([f"task={task}", "profile=paper"]).encoder.finetune)
     o, w = finetunable_bilm(tmp_path / "bilm") if finetunes else bilm_files
-    fixture, extra = FILES[task]
+    data = tiny_data(task, sizes=False)  # the sample's files, its dev file doubling as the test file
+    test_file = next(o for o in data if o.startswith("data.dev_file=")).replace("dev_file", "test_file", 1)
     cfg = _cfg(
         [
             f"task={task}",
             "profile=paper",
             "source=local",
-            f"data.dir={FIXTURES}",
-            f"data.train_file={fixture}",
-            f"data.dev_file={fixture}",
-            f"data.test_file={fixture}",
+            *data,
+            test_file,
             f"encoder.options={o}",
             f"encoder.weights={w}",
             f"cache.dir={tmp_path / 'cache'}",
             "cache.enabled=false",
             "elmo.position=paper",
             "trainer.max_epochs=1",
-            *extra,
         ]
     )
     out = tmp_path / "run"

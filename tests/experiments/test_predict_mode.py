@@ -7,32 +7,14 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import REPO
 from run_configs import compose_cfg
+from task_setups import tiny_data
 
 from experiments import runner
 from experiments.predictor import Predictor
 from experiments.run_config import as_run
 from suite_common.errors import ConfigError, DataError
-
-TINY = {
-    "ner": ["data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll", "task.model.hidden=[8]"],
-    "sst": ["data.train_file=sst_tiny.txt", "data.dev_file=sst_tiny.txt", "task.model.hidden=8"],
-    "nli": ["data.train_file=sick_tiny.tsv", "data.dev_file=sick_tiny.tsv", "data.format=sick", "task.model.hidden=8"],
-    "srl": [
-        "data.train_file=srl_tiny.conllu",
-        "data.dev_file=srl_tiny.conllu",
-        "data.format=conllu",
-        "task.model.hidden=8",
-    ],
-    "qa": [
-        "data.train_file=squad_tiny.json",
-        "data.dev_file=squad_tiny.json",
-        "task.model.hidden=6",
-        "task.model.linear=8",
-        "task.max_tokens_per_batch=100000",
-    ],
-}
 
 
 def trained(task, bilm_files, tmp_path):
@@ -42,8 +24,7 @@ def trained(task, bilm_files, tmp_path):
     cfg = compose_cfg(
         [
             f"task={task}",
-            f"data.dir={FIXTURES}",
-            *TINY[task],
+            *tiny_data(task),
             f"encoder.options={o}",
             f"encoder.weights={w}",
             f"cache.dir={tmp_path / 'cache'}",

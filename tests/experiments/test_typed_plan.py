@@ -154,8 +154,11 @@ def test_the_base_of_every_group_is_its_dataclass_registered_in_hydras_store():
 def test_no_base_yaml_file_repeats_a_dataclass_default():
     """``conf/config.yaml`` and each task file hold only what differs from the typed defaults: the task's
     settings, its data (from the data group's defaults) and each source (from the task's data)."""
+    from hydra.core.config_store import ConfigStore
+
+    config_store.register()
     top = {k: v for k, v in _yaml("config.yaml").items() if k not in ("defaults", "hydra")}
-    found = repeated_defaults(top, config_store.run_defaults())
+    found = repeated_defaults(top, OmegaConf.to_container(ConfigStore.instance().repo["run_defaults.yaml"].node))
     for name in available():
         spec = _yaml(f"task/{name}.yaml")
         settings = {k: v for k, v in spec.items() if k not in config_store.TASK_FILE_SECTIONS}

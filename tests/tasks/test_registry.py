@@ -35,8 +35,10 @@ def test_asking_a_probe_function_for_its_task_class_says_what_it_is():
 
 @pytest.mark.every_task
 def test_every_trainable_task_has_tiny_data_for_the_tests_of_every_task():
-    """A task's ``sample/`` (a few examples in its default format, under its own file names) is what the
-    model, meta-device and Transformer tests run it on; the paper's six read their fixtures instead."""
+    """A task file's ``sources.sample`` (a few examples in the checkout, with ``profiles.tiny``'s sizes) is
+    what the model, meta-device and Transformer tests run it on."""
     from task_setups import TASKS, TRAINABLE
 
-    assert TRAINABLE and [name for name in TRAINABLE if name not in TASKS] == [], "add tasks/<name>/sample/"
+    assert TRAINABLE and [name for name in TRAINABLE if name not in TASKS] == [], (
+        "give conf/task/<name>.yaml a sources.sample"
+    )
