@@ -37,7 +37,7 @@ def cross_validation_table(roots: list[Path], select: Selection) -> tuple[pd.Dat
     found = fold_records(roots, select)
     if not found:
         return None
-    rows, notes, sources = [], [], [run_row(p, r, r.ablation) for p, r in found]
+    rows, notes, pooled_gains, sources = [], [], [], [run_row(p, r, r.ablation) for p, r in found]
     runs = pd.DataFrame([{**row, "fold": r.config["data"]["fold"], "folds": r.config["data"]["folds"]}
                          for row, (_, r) in zip(sources, found)])  # fmt: skip
     for (task, folds, seed), group in runs.groupby(["task", "folds", "seed"], sort=True):
@@ -49,8 +49,10 @@ def cross_validation_table(roots: list[Path], select: Selection) -> tuple[pd.Dat
             shown = [f"{v:.2f}" if v is not None else "—" for v in cells]
             row = {"task": task, "fold": f"{fold} of {folds}", "seed": seed, "units": ""}
             rows.append({**row, "baseline": shown[0], "ELMo": shown[1], "gain": gain, BOOT: ""})
-        pooled, note = _pooled(by_arm, both)
+        pooled, note, numbers = _pooled(by_arm, both)
         rows.append({"task": task, "fold": f"all {len(both)} of {folds}", "seed": seed, **pooled})
+        if numbers:
+            pooled_gains.append({"task": task, "seed": seed, "folds": len(both), "of": folds, **numbers})
         gains = [by_arm["elmo"].value[f] - by_arm["baseline"].value[f] for f in both]
         spread = seed_interval(gains)
         notes.append(
@@ -61,10 +63,28 @@ def cross_validation_table(roots: list[Path], select: Selection) -> tuple[pd.Dat
                 else "one fold: no interval."
             )  # fmt: skip
         )
-    return pd.DataFrame(rows), pd.DataFrame(sources), "\n".join([NOTE, "", *notes])
+    frame = pd.DataFrame(rows)
+    frame.attrs["pooled"] = pooled_gains  # for Table 1's notes (``pooled_gain_note``); not rendered
+    return frame, pd.DataFrame(sources), "\n".join([NOTE, "", *notes])
 
 
-def _pooled(by_arm: dict, folds: list[int]) -> tuple[dict, str]:
+def pooled_gain_note(g: dict) -> str:
+    """One line for Table 1's notes: a task's gain over every held-out unit of its folds, and what it says."""
+    where = f"all {g['of']} folds" if g["folds"] == g["of"] else f"{g['folds']} of {g['of']} folds so far"
+    said = (
+        "distinguishable from zero at 5 %"
+        if g["low"] > 0 or g["high"] < 0
+        else f"not distinguishable from zero at 5 %, which rules out a gain above {g['high']:+.2f} or below "
+        f"{g['low']:+.2f}"
+    )
+    return (
+        f"{g['task']} by cross-validation (`cross_validation.md`, seed {g['seed']}): over the {g['units']} held-out "
+        f"units of {where}, {g['baseline']:.2f} -> {g['elmo']:.2f}, gain {g['gain']:+.2f} (paired bootstrap over "
+        f"units: [{g['low']:+.2f}, {g['high']:+.2f}], {format_p(g['p'])}): {said}."
+    )
+
+
+def _pooled(by_arm: dict, folds: list[int]) -> tuple[dict, str, dict | None]:
     """Each arm's metric over the pooled held-out units of ``folds`` and the paired bootstrap of the gain."""
     empty = {
         "units": "—",
@@ -76,11 +96,11 @@ def _pooled(by_arm: dict, folds: list[int]) -> tuple[dict, str]:
     try:
         scored = {arm: [rescore(Record.read(Path(by_arm[arm].path[f]))) for f in folds] for arm in ARMS}
     except (NotRescored, RescoringFailed) as e:
-        return empty, f"; not pooled ({e})"
+        return empty, f"; not pooled ({e})", None
     if not folds:
-        return empty, ""
+        return empty, "", None
     if [s.units for s in scored["baseline"]] != [s.units for s in scored["elmo"]]:
-        return empty, "; not pooled (the arms' folds hold different units)"
+        return empty, "; not pooled (the arms' folds hold different units)", None
     counts = {arm: np.concatenate([s.counts for s in scored[arm]]) for arm in ARMS}
     of_sums = scored["baseline"][0].metric_of_sums
     value = {arm: float(of_sums(counts[arm].sum(axis=0))) for arm in ARMS}
@@ -91,7 +111,8 @@ def _pooled(by_arm: dict, folds: list[int]) -> tuple[dict, str]:
         "ELMo": f"{value['elmo']:.2f}",
         "gain": f"{value['elmo'] - value['baseline']:+.2f}",
         BOOT: f"[{boot.gain.low:+.2f}, {boot.gain.high:+.2f}], {format_p(boot.p_value)}",
-    }, ""
+    }, "", {"units": boot.units, **value, "gain": value["elmo"] - value["baseline"], "low": boot.gain.low,
+            "high": boot.gain.high, "p": boot.p_value}  # fmt: skip
 
 
 NOTE = (

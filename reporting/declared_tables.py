@@ -5,13 +5,13 @@ its notes from the report's inputs. ``reporting.report`` renders every one alike
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from . import paper_numbers as paper
-from .cross_validation import cross_validation_table
+from .cross_validation import cross_validation_table, pooled_gain_note
 from .encoders_report import NOTES as ENCODER_NOTES
 from .encoders_report import encoders_table, probes_by_encoder
 from .run_frame import Selection, records, table7
@@ -27,6 +27,7 @@ class ReportInputs:
     probes: pd.DataFrame  # the probes' accuracy per layer (the biLM's)
     probe_sources: pd.DataFrame
     test: bool  # the test metric beside dev
+    made: dict = field(default_factory=dict, compare=False)  # tables made once and read by another
 
 
 Made = tuple[pd.DataFrame, pd.DataFrame, str] | None  # rows, the records behind them, notes; None: not this report
@@ -113,7 +114,17 @@ def variants(inputs: ReportInputs) -> Made:
 
 
 def cross_validation(inputs: ReportInputs) -> Made:
-    return cross_validation_table(inputs.roots, inputs.select)
+    if "cross_validation" not in inputs.made:  # Table 1's notes read it too
+        inputs.made["cross_validation"] = cross_validation_table(inputs.roots, inputs.select)
+    return inputs.made["cross_validation"]
+
+
+def table1_with_cross_validation(inputs: ReportInputs) -> Made:
+    """Table 1, its notes ending with each cross-validated task's pooled gain (``cross_validation.md``)."""
+    made, folds = paper_table(["baseline", "elmo"], table1, ablation=False)(inputs), cross_validation(inputs)
+    if made is None or folds is None or not folds[0].attrs.get("pooled"):
+        return made
+    return made[0], made[1], "\n\n".join([made[2], *map(pooled_gain_note, folds[0].attrs["pooled"])])
 
 
 TABLE2_SETTINGS = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
@@ -125,7 +136,7 @@ TABLES = (
     DeclaredTable(
         "table1",
         "Table 1: baseline vs ELMo (dev; paper: test)",
-        paper_table(["baseline", "elmo"], table1, ablation=False),
+        table1_with_cross_validation,
         True,
         table1_markdown,
     ),

@@ -82,3 +82,17 @@ def test_a_fold_run_that_differs_in_more_than_its_fold_is_listed_apart(tmp_path)
                  "--out", str(out)])  # fmt: skip
     assert "elmo.dropout=0.1" in (out / "extras.md").read_text()
     assert not (out / "cross_validation.md").exists()
+
+
+def test_table1s_note_says_whether_the_pooled_gain_is_told_from_zero_and_what_it_rules_out():
+    from reporting.cross_validation import pooled_gain_note
+
+    g = {"task": "coref", "seed": 0, "folds": 9, "of": 9, "units": 90, "baseline": 36.0, "elmo": 39.5, "gain": 3.5}
+    told = pooled_gain_note({**g, "low": 1.5, "high": 5.25, "p": 0.001})
+    assert "over the 90 held-out units of all 9 folds, 36.00 -> 39.50, gain +3.50" in told
+    assert "[+1.50, +5.25], p=0.001): distinguishable from zero at 5 %." in told
+    untold = pooled_gain_note({**g, "folds": 4, "low": -0.5, "high": 7.0, "p": 0.2})
+    assert "units of 4 of 9 folds so far" in untold
+    assert untold.endswith("not distinguishable from zero at 5 %, which rules out a gain above +7.00 or below -0.50.")
+    assert "distinguishable from zero" in pooled_gain_note({**g, "low": -6.0, "high": -1.0, "p": 0.01})
+    assert "not distinguishable" not in pooled_gain_note({**g, "low": -6.0, "high": -1.0, "p": 0.01})
