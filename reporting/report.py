@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from .cell_rules import check_accepted, describe
+from .cross_validation import fold_records
 from .declared_tables import TABLES, ReportInputs
 from .directory_backup import unchanged_on_failure
 from .figures import bilm_name, shipped_bilms, write_figures
@@ -162,11 +163,16 @@ def collect_into(args, roots: list[Path], select) -> dict:
         )
     extras: dict = {}
     found = [p for name in ("results.json", "finetune.json") for p, _ in records(roots, name, select, extras)]
-    if not found:
+    folds = {p.resolve() for p, _ in fold_records(roots, select)}  # a cross-validation's runs: its own table
+    if not found and not folds:
         refuse_empty(args.runs, extras)
-    for src in sorted(found):
-        collect(src, next(r for r in roots if src.is_relative_to(r)), args.out / "runs")
-    return {path: why for path, why in extras.items() if not kept_already(Path(path), roots, args.out / "runs")}
+    for src in sorted({*(p.resolve() for p in found), *folds}):
+        collect(src, next(r.resolve() for r in roots if src.is_relative_to(r.resolve())), args.out / "runs")
+    return {
+        path: why
+        for path, why in extras.items()
+        if Path(path).resolve() not in folds and not kept_already(Path(path), roots, args.out / "runs")
+    }
 
 
 def kept_already(path: Path, roots: list[Path], kept: Path) -> bool:

@@ -73,6 +73,13 @@ def test_the_folds_run_resume_and_make_their_own_table(tmp_path):
     assert not (out / "extras.md").exists() or "data.fold" not in (out / "extras.md").read_text()  # ... nor extras
     assert "3 of 3 folds have both arms" in (out / "cross_validation.md").read_text()
 
+    kept = tmp_path / "kept"  # --collect copies the folds' records into a table directory and tables them there
+    report.main(["--runs", str(tmp_path / "runs"), "--profile", "quick", *sum([["--accept", k] for k in ACCEPT], []),
+                 "--out", str(kept), "--collect"])  # fmt: skip
+    assert len(list((kept / "runs" / "coref").glob("*/results.json"))) == 6
+    assert "3 of 3 folds have both arms" in (kept / "cross_validation.md").read_text()
+    assert not (kept / "extras.md").exists() or "data.fold" not in (kept / "extras.md").read_text()
+
 
 def test_a_fold_run_that_differs_in_more_than_its_fold_is_listed_apart(tmp_path):
     save_bilm(random_bilm(), tmp_path / "o.json", tmp_path / "w.hdf5")
