@@ -67,9 +67,14 @@ def check(task: str, arm: str, threads: int, runs: Path, cache: Path | None, mor
     row = {"task": task, "arm": arm, "estimate_s": round(train, 1), "records": len(seconds), "made_on": cpus}
     if seconds:
         row.update(
-            actual_min_s=min(seconds), actual_max_s=max(seconds), max_over_estimate=round(max(seconds) / train, 2)
+            actual_min_s=min(seconds), actual_max_s=max(seconds), max_over_estimate=over_estimate(max(seconds), train)
         )
     return row
+
+
+def over_estimate(actual: float, estimate: float) -> float | None:
+    """actual / estimate; None where the estimate rounds to no time at all (a tiny run): no ratio to hold."""
+    return round(actual / estimate, 2) if estimate > 0 else None
 
 
 def main(argv=None) -> None:
@@ -104,7 +109,7 @@ def main(argv=None) -> None:
             cache = args.cache.resolve() if args.cache else None
             r = check(task, arm, args.threads, args.runs.resolve(), cache, args.override)
             actual = f"{r['actual_min_s']}–{r['actual_max_s']}" if r["records"] else "—"
-            ratio = f"{r['max_over_estimate']:.2f}" if r["records"] else "—"
+            ratio = f"{r['max_over_estimate']:.2f}" if r.get("max_over_estimate") is not None else "—"
             made = ", ".join(r["made_on"]) or "—"
             print(f"| {task} | {arm} | {r['estimate_s']} | {r['records']} | {made} | {actual} | {ratio} |", flush=True)
 
