@@ -66,3 +66,42 @@ def load_hub_split(data_cfg, split: str) -> datasets.Dataset:
             f"cannot load the Hugging Face dataset {name!r} [{split}] ({reason}); use the local files "
             "instead: source=local (../shared/data or $ELMO_SHARED/data) or data.dir=DIR"
         ) from None
+
+
+def ontonotes_features() -> datasets.Features:
+    """The features of the hub's OntoNotes copy (``ontonotes/conll2012_ontonotesv5``), which SRL and coreference
+    read: a document of sentences, each with its words, SRL frames and coreference spans."""
+    v, seq = datasets.Value, datasets.Sequence
+    sentence = {
+        "part_id": v("int32"),
+        "words": seq(v("string")),
+        "pos_tags": seq(v("int32")),
+        "parse_tree": v("string"),
+        "predicate_lemmas": seq(v("string")),
+        "predicate_framenet_ids": seq(v("string")),
+        "word_senses": seq(v("float32")),
+        "speaker": v("string"),
+        "named_entities": seq(v("int32")),
+        "srl_frames": [{"verb": v("string"), "frames": seq(v("string"))}],
+        "coref_spans": seq(seq(v("int32"))),
+    }
+    return datasets.Features({"document_id": v("string"), "sentences": [sentence]})
+
+
+def ontonotes_sentence(words: list[str], frames=(), spans=()) -> dict:
+    """One sentence in ``ontonotes_features``' schema: its SRL ``frames`` (BIO tags, one ``B-V`` each) and
+    coreference ``spans`` ([cluster, start, end], inclusive, in the sentence); empty annotation elsewhere."""
+    n = len(words)
+    return {
+        "part_id": 0,
+        "words": words,
+        "pos_tags": [0] * n,
+        "parse_tree": "",
+        "predicate_lemmas": [""] * n,
+        "predicate_framenet_ids": [""] * n,
+        "word_senses": [0.0] * n,
+        "speaker": "",
+        "named_entities": [0] * n,
+        "srl_frames": [{"verb": words[f.index("B-V")], "frames": f} for f in frames],
+        "coref_spans": list(spans),
+    }

@@ -10,20 +10,20 @@ import pytest
 from experiments.predictions_file import read_predictions_file, write_predictions_file
 from suite_common.errors import DataError
 
-PREDICTIONS = {
-    "ner": [["B-PER", "I-PER", "O"], [], ["O", "B-LOC"]],
-    "sst": [0, 4, 2],
-    "qa": [(3, 5), (0, 0)],
-    "coref": [[[[0, 1], [4, 4]], [[7, 9]]], []],
+PREDICTIONS = {  # what the tasks predict, by kind
+    "tag sequences": [["B-PER", "I-PER", "O"], [], ["O", "B-LOC"]],
+    "label ids": [0, 4, 2],
+    "token spans": [(3, 5), (0, 0)],
+    "clusters of token spans": [[[[0, 1], [4, 4]], [[7, 9]]], []],
 }
 
 
-@pytest.mark.parametrize("task", sorted(PREDICTIONS))
-def test_predictions_round_trip(tmp_path, task):
-    entry = write_predictions_file(tmp_path / "dev_predictions.json.gz", task, "dev", PREDICTIONS[task])
-    assert entry["file"] == "dev_predictions.json.gz" and entry["examples"] == len(PREDICTIONS[task])
+@pytest.mark.parametrize("kind", sorted(PREDICTIONS))
+def test_predictions_round_trip(tmp_path, kind):
+    entry = write_predictions_file(tmp_path / "dev_predictions.json.gz", "a task", "dev", PREDICTIONS[kind])
+    assert entry["file"] == "dev_predictions.json.gz" and entry["examples"] == len(PREDICTIONS[kind])
     back = read_predictions_file(tmp_path / entry["file"], entry)
-    assert back == [list(p) if isinstance(p, tuple) else p for p in PREDICTIONS[task]]
+    assert back == [list(p) if isinstance(p, tuple) else p for p in PREDICTIONS[kind]]
 
 
 def test_tags_are_stored_as_ids_in_a_compressed_file(tmp_path):
