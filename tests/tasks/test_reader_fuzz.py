@@ -9,26 +9,38 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SHARED, shared_path
+from conftest import FIXTURES, REPO, SHARED, shared_path
 from omegaconf import OmegaConf
+from task_setups import TRAINABLE
 
+from experiments.config_store import task_file
 from experiments.run_config import task_config_class
 from suite_common.errors import DataError
-from tasks.coref.task import CorefTask
-from tasks.ner.task import NerTask
-from tasks.nli.task import NliTask
-from tasks.probe_pos.reader import read_tagged
 from tasks.probes.wsd import read_senseval
-from tasks.qa.task import QaTask
-from tasks.srl.task import SrlTask
-from tasks.sst.task import SstTask
+from tasks.registry import task_class
 
 MUTATIONS_PER_FORMAT = 100
 
 
-def _task_reader(task_cls, name, fmt):
-    task = task_cls(task_config_class(name)())  # the task's default settings
-    return lambda path: task.read_file(path, OmegaConf.create({"format": fmt}), "train")
+def _task_reader(name, data=None):
+    """Task ``name``'s own reading of a file, with its default settings and ``data`` (its format)."""
+    task = task_class(name)(task_config_class(name)())
+    return lambda path: task.read_file(path, OmegaConf.create(data or {}), "train")
+
+
+def _sample_formats() -> dict:
+    """Each task's tiny sample (``sources.sample`` in its task file), read as that source reads it."""
+    formats = {}
+    for name in TRAINABLE:
+        sample, data = task_file(name).sources.get("sample"), task_file(name).data
+        if sample is not None:
+            settings = {k: v for k, v in OmegaConf.to_container(sample).items() if k != "dir"}
+            file = REPO / sample.dir / settings.get("train_file", data.get("train_file"))
+            formats[name, "sample"] = (
+                file,
+                _task_reader(name, {"format": settings.get("format", data.get("format"))}),
+            )
+    return formats
 
 
 def _snli_fixture(tmp_path: Path) -> Path:
@@ -48,20 +60,14 @@ def _snli_fixture(tmp_path: Path) -> Path:
     return path
 
 
-FORMATS = {  # name -> (fixture, reader)
-    "ner/conll2003": (FIXTURES / "ner_tiny.conll", _task_reader(NerTask, "ner", "conll2003")),
-    "sst/ptb": (FIXTURES / "sst_tiny.txt", _task_reader(SstTask, "sst", "ptb")),
-    "srl/conllu": (FIXTURES / "srl_tiny.conllu", _task_reader(SrlTask, "srl", "conllu")),
-    "srl/conll2012": (
+FORMATS = {  # (task, format) -> (file, reader): every sample, and the formats no sample is in
+    **_sample_formats(),
+    ("srl", "conll2012"): (
         SHARED / "data" / "fixtures" / "conll2012" / "example.gold_conll",
-        _task_reader(SrlTask, "srl", "conll2012"),
+        _task_reader("srl", {"format": "conll2012"}),
     ),
-    "nli/sick": (FIXTURES / "sick_tiny.tsv", _task_reader(NliTask, "nli", "sick")),
-    "nli/snli": (None, _task_reader(NliTask, "nli", "snli")),
-    "qa/squad": (FIXTURES / "squad_tiny.json", _task_reader(QaTask, "qa", "squad")),
-    "coref/conll2012": (FIXTURES / "coref_tiny.conll", _task_reader(CorefTask, "coref", "conll2012")),
-    "probe_pos/tagged": (FIXTURES / "pos_tiny.txt", read_tagged),
-    "probe_wsd/senseval": (FIXTURES / "wsd_tiny_hard.pos", read_senseval),
+    ("nli", "snli"): (None, _task_reader("nli", {"format": "snli"})),
+    ("probe_wsd", "senseval"): (FIXTURES / "wsd_tiny_hard.pos", read_senseval),
 }
 
 
@@ -118,10 +124,12 @@ def mutate(data: bytes, rng: random.Random) -> tuple[str, bytes, int | None]:
     return kind, b"\n".join(lines), i + 1
 
 
-@pytest.mark.parametrize("name", sorted(FORMATS))
-def test_corrupted_files_load_or_fail_naming_file_and_line(name, tmp_path):
-    fixture, reader = FORMATS[name]
-    if fixture is not None and not fixture.is_relative_to(FIXTURES):
+@pytest.mark.every_task
+@pytest.mark.parametrize("task,form", sorted(FORMATS))
+def test_corrupted_files_load_or_fail_naming_file_and_line(task, form, tmp_path):
+    name = f"{task}/{form}"
+    fixture, reader = FORMATS[task, form]
+    if fixture is not None and not fixture.is_relative_to(REPO):
         shared_path(str(fixture.relative_to(SHARED)))  # fails under CI, skips elsewhere
     data = (fixture or _snli_fixture(tmp_path)).read_bytes()
     reader(fixture or _snli_fixture(tmp_path))  # the intact file loads
