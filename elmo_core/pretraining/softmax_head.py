@@ -3,15 +3,16 @@ negative log-likelihood of ``torch.nn.AdaptiveLogSoftmaxWithLoss`` — the same 
 same mathematics as ``-forward(...).output`` — together with its gradients, in one pass.
 
 Under plain autograd each softmax (the head: shortlist words + one entry per tail cluster,
-4,002 columns for the small biLM; each tail cluster: 16,000 and 41,319 columns) writes its
+4,003 columns for the small biLM; the tail clusters: 16,000, 80,000 and 148,674 columns) writes its
 (rows x columns) logits and log-probabilities to memory, reads them back, and makes more
 full-size tensors in the backward pass (the gather's zero-filled gradient, the log-softmax's
 gradient). A training update needs only the loss and its gradients, and the gradient of
 ``scale * Σ NLL`` with respect to the logits is known as soon as the logits are:
-``scale * (softmax - onehot(target))``. So each softmax here works on a few hundred rows at a
-time, keeps them in cache, and in the same pass turns them into the input and weight gradients
-(two more matrix products): three products per softmax instead of autograd's three plus the
-memory traffic, and nothing of size rows x columns outlives its chunk.
+``scale * (softmax - onehot(target))``. So each softmax here works on a few rows at a time
+(about a million logits: up to 256 rows of the head, a few of a wide tail cluster), keeps them
+in cache, and in the same pass turns them into the input and weight gradients (two more matrix
+products): three products per softmax instead of autograd's three plus the memory traffic, and
+nothing of size rows x columns outlives its chunk.
 
 The caller takes the input's gradient on through autograd (``torch.autograd.grad`` with
 ``grad_outputs``) and adds the parameter gradients itself.
@@ -22,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-CHUNK_ROWS = 256
+CHUNK_ELEMENTS = 2**20  # logits per chunk (4 MB): 256 rows of the head's 4,003 columns, 7 of a 148,674-word tail
 
 
 def _softmax_nll_with_grads(
@@ -32,8 +33,9 @@ def _softmax_nll_with_grads(
     gradients of ``scale * Σ rows`` with respect to x, W and b."""
     nll, dx, dw = x.new_empty(x.shape[0]), torch.empty_like(x), torch.zeros_like(weight)
     db = torch.zeros_like(bias) if bias is not None else None
-    for start in range(0, x.shape[0], CHUNK_ROWS):
-        rows = slice(start, start + CHUNK_ROWS)
+    chunk = max(4, min(256, CHUNK_ELEMENTS // weight.shape[0]))  # a wide tail: fewer rows, still in cache
+    for start in range(0, x.shape[0], chunk):
+        rows = slice(start, start + chunk)
         xs, col = x[rows], column[rows, None]
         logits = torch.addmm(bias, xs, weight.t()) if bias is not None else xs @ weight.t()
         top = logits.amax(1, keepdim=True)

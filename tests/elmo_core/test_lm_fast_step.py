@@ -13,6 +13,7 @@ from elmo_core.char_cnn import WindowConvMax
 from elmo_core.characters import batch_to_ids
 from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
+from elmo_core.pretraining import softmax_head
 from elmo_core.pretraining.fused_lstm import projected_lstm
 from elmo_core.pretraining.lm_data import LMStream, Vocabulary
 from elmo_core.pretraining.lm_fast_step import FastTrainingStep, train_step_plain
@@ -107,10 +108,12 @@ def test_fused_lstm_equals_the_step_loop_under_autograd():
         assert torch.allclose(a, b, atol=1e-5)
 
 
-@pytest.mark.parametrize("head_bias", [False, True])
-def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(head_bias):
-    """More rows than one chunk, the cluster edges, an empty tail cluster: the NLL per row and
-    the gradients of scale * Σ NLL (input and every parameter) equal autograd's."""
+@pytest.mark.parametrize("head_bias, chunk_elements", [(False, 2**20), (True, 2**20), (True, 64)])
+def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(head_bias, chunk_elements, monkeypatch):
+    """More rows than one chunk (256 rows; with 64 logits a chunk, the fewest: 4 rows), the cluster edges, an
+    empty tail cluster: the NLL per row and the gradients of scale * Σ NLL (input and every parameter) equal
+    autograd's."""
+    monkeypatch.setattr(softmax_head, "CHUNK_ELEMENTS", chunk_elements)
     torch.manual_seed(0)
     softmax = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 900, [10, 300, 700], div_value=2.0, head_bias=head_bias)
     x = torch.randn(600, 8, requires_grad=True)

@@ -6,10 +6,12 @@ import json
 import pytest
 from conftest import FIXTURES
 from run_configs import compose_cfg, tiny_qa_cfg
+from task_setups import TRAINABLE
 
 from experiments import runner
 from experiments.run_config import as_run
 from suite_common.errors import ConfigError
+from tasks.registry import task_class
 
 
 def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
@@ -118,7 +120,8 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
     assert meta["sentences"] == 9  # 3 premises + 6 hypotheses, each read once
 
 
-@pytest.mark.parametrize("task", ["nli", "srl"])
+@pytest.mark.every_task
+@pytest.mark.parametrize("task", [name for name in TRAINABLE if len(task_class(name).readers) > 1])
 def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
     o, w = bilm_files
     cfg = compose_cfg(
