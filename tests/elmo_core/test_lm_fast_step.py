@@ -108,12 +108,17 @@ def test_fused_lstm_equals_the_step_loop_under_autograd():
         assert torch.allclose(a, b, atol=1e-5)
 
 
-@pytest.mark.parametrize("head_bias, chunk_elements", [(False, 2**20), (True, 2**20), (True, 64)])
-def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(head_bias, chunk_elements, monkeypatch):
+@pytest.mark.parametrize(
+    "head_bias, chunk_elements, narrow", [(False, 2**20, 16), (True, 2**20, 16), (True, 64, 16), (True, 64, 0)]
+)
+def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(
+    head_bias, chunk_elements, narrow, monkeypatch
+):
     """More rows than one chunk (256 rows; with 64 logits a chunk, the fewest: 4 rows), the cluster edges, an
-    empty tail cluster: the NLL per row and the gradients of scale * Σ NLL (input and every parameter) equal
-    autograd's."""
+    empty tail cluster, each softmax taken as low-rank (its weight kept transposed) or not: the NLL per row and
+    the gradients of scale * Σ NLL (input and every parameter) equal autograd's."""
     monkeypatch.setattr(softmax_head, "CHUNK_ELEMENTS", chunk_elements)
+    monkeypatch.setattr(softmax_head, "NARROW", narrow)
     torch.manual_seed(0)
     softmax = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 900, [10, 300, 700], div_value=2.0, head_bias=head_bias)
     x = torch.randn(600, 8, requires_grad=True)
