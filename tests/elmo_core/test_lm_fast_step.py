@@ -137,6 +137,19 @@ def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(
         adaptive_nll_with_grads(softmax, x[:1], torch.tensor([900]), 1.0)
 
 
+def test_softmax_nll_of_a_target_whose_probability_underflows_is_exact():
+    """A target 200 nats below the best word (its probability is 0 in float32): its NLL is taken from the
+    logits, as log_softmax gives it, not the logarithm of 0; the gradients stay those of autograd."""
+    x = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], requires_grad=True)
+    weight = torch.tensor([[0.0, 0.0], [-200.0, 0.0], [3.0, 1.0]])
+    column = torch.tensor([1, 0, 2])
+    nll, dx, dw, _ = softmax_head._softmax_nll_with_grads(x.detach(), weight, None, column, 0.5)
+    want = -torch.log_softmax(x @ weight.t(), 1).gather(1, column[:, None]).squeeze(1)
+    assert torch.isfinite(nll).all() and nll[0] > 199 and torch.allclose(nll, want)
+    expected = torch.autograd.grad(0.5 * want.sum(), x)[0]
+    assert torch.allclose(dx, expected, atol=1e-6)
+
+
 def test_window_conv_max_equals_conv1d_and_amax_under_autograd():
     """Values and gradients (input, weight, bias) of the written-out backward equal autograd's
     conv1d + amax, including tokens whose maximal windows tie (repeated characters)."""
