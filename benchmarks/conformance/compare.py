@@ -271,6 +271,7 @@ def main(argv=None) -> int:
         "dates": [min(dates), max(dates)],  # from the first run's start to the last one's end
         "suite_commit": ", ".join(sorted({side.get("suite_commit") or suite_commit() for side in suite.values()})),
         "biLM": "elmo_core/pretrained/small",
+        "biLM_weights_sha256": file_sha256(BILM["weights"]),  # which version: `small` is replaced when a biLM ships
         "command": "python -m benchmarks.conformance.compare " + " ".join(argv or sys.argv[1:]),
     }
     for side in summary["reference"].values():

@@ -20,6 +20,7 @@ from pathlib import Path
 import matplotlib
 
 from benchmarks.conformance.heads import heads
+from suite_common.hashing import file_sha256
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -81,11 +82,28 @@ def figure(comparisons: list[dict], out: Path) -> None:
     plt.close(fig)
 
 
+def bilm_versions(comparisons: list[dict]) -> str:
+    """The embedded biLM the comparisons read, named by the directory that holds it now: each record names
+    ``elmo_core/pretrained/small`` and the SHA-256 of its weights, and ``small`` is replaced when a new biLM
+    ships (the one before it moves to ``small-vN``)."""
+    shas = sorted({c.get("biLM_weights_sha256") for c in comparisons}, key=str)
+    if None in shas:  # a record from before the field: its dates say which
+        return "the embedded `elmo_core/pretrained/small` of the records' dates"
+    shipped = {file_sha256(p): p.parent.name for p in (ROOT / "elmo_core" / "pretrained").glob("*/weights.hdf5")}
+    names = [
+        f"`elmo_core/pretrained/{shipped[sha]}`"
+        if sha in shipped
+        else f"weights SHA-256 {sha[:12]}…, no longer shipped"
+        for sha in shas
+    ]
+    return " and ".join(names) + ", the embedded `small` when the comparisons ran"
+
+
 def render(comparisons: list[dict], findings: str, figure_name: str, title: str = TITLE) -> str:
     lines = [
         f"# {title}",
         "",
-        "Both sides read the same files, the same biLM (the embedded `elmo_core/pretrained/small`, in the original "
+        f"Both sides read the same files, the same biLM ({bilm_versions(comparisons)}, in the original "
         "format) and settings matched to the suite's paper profile; each runs on one CPU thread. The reference is "
         "allennlp-models 2.10.1 in its own environment (`make conformance-env`, `benchmarks/conformance/`). Dev "
         "metrics in percent; each side's cell is the mean of its seeds. Seed spread: max - min of the suite's "

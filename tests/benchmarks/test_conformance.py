@@ -164,3 +164,17 @@ def test_the_committed_conformance_pages_rebuild_from_their_comparisons(tmp_path
     ):
         assert report.main(["--dir", str(folder), "--out", str(tmp_path / page), "--title", title]) == 0
         assert (tmp_path / page).read_text() == (results / page).read_text(), page
+
+
+def test_the_pages_name_the_biLM_version_each_comparison_read():
+    """``small`` is replaced when a biLM ships, so a comparison is tied to its biLM by the weights' SHA-256 and the
+    page names the directory that holds those weights now."""
+    from benchmarks.conformance import report
+    from suite_common.hashing import file_sha256
+
+    third = file_sha256(Path(report.ROOT) / "elmo_core/pretrained/small-v3/weights.hdf5")
+    assert report.bilm_versions([{"biLM_weights_sha256": third}] * 2) == (
+        "`elmo_core/pretrained/small-v3`, the embedded `small` when the comparisons ran"
+    )
+    assert "no longer shipped" in report.bilm_versions([{"biLM_weights_sha256": "0" * 64}])
+    assert "of the records' dates" in report.bilm_versions([{"biLM_weights_sha256": third}, {}])
