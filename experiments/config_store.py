@@ -77,10 +77,11 @@ def register(conf: Path = CONF) -> None:
         spec = task_file(name, conf)
         store.store(group="task_defaults", name=name, node={**plain(task_config_class(name)()), "name": name})
         data = OmegaConf.merge(plain(data_config_class(name)()), spec.data)
-        for source in sources:
-            store.store(
-                group="data", name=f"{name}_{source}", node=OmegaConf.merge(data, spec.sources.get(source) or {})
-            )
+        for source in sources:  # the sample's files are the checkout's, wherever run.py runs
+            node = OmegaConf.merge(data, spec.sources.get(source) or {})
+            if source == "sample" and node.get("dir") and not Path(node.dir).is_absolute():
+                node.dir = str(conf.parent / node.dir)
+            store.store(group="data", name=f"{name}_{source}", node=node)
         for profile, node in spec.profiles.items():
             store.store(group="task_profile", name=f"{name}_{profile}", node=node, package="_global_")
     _REGISTERED[0] = key

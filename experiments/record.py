@@ -20,7 +20,7 @@ from typing import Any
 
 from suite_common.atomic_files import write_text_atomic
 from suite_common.bounded_files import MB, read_bounded
-from suite_common.errors import DataError
+from suite_common.errors import ConfigError, DataError
 
 RECORD_NAMES = ("results.json", "finetune.json")
 # 2: configurations in the layout of encoder.* and cache.*, digests from the typed configuration
@@ -233,9 +233,10 @@ class Record:
     def choices(self) -> tuple[str, ...]:
         """The Hydra choices the run was made with: task, data source, profile, a data set chosen by name,
         ablation, encoder kind."""
-        data = self.config.get("data") or {}
+        data, task = self.config.get("data") or {}, self.config["task"]["name"]
         local = bool(data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test")))
-        out = [f"task={self.config['task']['name']}", f"source={'local' if local else 'hf'}"]
+        source = ("sample" if reads_the_sample(task, data.get("dir")) else "local") if local else "hf"
+        out = [f"task={task}", f"source={source}"]
         out += [f"profile={self.profile}"] if self.profile else []
         out += [f"data={self.data_set}"] if self.data_set else []
         out += [f"+ablation={self.ablation}"] if self.ablation else []
@@ -247,3 +248,16 @@ class Record:
         from .plan import record_digest
 
         return record_digest(self.to_dict()) or self.config_hash
+
+
+def reads_the_sample(task: str, folder: str | None) -> bool:
+    """Whether ``folder`` is the checkout's sample of ``task`` (``sources.sample`` of its task file)."""
+    from .config_store import CONF, task_file
+
+    try:
+        sample = task_file(task).sources.get("sample")
+    except ConfigError:  # a task not in this checkout
+        return False
+    if folder is None or sample is None or sample.get("dir") is None:
+        return False
+    return (CONF.parent / sample.dir).resolve() == (CONF.parent / folder).resolve()

@@ -10,6 +10,7 @@ directory) is decided once by ``plan.RunPlan``; its pieces (task, splits, layers
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 import time
@@ -34,6 +35,8 @@ from .run_config import RunConfig
 from .run_directories import mark_finished, prepare_run_dir, run_metadata
 from .trainer import fit, passes_per_epoch
 from .training_log import open_training_log
+
+RUN_PY = Path(__file__).resolve().parents[1] / "run.py"
 
 
 def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
@@ -155,14 +158,13 @@ def next_steps(record: dict, trained_in: Path, runs_root: Path) -> list[str]:
     ELMo, and the report that makes a table of the runs under this launch's ``runs_root``."""
     from tasks.common.data_files import data_files
 
-    python, config = python_command(), record.get("config") or {}
+    python, run_py, config = python_command(), reachable(RUN_PY), record.get("config") or {}
     lines = []
     if (trained_in / "best.pt").is_file():
         dev = data_files(config.get("data") or {}).get("dev")
-        test = shlex.quote(str(dev)) if dev is not None and dev.is_file() else "FILE"
-        lines.append(
-            f"score a file with it: {python} run.py mode=evaluate checkpoint={trained_in} data.test_path={test}"
-        )
+        test = override_word("data.test_path", str(dev)) if dev is not None and dev.is_file() else "data.test_path=FILE"
+        checkpoint = override_word("checkpoint", str(trained_in))
+        lines.append(f"score a file with it: {python} {run_py} mode=evaluate {checkpoint} {test}")
     try:
         r = Record.from_dict(record)
     except SuiteError:
@@ -173,10 +175,20 @@ def next_steps(record: dict, trained_in: Path, runs_root: Path) -> list[str]:
         kept = without_elmo(launch if launch is not None else list(r.choices))
         given_root = any(o.startswith("runs_root=") for o in kept)
         kept += ["+ablation=baseline", *([] if given_root else [f"runs_root={root}"])]
-        lines.append(f"the same without ELMo: {python} run.py {' '.join(shlex.quote(o) for o in kept)}")
+        lines.append(f"the same without ELMo: {python} {run_py} {' '.join(shlex.quote(o) for o in kept)}")
     options = report_options(r, runs_root, launch or [])
     lines.append(f"a table of the runs: {python} -m reporting.report --runs {root} {options}")
     return lines
+
+
+def override_word(key: str, value: str) -> str:
+    """``key=value`` as one shell word that Hydra reads back as ``value``: quoted for Hydra where the value
+    holds a character of its override grammar (a run directory named after ``task.model.hidden=[8]``)."""
+    if re.fullmatch(r"[\w./:+@%~-]*", value):
+        return f"{key}={value}"
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'")  # Hydra's quoted string
+    word = f"{key}='{escaped}'"
+    return f'"{word}"' if not re.search(r'["$`\\!]', word) else shlex.quote(word)  # the shell's word
 
 
 def report_options(r: Record, runs_root: Path, launch: list[str]) -> str:
@@ -219,15 +231,19 @@ def launch_overrides() -> list[str] | None:
 
 
 def python_command() -> str:
-    """How to call this Python from a new shell: the project's ``.venv/bin/python`` (relative when it is
-    below the working directory) when it runs in a virtual environment that is not activated there."""
-    exe = Path(sys.executable)
+    """How to call this Python from a new shell: the project's ``.venv/bin/python`` (``reachable``) when it runs
+    in a virtual environment that is not activated there."""
     if sys.prefix == sys.base_prefix:  # no virtual environment: whatever 'python' is
         return "python"
+    return reachable(Path(sys.executable))
+
+
+def reachable(path: Path) -> str:
+    """``path`` as a new shell at the working directory reaches it: relative when below it, else absolute."""
     try:
-        return str(exe.relative_to(Path.cwd()))
+        return str(path.relative_to(Path.cwd()))
     except ValueError:
-        return str(exe)
+        return str(path)
 
 
 def finetune(run: RunConfig, out_dir: Path) -> dict:

@@ -193,3 +193,28 @@ def test_evaluate_refuses_an_edited_options_json_and_keeps_earlier_evaluations(b
         != written
     )
     assert (written / "eval_results.json").read_bytes() == saved
+
+
+def test_the_sample_runs_outside_the_checkout_and_its_printed_steps_run_as_printed(bilm_files, tmp_path):
+    """``source=sample`` reads the checkout's own files from any working directory, and each line the run prints
+    (score a file, the same without ELMo, a table of the runs) runs as printed from there."""
+    import shlex
+    import subprocess
+    import sys
+
+    o, w = bilm_files
+    tiny = ["task.model.hidden=[8]", "task.model.word_dim=8", "task.model.char_filters=4"]
+    train = [sys.executable, str(REPO / "run.py"), "task=ner", "source=sample", "profile=tiny", *tiny]
+    train += [f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}"]
+    done = subprocess.run([*train, f"runs_root={tmp_path / 'runs'}"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    steps = [
+        x.split(": ", 1) for x in done.stdout.splitlines() if x.startswith(("score a file", "the same", "a table"))
+    ]
+    assert [name for name, _ in steps] == ["score a file with it", "the same without ELMo", "a table of the runs"]
+    for name, line in steps:
+        command = shlex.split(line)
+        assert command[1] == str(REPO / "run.py") or command[1] == "-m", command
+        ran = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert ran.returncode == 0, (name, ran.stderr[-2000:])
+    assert (tmp_path / "tables" / "table1.md").is_file()
