@@ -26,7 +26,6 @@ from torch import nn
 NARROW = (
     16  # input features up to which a softmax counts as low-rank (of the small biLM's tails, 32, 8, 2: the last two)
 )
-TINY = 1e-30  # a target probability below which its NLL is taken from the logits instead (float32 underflows)
 CHUNK_ELEMENTS = 2**20  # logits per chunk (4 MB): 256 rows of the head's 4,003 columns, 7 of a 148,674-word tail
 
 
@@ -47,14 +46,13 @@ def _softmax_nll_with_grads(
         xs, col = x[rows], column[rows, None]
         w_cols = w if narrow else w.t()  # (features, words) either way
         logits = torch.addmm(bias, xs, w_cols) if bias is not None else xs @ w_cols
-        probs = torch.softmax(logits, 1)  # one fused kernel: fewer passes than max, exp and sum apart
-        p_target = probs.gather(1, col)
-        torch.neg(p_target.log(), out=nll[rows, None])
-        weak = (p_target < TINY).squeeze(1).nonzero().squeeze(1)  # too small to take its logarithm from
-        if weak.numel():  # exactly: log Σ exp - the target's logit
-            nll[start + weak] = torch.logsumexp(logits[weak], 1) - logits[weak, col[weak, 0]]
+        top, target = logits.amax(1, keepdim=True), logits.gather(1, col)
+        probs = torch.softmax(logits, 1)  # one fused kernel: fewer passes than exp and sum apart
+        # the best word's probability is 1 / Σ exp(logit - top), so NLL = log Σ exp(logit - top) + top - target
+        # (exact however small the target's own probability, and without a pass for the sum)
+        torch.sub(top.sub_(probs.amax(1, keepdim=True).log_()), target, out=nll[rows, None])
         d_logits = probs.mul_(scale)  # scale * softmax
-        d_logits.scatter_add_(1, col, torch.full_like(p_target, -scale))  # - scale at the target
+        d_logits.scatter_add_(1, col, torch.full_like(target, -scale))  # - scale at the target
         if narrow:
             torch.mm(d_logits, w.t(), out=dx[rows])
             dw.addmm_(xs.t(), d_logits)

@@ -138,8 +138,8 @@ def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(
 
 
 def test_softmax_nll_of_a_target_whose_probability_underflows_is_exact():
-    """A target 200 nats below the best word (its probability is 0 in float32): its NLL is taken from the
-    logits, as log_softmax gives it, not the logarithm of 0; the gradients stay those of autograd."""
+    """A target 200 nats below the best word (its probability is 0 in float32): its NLL is what log_softmax
+    gives, not the logarithm of 0; the gradients stay those of autograd."""
     x = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], requires_grad=True)
     weight = torch.tensor([[0.0, 0.0], [-200.0, 0.0], [3.0, 1.0]])
     column = torch.tensor([1, 0, 2])
