@@ -233,7 +233,8 @@ class BiLM(nn.Module):
             or torch.is_grad_enabled()
             and any(p.requires_grad for p in self.token_encoder.parameters())
         ):
-            return self.token_encoder(types)[inverse]  # each word type once per batch
+            # each word type once per batch; index_select's backward adds repeated rows in a fixed order
+            return self.token_encoder(types).index_select(0, inverse)
         keys = [row.tobytes() for row in types.cpu().numpy().astype(np.int16)]
         missing = [i for i, k in enumerate(keys) if k not in self._token_cache]
         self.token_cache_misses += len(missing)

@@ -156,7 +156,9 @@ class TokenEmbedder(nn.Module):
         # each distinct token of the batch once (QA batches repeat a context per question)
         unique, inverse = distinct_rows(char_ids.view(B * T, C))
         pooled = torch.relu(self.conv(self.char(unique).transpose(1, 2))).amax(dim=2)
-        return torch.cat([x, pooled[inverse].view(B, T, -1)], dim=-1)
+        # index_select, not pooled[inverse]: the indexing's backward adds repeated rows in no fixed order on
+        # two or more CPU threads, index_select's in the same order every time
+        return torch.cat([x, pooled.index_select(0, inverse).view(B, T, -1)], dim=-1)
 
 
 class ElmoFeatures(nn.Module):
