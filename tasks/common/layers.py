@@ -33,6 +33,13 @@ def host_lengths(mask: torch.Tensor) -> torch.Tensor:
     return mask.sum(1).cpu()
 
 
+def rows_at(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``x[index]`` for an integer ``index`` of any shape, through ``index_select``: its backward adds the
+    gradients of repeated rows in a fixed order, where indexing's does not on two or more CPU threads (a run
+    there would not repeat bit for bit); on one thread the two give the same numbers."""
+    return x.index_select(0, index.reshape(-1)).view(*index.shape, *x.shape[1:])
+
+
 def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The distinct rows of a (N, C) tensor and, for each row, the index of its distinct row."""
     return torch.unique(rows, dim=0, return_inverse=True)
@@ -156,9 +163,7 @@ class TokenEmbedder(nn.Module):
         # each distinct token of the batch once (QA batches repeat a context per question)
         unique, inverse = distinct_rows(char_ids.view(B * T, C))
         pooled = torch.relu(self.conv(self.char(unique).transpose(1, 2))).amax(dim=2)
-        # index_select, not pooled[inverse]: the indexing's backward adds repeated rows in no fixed order on
-        # two or more CPU threads, index_select's in the same order every time
-        return torch.cat([x, pooled.index_select(0, inverse).view(B, T, -1)], dim=-1)
+        return torch.cat([x, rows_at(pooled, inverse).view(B, T, -1)], dim=-1)
 
 
 class ElmoFeatures(nn.Module):

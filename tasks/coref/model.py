@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..common.layers import TaskModel, TokenEmbedder, run_rnn
+from ..common.layers import TaskModel, TokenEmbedder, rows_at, run_rnn
 
 # steps whose output depends on the values of the data (read on the host): see tasks.common.layers.DATA_DEPENDENT
 DATA_DEPENDENT = ("prune_spans", "CorefModel.gold_cluster_of_spans")
@@ -124,10 +124,10 @@ class CorefModel(TaskModel):
         offsets = torch.arange(self.max_width, device=starts.device)
         index = (starts.unsqueeze(1) + offsets).clamp(max=text.shape[0] - 1)  # (C, W)
         inside = offsets.unsqueeze(0) <= widths.unsqueeze(1)
-        head = self.head_score(outputs).squeeze(-1)[index].masked_fill(~inside, float("-inf"))
-        attended = (torch.softmax(head, dim=1).unsqueeze(-1) * text[index]).sum(1)
+        head = rows_at(self.head_score(outputs).squeeze(-1), index).masked_fill(~inside, float("-inf"))
+        attended = (torch.softmax(head, dim=1).unsqueeze(-1) * rows_at(text, index)).sum(1)
         width = self.dropout(self.width_embedding(widths))
-        return torch.cat([outputs[starts], outputs[ends], attended, width], dim=-1)
+        return torch.cat([rows_at(outputs, starts), rows_at(outputs, ends), attended, width], dim=-1)
 
     def scores(self, batch: dict) -> dict:
         """One document: sentences (S, T) -> its kept spans (``starts``, ``ends``: (k,)), each one's
@@ -149,7 +149,11 @@ class CorefModel(TaskModel):
         antecedents = torch.arange(k, device=kept.device).unsqueeze(1) - back  # (k, A)
         valid = antecedents >= 0
         antecedents = antecedents.clamp(min=0)
-        scores = self.pair_scores(spans, antecedents, back) + mention_scores.unsqueeze(1) + mention_scores[antecedents]
+        scores = (
+            self.pair_scores(spans, antecedents, back)
+            + mention_scores.unsqueeze(1)
+            + rows_at(mention_scores, antecedents)
+        )
         scores = torch.cat([scores.new_zeros(k, 1), scores.masked_fill(~valid, float("-inf"))], dim=1)  # ε first
         return {"starts": starts, "ends": ends, "antecedents": antecedents, "scores": scores, "valid": valid}
 
@@ -175,8 +179,9 @@ class CorefModel(TaskModel):
         out = []
         for lo in range(0, k, block):
             ante = antecedents[lo : lo + block]
-            products = spans[lo : lo + block].unsqueeze(1) * spans[ante]  # (b, A, dim)
-            hidden = products @ w_pair.T + per_span_i[lo : lo + block].unsqueeze(1) + per_span_j[ante] + per_distance
+            products = spans[lo : lo + block].unsqueeze(1) * rows_at(spans, ante)  # (b, A, dim)
+            hidden = products @ w_pair.T + per_span_i[lo : lo + block].unsqueeze(1) + rows_at(per_span_j, ante)
+            hidden = hidden + per_distance
             out.append(rest(hidden).squeeze(-1))
         return torch.cat(out) if len(out) > 1 else out[0]
 

@@ -3,7 +3,7 @@
 import torch
 
 from elmo_core.characters import batch_to_ids
-from tasks.common.layers import TokenEmbedder
+from tasks.common.layers import TokenEmbedder, rows_at
 
 
 def test_char_cnn_over_distinct_tokens_equals_per_position():
@@ -26,7 +26,6 @@ def test_character_gradients_repeat_bit_for_bit_on_two_threads():
     from elmo_core.bilm import BiLM
     from elmo_core.options import parse_options
     from elmo_core.pretrain import PRESETS
-    from tasks.common.layers import TokenEmbedder
 
     before = torch.get_num_threads()
     torch.set_num_threads(2)
@@ -53,3 +52,15 @@ def test_character_gradients_repeat_bit_for_bit_on_two_threads():
             assert all(torch.equal(a, b) for a, b in zip(first, gradients()))
     finally:
         torch.set_num_threads(before)
+
+
+def test_rows_at_is_indexing_with_its_gradient_added_in_a_fixed_order():
+    torch.manual_seed(0)
+    x = torch.randn(30, 4, requires_grad=True)
+    index = torch.randint(0, 30, (50, 7))  # 2-D, with repeats
+    weight = torch.randn(50, 7, 4)
+    assert torch.equal(rows_at(x, index), x[index])
+    (rows_at(x, index) * weight).sum().backward()
+    got, x.grad = x.grad, None
+    (x[index] * weight).sum().backward()
+    assert torch.allclose(got, x.grad, atol=1e-6)
