@@ -13,6 +13,7 @@ computed from ``config`` and ``identity`` only (``plan.record_digest``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,12 +253,19 @@ class Record:
 
 def reads_the_sample(task: str, folder: str | None) -> bool:
     """Whether ``folder`` is the checkout's sample of ``task`` (``sources.sample`` of its task file)."""
+    from .config_store import CONF
+
+    sample = _sample_folder(task)
+    return folder is not None and sample is not None and sample == (CONF.parent / folder).resolve()
+
+
+@functools.cache
+def _sample_folder(task: str) -> Path | None:
+    """The checkout's sample folder of ``task``, read once per process (None: no sample, or no such task)."""
     from .config_store import CONF, task_file
 
     try:
         sample = task_file(task).sources.get("sample")
     except ConfigError:  # a task not in this checkout
-        return False
-    if folder is None or sample is None or sample.get("dir") is None:
-        return False
-    return (CONF.parent / sample.dir).resolve() == (CONF.parent / folder).resolve()
+        return None
+    return None if sample is None or sample.get("dir") is None else (CONF.parent / sample.dir).resolve()
