@@ -47,7 +47,7 @@ class FastTrainingStep:
     def __init__(self, lm: LanguageModel, side_by_side: bool | None = None):
         self.lm = lm
         self.side_by_side = side_by_side
-        self._workspaces: dict = {}  # per (direction, layer): the fused LSTM's buffers, reused every update
+        self._workspaces: dict = {}  # per (direction, layer) and (direction, "softmax"): buffers reused every update
 
     def _parallel(self, device) -> bool:
         if self.side_by_side is not None:
@@ -111,7 +111,9 @@ class FastTrainingStep:
         valid = torch.arange(T, device=tokens.device).unsqueeze(0) < lengths.to(tokens.device).unsqueeze(1)
         valid = valid & (targets >= 0)
         top = top[valid]
-        nll, d_top, softmax_grads = adaptive_nll_with_grads(self.lm.softmax, top, targets[valid], scale)
+        nll, d_top, softmax_grads = adaptive_nll_with_grads(
+            self.lm.softmax, top, targets[valid], scale, self._workspaces.setdefault((direction, "softmax"), {})
+        )
         grads = torch.autograd.grad(top, [leaf] + list(layers.parameters()), grad_outputs=d_top, allow_unused=True)
         return nll.sum(), final, list(grads) + softmax_grads
 

@@ -12,7 +12,10 @@ gradient). A training update needs only the loss and its gradients, and the grad
 (about a million logits: up to 256 rows of the head, a few of a wide tail cluster), keeps them
 in cache, and in the same pass turns them into the input and weight gradients (two more matrix
 products): three products per softmax instead of autograd's three plus the memory traffic, and
-nothing of size rows x columns outlives its chunk.
+nothing of size rows x columns outlives its chunk. Every chunk's logits go into one buffer,
+turned into probabilities in place; a caller that passes a ``workspace`` keeps the buffers from
+one update to the next (fresh megabytes per chunk were new pages from the operating system each
+time: faulting them in cost as much as the softmax itself).
 
 The caller takes the input's gradient on through autograd (``torch.autograd.grad`` with
 ``grad_outputs``) and adds the parameter gradients itself.
@@ -30,7 +33,12 @@ CHUNK_ELEMENTS = 2**20  # logits per chunk (4 MB): 256 rows of the head's 4,003 
 
 
 def _softmax_nll_with_grads(
-    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, column: torch.Tensor, scale: float
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    column: torch.Tensor,
+    scale: float,
+    workspace: dict | None = None,
 ):
     """For ``logits = x Wᵀ + b``: ``-log_softmax(logits)[row, column[row]]`` per row, and the
     gradients of ``scale * Σ rows`` with respect to x, W and b."""
@@ -41,13 +49,18 @@ def _softmax_nll_with_grads(
     nll, dx, dw = x.new_empty(x.shape[0]), torch.empty_like(x), torch.zeros_like(w)
     db = torch.zeros_like(bias) if bias is not None else None
     chunk = max(4, min(256, CHUNK_ELEMENTS // weight.shape[0]))  # a wide tail: fewer rows, still in cache
+    buffer = _buffer(workspace, weight.shape[0], min(chunk, x.shape[0]), x)
+    w_cols = w if narrow else w.t()  # (features, words) either way
     for start in range(0, x.shape[0], chunk):
         rows = slice(start, start + chunk)
         xs, col = x[rows], column[rows, None]
-        w_cols = w if narrow else w.t()  # (features, words) either way
-        logits = torch.addmm(bias, xs, w_cols) if bias is not None else xs @ w_cols
+        logits = buffer[: xs.shape[0]]
+        if bias is not None:
+            torch.addmm(bias, xs, w_cols, out=logits)
+        else:
+            torch.mm(xs, w_cols, out=logits)
         top, target = logits.amax(1, keepdim=True), logits.gather(1, col)
-        probs = torch.softmax(logits, 1)  # one fused kernel: fewer passes than exp and sum apart
+        probs = torch.softmax(logits, 1, out=logits)  # one fused kernel, in place: fewer passes than exp and sum apart
         # the best word's probability is 1 / Σ exp(logit - top), so NLL = log Σ exp(logit - top) + top - target
         # (exact however small the target's own probability, and without a pass for the sum)
         torch.sub(top.sub_(probs.amax(1, keepdim=True).log_()), target, out=nll[rows, None])
@@ -66,8 +79,24 @@ def _softmax_nll_with_grads(
     return nll, dx, dw, db
 
 
+def _buffer(workspace: dict | None, columns: int, rows: int, like: torch.Tensor) -> torch.Tensor:
+    """A (rows, columns) tensor for logits; with a ``workspace``, the one kept there from the last
+    call for this many columns when it has enough rows."""
+    if workspace is None:
+        return like.new_empty(rows, columns)
+    kept = workspace.get(columns)
+    if kept is None or kept.shape[0] < rows or kept.dtype != like.dtype or kept.device != like.device:
+        kept = workspace[columns] = None  # free the old one first
+        kept = workspace[columns] = like.new_empty(rows, columns)
+    return kept[:rows]
+
+
 def adaptive_nll_with_grads(
-    softmax: nn.AdaptiveLogSoftmaxWithLoss, x: torch.Tensor, target: torch.Tensor, scale: float
+    softmax: nn.AdaptiveLogSoftmaxWithLoss,
+    x: torch.Tensor,
+    target: torch.Tensor,
+    scale: float,
+    workspace: dict | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
     """``-softmax(x, target).output`` (N,), the gradient of ``scale * Σ NLL`` with respect to ``x``
     (N, in_features), and with respect to each of ``softmax.parameters()``, in that order (a
@@ -94,11 +123,13 @@ def adaptive_nll_with_grads(
             head_column[rows] = softmax.shortlist_size + k - 1
             x_rows = x.index_select(0, rows)
             hidden = x_rows @ down.t()
-            local_nll, d_hidden, d_up, _ = _softmax_nll_with_grads(hidden, up, None, target[rows] - bounds[k], scale)
+            local_nll, d_hidden, d_up, _ = _softmax_nll_with_grads(
+                hidden, up, None, target[rows] - bounds[k], scale, workspace
+            )
             grads[f"tail.{k - 1}.0.weight"], grads[f"tail.{k - 1}.1.weight"] = d_hidden.t() @ x_rows, d_up
             tail_parts.append((rows, local_nll, d_hidden @ down))
         nll, dx, grads["head.weight"], d_bias = _softmax_nll_with_grads(
-            x, softmax.head.weight, softmax.head.bias, head_column, scale
+            x, softmax.head.weight, softmax.head.bias, head_column, scale, workspace
         )
         if d_bias is not None:
             grads["head.bias"] = d_bias

@@ -137,6 +137,22 @@ def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(
         adaptive_nll_with_grads(softmax, x[:1], torch.tensor([900]), 1.0)
 
 
+def test_softmax_buffers_kept_between_calls_change_nothing(monkeypatch):
+    """A workspace kept from one call to the next (more rows, then fewer, then more again than
+    it holds): every result equals that of a call without one."""
+    monkeypatch.setattr(softmax_head, "CHUNK_ELEMENTS", 2000)
+    torch.manual_seed(1)
+    softmax = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 900, [10, 300], div_value=2.0)
+    workspace = {}
+    for rows in (300, 7, 1, 500):
+        x, target = torch.randn(rows, 8), torch.randint(0, 900, (rows,))
+        kept = adaptive_nll_with_grads(softmax, x, target, 0.5, workspace)
+        fresh = adaptive_nll_with_grads(softmax, x, target, 0.5)
+        for a, b in zip([kept[0], kept[1]] + kept[2], [fresh[0], fresh[1]] + fresh[2]):
+            assert torch.equal(a, b)
+    assert workspace  # the buffers were kept
+
+
 def test_softmax_nll_of_a_target_whose_probability_underflows_is_exact():
     """A target 200 nats below the best word (its probability is 0 in float32): its NLL is what log_softmax
     gives, not the logarithm of 0; the gradients stay those of autograd."""
