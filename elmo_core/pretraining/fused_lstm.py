@@ -13,12 +13,12 @@ sequential (the gradient of the gates, then of the previous state), and the weig
 come at the end from large products over all steps at once: [dW_x; dW_h] = Σ_t [x_t h_{t-1}]ᵀ
 dgates_t (one product) and dW_p = Σ_t m_tᵀ dh_t.
 
-Less memory traffic per step: the recurrent product adds into the input product's buffer in
-place; the previous h and c are read where the previous step wrote them; tanh(c_t) is kept for
-the backward pass; the gates' gradients overwrite their activations, which are then no longer
-needed. The gates stay in the parameters' column order (i, j, f, o): the sigmoids of i and of
-f, o are two operations per step, which cost less than permuted copies of the weights and of
-their gradients in every call (the same numbers either way).
+Less memory traffic per step: the gate columns are taken in the order i, f, o, j (a permuted
+copy of the small weights per call), so the three sigmoids are one operation on a block and
+the tanh another; the recurrent product adds into the input product's buffer in place; the
+previous h and c are read where the previous step wrote them; tanh(c_t) is kept for the
+backward pass; the gates' gradients overwrite their activations, which are then no longer
+needed. Gradients are returned in the parameters' own column order.
 
 Layout is PyTorch's packed sequence: step t uses rows ``[offset_t, offset_t + batch_sizes[t])``
 of the input, with non-increasing ``batch_sizes``; ``h0``/``c0`` hold every row. The final
@@ -28,6 +28,12 @@ states are returned without gradient (training detaches them between batches).
 from __future__ import annotations
 
 import torch
+
+
+def _gate_order(n_cells: int, device) -> torch.Tensor:
+    """Columns of i, f, o, j in the parameters' i, j, f, o layout."""
+    i, j, f, o = torch.arange(4 * n_cells, device=device).view(4, n_cells)
+    return torch.cat([i, f, o, j])
 
 
 def _clip_(x: torch.Tensor, clip: float | None, passes: torch.Tensor | None) -> None:
@@ -62,8 +68,10 @@ class ProjectedLSTMFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, inputs, w_x, bias, w_h, w_p, h0, c0, batch_sizes, cell_clip, proj_clip, workspace):
         N, D, P = inputs.shape[0], w_p.shape[0], w_p.shape[1]
+        order = _gate_order(D, inputs.device)
+        w_h_ifoj = w_h.index_select(1, order)
         acts = _buffer(workspace, "acts", (N, 4 * D), inputs)  # gates, then σ/tanh, then their gradients
-        torch.addmm(bias, inputs, w_x, out=acts)
+        torch.addmm(bias.index_select(0, order), inputs, w_x.index_select(1, order), out=acts)
         cells = _buffer(workspace, "cells", (N, D), inputs)  # clipped c_t
         tanh_cells = _buffer(workspace, "tanh_cells", (N, D), inputs)
         mids = _buffer(workspace, "mids", (N, D), inputs)  # m_t = σ(o) tanh(c_t)
@@ -76,9 +84,9 @@ class ProjectedLSTMFunction(torch.autograd.Function):
         h_prev, c_prev = h0.detach(), c0.detach()
         for t, bs in enumerate(batch_sizes):
             rows = slice(starts[t], starts[t] + bs)
-            gates = acts[rows].addmm_(h_prev[:bs], w_h)
-            torch.sigmoid_(gates[:, :D]), torch.tanh_(gates[:, D : 2 * D]), torch.sigmoid_(gates[:, 2 * D :])
-            i, j, f, o = gates.chunk(4, dim=1)
+            gates = acts[rows].addmm_(h_prev[:bs], w_h_ifoj)
+            torch.sigmoid_(gates[:, : 3 * D]), torch.tanh_(gates[:, 3 * D :])
+            i, f, o, j = gates.chunk(4, dim=1)
             c = torch.addcmul(f * c_prev[:bs], i, j, out=cells[rows])
             _clip_(c, cell_clip, cell_pass[rows] if cell_clip else None)
             m = torch.mul(torch.tanh(c, out=tanh_cells[rows]), o, out=mids[rows])
@@ -88,7 +96,7 @@ class ProjectedLSTMFunction(torch.autograd.Function):
             if following < bs:  # rows whose sequence ends at this step
                 h_final[following:bs], c_final[following:bs] = h[following:], c[following:]
             h_prev, c_prev = h, c
-        ctx.batch_sizes, ctx.starts = batch_sizes, starts
+        ctx.batch_sizes, ctx.starts, ctx.order = batch_sizes, starts, order
         ctx.save_for_backward(inputs, w_x, w_h, w_p, h0, c0)
         ctx.buffers = (acts, cells, tanh_cells, mids, outputs, cell_pass, proj_pass)
         ctx.mark_non_differentiable(h_final, c_final)
@@ -99,11 +107,11 @@ class ProjectedLSTMFunction(torch.autograd.Function):
         inputs, w_x, w_h, w_p, h0, c0 = ctx.saved_tensors
         acts, cells, tanh_cells, mids, outputs, cell_pass, proj_pass = ctx.buffers
         ctx.buffers = None  # one backward pass: the activations are overwritten below
-        batch_sizes, starts = ctx.batch_sizes, ctx.starts
+        batch_sizes, starts, order = ctx.batch_sizes, ctx.starts, ctx.order
         D = cells.shape[1]
-        d_gates = acts  # step t's gate gradients overwrite its activations
+        d_gates = acts  # step t's gate gradients overwrite its activations (i, f, o, j order)
         d_proj = _buffer(ctx.workspace, "d_proj", outputs.shape, outputs)  # gradient of h_t before its clip
-        w_h_t, w_p_t = w_h.t(), w_p.t()
+        w_h_ifoj_t, w_p_t = w_h.index_select(1, order).t(), w_p.t()
         dh_next = dc_next = None
         for t in range(len(batch_sizes) - 1, -1, -1):
             bs, rows = batch_sizes[t], slice(starts[t], starts[t] + batch_sizes[t])
@@ -117,7 +125,7 @@ class ProjectedLSTMFunction(torch.autograd.Function):
             if proj_pass is not None:
                 dh.mul_(proj_pass[rows])
             gates = acts[rows]
-            i, j, f, o = gates.chunk(4, dim=1)
+            i, f, o, j = gates.chunk(4, dim=1)
             tanh_c = tanh_cells[rows]
             c_prev = c0[:bs] if t == 0 else cells[starts[t - 1] : starts[t - 1] + bs]
             dm = dh @ w_p_t
@@ -130,10 +138,10 @@ class ProjectedLSTMFunction(torch.autograd.Function):
             d_i, d_f, d_j = dc * j, dc * c_prev, dc * i
             dc_next = dc.mul_(f)
             # activations -> derivatives: σ' = s - s², tanh' = 1 - a², then times the gradients
-            i.addcmul_(i, i, value=-1), gates[:, 2 * D :].addcmul_(gates[:, 2 * D :], gates[:, 2 * D :], value=-1)
+            gates[:, : 3 * D].addcmul_(gates[:, : 3 * D], gates[:, : 3 * D], value=-1)
             j.mul_(j).neg_().add_(1)
             i.mul_(d_i), f.mul_(d_f), o.mul_(d_o), j.mul_(d_j)
-            dh_next = gates @ w_h_t
+            dh_next = gates @ w_h_ifoj_t
         # beside each row's input, its h_{t-1} (h0 for step 0, then the outputs), so that the
         # input and recurrent weight gradients are one product
         n_in = inputs.shape[1]
@@ -144,9 +152,10 @@ class ProjectedLSTMFunction(torch.autograd.Function):
             both[starts[t] : starts[t] + batch_sizes[t], n_in:] = outputs[
                 starts[t - 1] : starts[t - 1] + batch_sizes[t]
             ]
-        d_inputs = d_gates @ w_x.t()
-        d_w_x, d_w_h = (both.t() @ d_gates).split([n_in, w_h.shape[0]])
-        d_bias = d_gates.sum(0)
+        unorder = torch.argsort(order)
+        d_inputs = d_gates @ w_x.index_select(1, order).t()
+        d_w_x, d_w_h = (both.t() @ d_gates).index_select(1, unorder).split([n_in, w_h.shape[0]])
+        d_bias = d_gates.sum(0).index_select(0, unorder)
         d_w_p = mids.t() @ d_proj
         B = h0.shape[0]
         d_h0, d_c0 = h0.new_zeros(B, h0.shape[1]), c0.new_zeros(B, D)
