@@ -44,7 +44,7 @@ def _clip_(x: torch.Tensor, clip: float | None, passes: torch.Tensor | None) -> 
         x.clamp_(-clip, clip)
 
 
-def _buffer(workspace: dict | None, name: str, shape, like: torch.Tensor, dtype=None) -> torch.Tensor:
+def kept_buffer(workspace: dict | None, name, shape, like: torch.Tensor, dtype=None) -> torch.Tensor:
     """An uninitialised tensor; with a ``workspace``, the one kept there from the last call when
     it fits (no fresh pages to fault in on every update)."""
     dtype = dtype or like.dtype
@@ -70,14 +70,14 @@ class ProjectedLSTMFunction(torch.autograd.Function):
         N, D, P = inputs.shape[0], w_p.shape[0], w_p.shape[1]
         order = _gate_order(D, inputs.device)
         w_h_ifoj = w_h.index_select(1, order)
-        acts = _buffer(workspace, "acts", (N, 4 * D), inputs)  # gates, then σ/tanh, then their gradients
+        acts = kept_buffer(workspace, "acts", (N, 4 * D), inputs)  # gates, then σ/tanh, then their gradients
         torch.addmm(bias.index_select(0, order), inputs, w_x.index_select(1, order), out=acts)
-        cells = _buffer(workspace, "cells", (N, D), inputs)  # clipped c_t
-        tanh_cells = _buffer(workspace, "tanh_cells", (N, D), inputs)
-        mids = _buffer(workspace, "mids", (N, D), inputs)  # m_t = σ(o) tanh(c_t)
+        cells = kept_buffer(workspace, "cells", (N, D), inputs)  # clipped c_t
+        tanh_cells = kept_buffer(workspace, "tanh_cells", (N, D), inputs)
+        mids = kept_buffer(workspace, "mids", (N, D), inputs)  # m_t = σ(o) tanh(c_t)
         outputs = inputs.new_empty(N, P)
-        cell_pass = _buffer(workspace, "cell_pass", (N, D), inputs, torch.bool) if cell_clip else None
-        proj_pass = _buffer(workspace, "proj_pass", (N, P), inputs, torch.bool) if proj_clip else None
+        cell_pass = kept_buffer(workspace, "cell_pass", (N, D), inputs, torch.bool) if cell_clip else None
+        proj_pass = kept_buffer(workspace, "proj_pass", (N, P), inputs, torch.bool) if proj_clip else None
         ctx.workspace = workspace
         starts = _starts(batch_sizes)
         h_final, c_final = h0.detach().clone(), c0.detach().clone()
@@ -110,7 +110,7 @@ class ProjectedLSTMFunction(torch.autograd.Function):
         batch_sizes, starts, order = ctx.batch_sizes, ctx.starts, ctx.order
         D = cells.shape[1]
         d_gates = acts  # step t's gate gradients overwrite its activations (i, f, o, j order)
-        d_proj = _buffer(ctx.workspace, "d_proj", outputs.shape, outputs)  # gradient of h_t before its clip
+        d_proj = kept_buffer(ctx.workspace, "d_proj", outputs.shape, outputs)  # gradient of h_t before its clip
         w_h_ifoj_t, w_p_t = w_h.index_select(1, order).t(), w_p.t()
         dh_next = dc_next = None
         for t in range(len(batch_sizes) - 1, -1, -1):

@@ -26,6 +26,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .fused_lstm import kept_buffer
+
 NARROW = (
     16  # input features up to which a softmax counts as low-rank (of the small biLM's tails, 32, 8, 2: the last two)
 )
@@ -49,7 +51,7 @@ def _softmax_nll_with_grads(
     nll, dx, dw = x.new_empty(x.shape[0]), torch.empty_like(x), torch.zeros_like(w)
     db = torch.zeros_like(bias) if bias is not None else None
     chunk = max(4, min(256, CHUNK_ELEMENTS // weight.shape[0]))  # a wide tail: fewer rows, still in cache
-    buffer = _buffer(workspace, weight.shape[0], min(chunk, x.shape[0]), x)
+    buffer = kept_buffer(workspace, ("logits", weight.shape[0]), (min(chunk, x.shape[0]), weight.shape[0]), x)
     w_cols = w if narrow else w.t()  # (features, words) either way
     for start in range(0, x.shape[0], chunk):
         rows = slice(start, start + chunk)
@@ -77,18 +79,6 @@ def _softmax_nll_with_grads(
     if narrow:
         dw = dw.t().contiguous()
     return nll, dx, dw, db
-
-
-def _buffer(workspace: dict | None, columns: int, rows: int, like: torch.Tensor) -> torch.Tensor:
-    """A (rows, columns) tensor for logits; with a ``workspace``, the one kept there from the last
-    call for this many columns when it has enough rows."""
-    if workspace is None:
-        return like.new_empty(rows, columns)
-    kept = workspace.get(columns)
-    if kept is None or kept.shape[0] < rows or kept.dtype != like.dtype or kept.device != like.device:
-        kept = workspace[columns] = None  # free the old one first
-        kept = workspace[columns] = like.new_empty(rows, columns)
-    return kept[:rows]
 
 
 def adaptive_nll_with_grads(
