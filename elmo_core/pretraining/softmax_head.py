@@ -17,11 +17,19 @@ turned into probabilities in place; a caller that passes a ``workspace`` keeps t
 one update to the next (fresh megabytes per chunk were new pages from the operating system each
 time: faulting them in cost as much as the softmax itself).
 
+The softmax itself is three passes over a chunk: ``exp`` in place, the row sums, and the scaling
+that turns them into ``scale * probabilities``. Subtracting each row's largest logit first (two
+more passes) is needed only where ``exp`` could leave float32's range, and a bound tells where it
+cannot: ``|logit| <= ||x_row|| * max_word ||w_word|| + max |b|`` (Cauchy-Schwarz). A chunk with a
+row over ``EXP_LIMIT - log(words)`` takes the shifted route.
+
 The caller takes the input's gradient on through autograd (``torch.autograd.grad`` with
 ``grad_outputs``) and adds the parameter gradients itself.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import nn
@@ -32,6 +40,7 @@ NARROW = (
     16  # input features up to which a softmax counts as low-rank (of the small biLM's tails, 32, 8, 2: the last two)
 )
 CHUNK_ELEMENTS = 2**20  # logits per chunk (4 MB): 256 rows of the head's 4,003 columns, 7 of a 148,674-word tail
+EXP_LIMIT = 85.0  # largest logit whose exp, summed over log(words) more, stays in float32 (max 3.4e38 = e^88.7)
 
 
 def _softmax_nll_with_grads(
@@ -44,41 +53,52 @@ def _softmax_nll_with_grads(
 ):
     """For ``logits = x Wᵀ + b``: ``-log_softmax(logits)[row, column[row]]`` per row, and the
     gradients of ``scale * Σ rows`` with respect to x, W and b."""
-    # A low-rank tail cluster (a few hidden units, many words) keeps its weight as (hidden, words): both of
-    # its products with the logits then run along the words, several times faster than across them.
+    # A low-rank tail cluster (a few hidden units, many words) takes its weight gradient as (hidden, words):
+    # that product then runs along the words, several times faster than across them.
     narrow = weight.shape[1] <= NARROW
-    w = weight.t().contiguous() if narrow else weight
-    nll, dx, dw = x.new_empty(x.shape[0]), torch.empty_like(x), torch.zeros_like(w)
+    nll, dx = x.new_empty(x.shape[0]), torch.empty_like(x)
+    dw = x.new_zeros(weight.shape[::-1] if narrow else weight.shape)
     db = torch.zeros_like(bias) if bias is not None else None
     chunk = max(4, min(256, CHUNK_ELEMENTS // weight.shape[0]))  # a wide tail: fewer rows, still in cache
     buffer = kept_buffer(workspace, ("logits", weight.shape[0]), (min(chunk, x.shape[0]), weight.shape[0]), x)
-    w_cols = w if narrow else w.t()  # (features, words) either way
-    for start in range(0, x.shape[0], chunk):
+    # each chunk's largest |logit| can be no more than this; one synchronisation per call, not one per chunk
+    bound = _logit_bound(x, weight, narrow) + (bias.abs().amax() if bias is not None else 0.0)
+    in_range = (torch.stack([b.amax() for b in bound.split(chunk)]) <= EXP_LIMIT - math.log(weight.shape[0])).tolist()
+    for start, exp_is_safe in zip(range(0, x.shape[0], chunk), in_range):
         rows = slice(start, start + chunk)
         xs, col = x[rows], column[rows, None]
         logits = buffer[: xs.shape[0]]
         if bias is not None:
-            torch.addmm(bias, xs, w_cols, out=logits)
+            torch.addmm(bias, xs, weight.t(), out=logits)
         else:
-            torch.mm(xs, w_cols, out=logits)
-        top, target = logits.amax(1, keepdim=True), logits.gather(1, col)
-        probs = torch.softmax(logits, 1, out=logits)  # one fused kernel, in place: fewer passes than exp and sum apart
-        # the best word's probability is 1 / Σ exp(logit - top), so NLL = log Σ exp(logit - top) + top - target
-        # (exact however small the target's own probability, and without a pass for the sum)
-        torch.sub(top.sub_(probs.amax(1, keepdim=True).log_()), target, out=nll[rows, None])
-        d_logits = probs.mul_(scale)  # scale * softmax
+            torch.mm(xs, weight.t(), out=logits)
+        target = logits.gather(1, col)
+        top = None if exp_is_safe else logits.amax(1, keepdim=True)
+        exps = (logits if top is None else logits.sub_(top)).exp_()
+        total = exps.sum(1, keepdim=True)
+        # NLL = log Σ exp(logit - top) + top - target: exact however small the target's own probability
+        nll_rows = total.log().sub_(target if top is None else target - top)
+        nll[rows] = nll_rows.squeeze(1)
+        d_logits = exps.mul_(total.reciprocal_().mul_(scale))  # scale * softmax
         d_logits.scatter_add_(1, col, torch.full_like(target, -scale))  # - scale at the target
+        torch.mm(d_logits, weight, out=dx[rows])
         if narrow:
-            torch.mm(d_logits, w.t(), out=dx[rows])
             dw.addmm_(xs.t(), d_logits)
         else:
-            torch.mm(d_logits, w, out=dx[rows])
             dw.addmm_(d_logits.t(), xs)
         if db is not None:
             db += d_logits.sum(0)
-    if narrow:
-        dw = dw.t().contiguous()
+    if narrow:  # (words, hidden) again; a product with the identity transposes it exactly, faster than a copy
+        dw = torch.mm(dw.t(), torch.eye(dw.shape[0], dtype=dw.dtype, device=dw.device))
     return nll, dx, dw, db
+
+
+def _logit_bound(x: torch.Tensor, weight: torch.Tensor, narrow: bool) -> torch.Tensor:
+    """Per row of x, a bound on |x · w| over the words w (rows of ``weight``): Cauchy-Schwarz,
+    ||x|| max ||w||; for a low-rank weight, whose row norms are slow to take, ||x||_1 max |w_ij|."""
+    if narrow:
+        return x.abs().sum(1) * weight.abs().amax()
+    return x.norm(dim=1) * weight.norm(dim=1).amax()
 
 
 def adaptive_nll_with_grads(

@@ -109,16 +109,22 @@ def test_fused_lstm_equals_the_step_loop_under_autograd():
 
 
 @pytest.mark.parametrize(
-    "head_bias, chunk_elements, narrow", [(False, 2**20, 16), (True, 2**20, 16), (True, 64, 16), (True, 64, 0)]
+    "head_bias, chunk_elements, narrow, exp_limit",
+    [(False, 2**20, 16, 85.0), (True, 2**20, 16, 85.0), (True, 64, 16, 85.0), (True, 64, 0, 85.0)]
+    + [(True, 2**20, 16, -1.0), (True, 64, 0, -1.0), (True, 64, 16, 5.5), (True, 64, 0, 5.5)],
 )
 def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(
-    head_bias, chunk_elements, narrow, monkeypatch
+    head_bias, chunk_elements, narrow, exp_limit, monkeypatch
 ):
     """More rows than one chunk (256 rows; with 64 logits a chunk, the fewest: 4 rows), the cluster edges, an
-    empty tail cluster, each softmax taken as low-rank (its weight kept transposed) or not: the NLL per row and
-    the gradients of scale * Σ NLL (input and every parameter) equal autograd's."""
+    empty tail cluster, each softmax taken as low-rank (its weight gradient taken transposed) or not, the
+    exponentials taken directly where their bound allows, with each row's largest logit subtracted first
+    everywhere (``exp_limit`` -1) or in some chunks only (5.5: of the head's 150, 108 when it is taken as
+    low-rank, 28 when not): the NLL per row and the gradients of scale * Σ NLL (input and every parameter)
+    equal autograd's."""
     monkeypatch.setattr(softmax_head, "CHUNK_ELEMENTS", chunk_elements)
     monkeypatch.setattr(softmax_head, "NARROW", narrow)
+    monkeypatch.setattr(softmax_head, "EXP_LIMIT", exp_limit)
     torch.manual_seed(0)
     softmax = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 900, [10, 300, 700], div_value=2.0, head_bias=head_bias)
     x = torch.randn(600, 8, requires_grad=True)
