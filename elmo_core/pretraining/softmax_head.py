@@ -63,7 +63,9 @@ def _softmax_nll_with_grads(
     buffer = kept_buffer(workspace, ("logits", weight.shape[0]), (min(chunk, x.shape[0]), weight.shape[0]), x)
     # each chunk's largest |logit| can be no more than this; one synchronisation per call, not one per chunk
     bound = _logit_bound(x, weight, narrow) + (bias.abs().amax() if bias is not None else 0.0)
-    in_range = (torch.stack([b.amax() for b in bound.split(chunk)]) <= EXP_LIMIT - math.log(weight.shape[0])).tolist()
+    n_chunks = -(-x.shape[0] // chunk)
+    chunk_bounds = nn.functional.pad(bound, (0, n_chunks * chunk - x.shape[0])).view(n_chunks, chunk).amax(1)
+    in_range = (chunk_bounds <= EXP_LIMIT - math.log(weight.shape[0])).tolist()
     for start, exp_is_safe in zip(range(0, x.shape[0], chunk), in_range):
         rows = slice(start, start + chunk)
         xs, col = x[rows], column[rows, None]
@@ -96,6 +98,8 @@ def _softmax_nll_with_grads(
 def _logit_bound(x: torch.Tensor, weight: torch.Tensor, narrow: bool) -> torch.Tensor:
     """Per row of x, a bound on |x · w| over the words w (rows of ``weight``): Cauchy-Schwarz,
     ||x|| max ||w||; for a low-rank weight, whose row norms are slow to take, ||x||_1 max |w_ij|."""
+    if weight.numel() == 0:  # a tail projected to no hidden units: every logit is its bias
+        return x.new_zeros(x.shape[0])
     if narrow:
         return x.abs().sum(1) * weight.abs().amax()
     return x.norm(dim=1) * weight.norm(dim=1).amax()

@@ -222,3 +222,22 @@ def test_training_char_cnn_equals_the_plain_convolution_with_gradients():
     assert torch.allclose(fast, plain, atol=1e-5)
     for name, g in plain_grads.items():
         assert torch.allclose(fast_grads[name], g, atol=1e-5), name
+
+
+def test_softmax_of_no_rows_gives_empty_results_and_zero_gradients():
+    weight = torch.randn(50, 8)
+    nll, dx, dw, db = softmax_head._softmax_nll_with_grads(
+        torch.empty(0, 8), weight, torch.zeros(50), torch.empty(0, dtype=torch.long), 0.5
+    )
+    assert nll.shape == (0,) and dx.shape == (0, 8) and dw.shape == weight.shape
+    assert not dw.any() and not db.any()
+
+
+def test_softmax_of_a_tail_with_no_hidden_units_is_its_bias_alone():
+    bias = torch.randn(50)
+    column = torch.tensor([3, 7, 49])
+    nll, dx, dw, db = softmax_head._softmax_nll_with_grads(torch.empty(3, 0), torch.empty(50, 0), bias, column, 1.0)
+    assert torch.allclose(nll, -torch.log_softmax(bias, 0)[column])
+    assert dx.shape == (3, 0) and dw.shape == (50, 0)
+    expected = 3 * torch.softmax(bias, 0) - torch.bincount(column, minlength=50)
+    assert torch.allclose(db, expected, atol=1e-6)
