@@ -177,7 +177,9 @@ class WindowConvMax(torch.autograd.Function):
         windows, out, best, weight = ctx.saved_tensors
         n, C, width = weight.shape
         N, positions = out.shape[0], ctx.length - width + 1
-        hit = (out == best.unsqueeze(1)).to(d_best.dtype)  # the maximal windows of each (token, filter)
+        # 1.0 at the maximal windows of each (token, filter): compared straight into floats (a bool
+        # result converted afterwards took 5x as long)
+        hit = torch.eq(out, best.unsqueeze(1), out=torch.empty_like(out))
         d_out = hit.mul_(d_best.div(hit.sum(1)).unsqueeze(1)).view(N * positions, n)
         d_weight = (d_out.t() @ windows).view(n, C, width)
         d_windows = (d_out @ weight.reshape(n, C * width)).view(N, positions, C, width)

@@ -17,8 +17,9 @@ turned into probabilities in place; a caller that passes a ``workspace`` keeps t
 one update to the next (fresh megabytes per chunk were new pages from the operating system each
 time: faulting them in cost as much as the softmax itself).
 
-The softmax itself is three passes over a chunk: ``exp`` in place, the row sums, and the scaling
-that turns them into ``scale * probabilities``. Subtracting each row's largest logit first (two
+The softmax itself is two passes over a chunk: ``exp`` in place and the row sums; the row scaling
+``scale / sum`` goes onto the narrow sides of the products (the chunk's rows of x, and the (rows x
+in_features) input gradient), never over the chunk. Subtracting each row's largest logit first (two
 more passes) is needed only where ``exp`` could leave float32's range, and a bound tells where it
 cannot: ``|logit| <= ||x_row|| * max_word ||w_word|| + max |b|`` (Cauchy-Schwarz). A chunk with a
 row over ``EXP_LIMIT - log(words)`` takes the shifted route.
@@ -81,15 +82,17 @@ def _softmax_nll_with_grads(
         # NLL = log Σ exp(logit - top) + top - target: exact however small the target's own probability
         nll_rows = total.log().sub_(target if top is None else target - top)
         nll[rows] = nll_rows.squeeze(1)
-        d_logits = exps.mul_(total.reciprocal_().mul_(scale))  # scale * softmax
-        d_logits.scatter_add_(1, col, torch.full_like(target, -scale))  # - scale at the target
-        torch.mm(d_logits, weight, out=dx[rows])
+        # scale * (softmax - onehot(target)) = r * (exps - total * onehot(target)), with r = scale / total: the
+        # target's entry is corrected in place and r goes onto the products' narrow sides, not over the chunk
+        r = scale / total
+        exps.scatter_add_(1, col, total.neg())
+        torch.mm(exps, weight, out=dx[rows]).mul_(r)
         if narrow:
-            dw.addmm_(xs.t(), d_logits)
+            dw.addmm_((xs * r).t(), exps)
         else:
-            dw.addmm_(d_logits.t(), xs)
+            dw.addmm_(exps.t(), xs * r)
         if db is not None:
-            db += d_logits.sum(0)
+            db.addmv_(exps.t(), r.squeeze(1))
     if narrow:  # (words, hidden) again; a product with the identity transposes it exactly, faster than a copy
         dw = torch.mm(dw.t(), torch.eye(dw.shape[0], dtype=dw.dtype, device=dw.device))
     return nll, dx, dw, db

@@ -2,6 +2,7 @@
 gradients, with and without the two directions side by side; the fused LSTM and softmax head
 against autograd."""
 
+import copy
 import json
 
 import pytest
@@ -120,8 +121,9 @@ def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(
     empty tail cluster, each softmax taken as low-rank (its weight gradient taken transposed) or not, the
     exponentials taken directly where their bound allows, with each row's largest logit subtracted first
     everywhere (``exp_limit`` -1) or in some chunks only (5.5: of the head's 150, 108 when it is taken as
-    low-rank, 28 when not): the NLL per row and the gradients of scale * Σ NLL (input and every parameter)
-    equal autograd's."""
+    low-rank, 28 when not): the NLL per row equals autograd's, and the gradients of scale * Σ NLL (input and
+    every parameter) are as close to autograd's in float64 as float32 autograd's own are (within 4x, or a
+    millionth of the gradient's largest entry: the two float32 computations round and add up differently)."""
     monkeypatch.setattr(softmax_head, "CHUNK_ELEMENTS", chunk_elements)
     monkeypatch.setattr(softmax_head, "NARROW", narrow)
     monkeypatch.setattr(softmax_head, "EXP_LIMIT", exp_limit)
@@ -134,10 +136,19 @@ def test_softmax_nll_and_gradients_equal_the_adaptive_softmax_under_autograd(
     nll, dx, grads = adaptive_nll_with_grads(softmax, x, target, scale=0.3)
     assert torch.allclose(want, nll, atol=1e-5)
     expected = torch.autograd.grad(0.3 * want.sum(), [x] + list(softmax.parameters()), allow_unused=True)
-    assert torch.allclose(expected[0], dx, atol=1e-6)
-    for (name, p), a, b in zip(softmax.named_parameters(), expected[1:], grads):
+    exact64 = copy.deepcopy(softmax).double()
+    x64 = x.detach().double().requires_grad_()
+    exact = torch.autograd.grad(
+        -0.3 * exact64(x64, target).output.sum(), [x64] + list(exact64.parameters()), allow_unused=True
+    )
+    names = ["input"] + [name for name, _ in softmax.named_parameters()]
+    for name, p, e, a, b in zip(names, [x] + list(softmax.parameters()), exact, expected, [dx] + grads):
         assert b.shape == p.shape, name
-        assert torch.allclose(a if a is not None else torch.zeros_like(p), b, atol=1e-6), name
+        if e is None:
+            assert a is None and not b.any(), name
+            continue
+        error, autograd_error = (e - b.double()).abs().max(), (e - a.double()).abs().max()
+        assert error <= max(4 * autograd_error, 1e-6 * e.abs().max()), name
     assert not grads[-1].any()  # the empty cluster
     with pytest.raises(ValueError, match="targets must be in"):
         adaptive_nll_with_grads(softmax, x[:1], torch.tensor([900]), 1.0)
