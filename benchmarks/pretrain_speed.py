@@ -106,7 +106,9 @@ def measure(preset: str, vocab: Vocabulary, files, batch_size: int, steps: int, 
         lm = LanguageModel(BiLM(parse_options(json.loads(json.dumps(PRESETS[preset])))), len(vocab)).to(device).train()
         fast = name == "fast"
         lm.bilm.token_encoder.padding_shortcut = fast
-        optimizer = torch.optim.Adagrad(lm.parameters(), lr=0.2, initial_accumulator_value=1.0)
+        optimizer = torch.optim.Adagrad(
+            lm.parameters(), lr=0.2, initial_accumulator_value=1.0, fused=True
+        )  # as pretrain
         step = FastTrainingStep(lm) if fast else (lambda b, s, sc: train_step_plain(lm, b, s, sc, device=device))
         state = lm.bilm.zero_state(batch_size, device)
         torch.manual_seed(1)

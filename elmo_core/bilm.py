@@ -172,6 +172,18 @@ class ProjectedLSTM(nn.Module):
 DATA_DEPENDENT = ("BiLM.token_representations", "CharCNN.padding_shortcut", "BiLM.run_direction")
 
 
+def dropout_mask(shape, p: float, dtype: torch.dtype, device) -> torch.Tensor:
+    """Inverted-dropout multipliers for pretraining (§3.1): 1 / (1 - p) with probability 1 - p, else 0.
+    ``nn.functional.dropout``'s distribution, drawn from ``torch.rand`` (on a CPU about twice as fast
+    as its ``bernoulli_``). The plain and the fast training step draw their masks with this, in the
+    same order, so the two see the same masks from the same seed."""
+    return torch.rand(shape, dtype=dtype, device=device).ge_(p).div_(1 - p)
+
+
+def apply_dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    return x * dropout_mask(x.shape, p, x.dtype, x.device) if training and p else x
+
+
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each row of ``x`` (B, T, ...) within its own length; padding stays in place."""
     steps = torch.arange(x.shape[1], device=x.device).unsqueeze(0)
@@ -322,7 +334,7 @@ class BiLM(nn.Module):
         outputs, final = [], []
         for k, layer in enumerate(layers):
             h0, c0 = state[k]
-            inp = nn.functional.dropout(data, dropout, self.training) if dropout else data
+            inp = apply_dropout(data, dropout, self.training)
             out, h, c = layer(inp, batch_sizes, h0, c0, resets, distinct if k == 0 and not dropout else None)
             if k > 0 and self.opts.use_skip_connections:
                 out = out + inp

@@ -96,7 +96,7 @@ class ProjectedLSTMFunction(torch.autograd.Function):
             gates = acts[rows].addmm_(h_prev[:bs], w_h_ifoj)
             torch.sigmoid_(gates[:, : 3 * D]), torch.tanh_(gates[:, 3 * D :])
             i, f, o, j = gates.chunk(4, dim=1)
-            c = torch.addcmul(f * c_prev[:bs], i, j, out=cells[rows])
+            c = torch.mul(f, c_prev[:bs], out=cells[rows]).addcmul_(i, j)
             _clip_(c, cell_clip, cell_pass[rows] if cell_clip else None)
             m = torch.mul(torch.tanh(c, out=tanh_cells[rows]), o, out=mids[rows])
             h = torch.mm(m, w_p, out=outputs[rows])

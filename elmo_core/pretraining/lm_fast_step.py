@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ..bilm import State
+from ..bilm import State, dropout_mask
 from ..cpu_speedups import run_side_by_side
 from .fused_lstm import projected_lstm
 from .lm_data import LMBatch
@@ -60,8 +60,9 @@ class FastTrainingStep:
         p, L = self.lm.dropout, self.lm.bilm.opts.n_layers
         if not (self.lm.training and p):
             return [None] * (L + 1)
-        draw = lambda shape: torch.empty(shape, dtype=dtype, device=device).bernoulli_(1 - p).div_(1 - p)  # noqa: E731
-        return [draw(shape_packed) for _ in range(L)] + [draw(shape_padded)]
+        return [dropout_mask(shape_packed, p, dtype, device) for _ in range(L)] + [
+            dropout_mask(shape_padded, p, dtype, device)
+        ]
 
     def _direction(
         self,

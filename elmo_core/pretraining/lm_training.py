@@ -24,7 +24,7 @@ from torch import nn
 
 from suite_common.progress import progress_bar
 
-from ..bilm import BiLM, State
+from ..bilm import BiLM, State, apply_dropout
 from .lm_data import LMBatch, LMStream, SentenceStream, expand_files, heldout_sources, why_no_sources
 
 
@@ -64,7 +64,7 @@ class LanguageModel(nn.Module):
         T = chars.shape[1]
         tokens = self.bilm.embed_tokens(chars, lengths)
         outputs, final = self.bilm.run_direction(direction, tokens, lengths, state, self.dropout)
-        top = nn.functional.dropout(outputs[-1], self.dropout, self.training)
+        top = apply_dropout(outputs[-1], self.dropout, self.training)
         valid = torch.arange(T, device=chars.device).unsqueeze(0) < lengths.to(chars.device).unsqueeze(1)
         valid = valid & (targets >= 0)
         log_probs = self.softmax(top[valid], targets[valid]).output
