@@ -10,7 +10,7 @@ import torch
 from conftest import shared_path
 
 from elmo_core.bilm import BiLM, ProjectedLSTM
-from elmo_core.char_cnn import WindowConvMax
+from elmo_core.char_cnn import CharEmbedding, WindowConvMax
 from elmo_core.characters import batch_to_ids
 from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
@@ -181,6 +181,18 @@ def test_softmax_nll_of_a_target_whose_probability_underflows_is_exact():
     assert torch.isfinite(nll).all() and nll[0] > 199 and torch.allclose(nll, want)
     expected = torch.autograd.grad(0.5 * want.sum(), x)[0]
     assert torch.allclose(dx, expected, atol=1e-6)
+
+
+def test_char_embedding_equals_the_embedding_with_its_padding_row_under_autograd():
+    torch.manual_seed(0)
+    weight = torch.randn(7, 3, requires_grad=True)
+    ids = torch.tensor([[0, 1, 1, 6], [2, 0, 6, 6]])
+    grad = torch.randn(2, 4, 3)
+    want = torch.nn.functional.embedding(ids, weight, padding_idx=0)
+    got = CharEmbedding.apply(weight, ids, 0)
+    assert torch.equal(want, got)
+    expected, found = (torch.autograd.grad(out, weight, grad)[0] for out in (want, got))
+    assert torch.allclose(expected, found) and not found[0].any() and found[6].abs().sum() > 0
 
 
 def test_window_conv_max_equals_conv1d_and_amax_under_autograd():
