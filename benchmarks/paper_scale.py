@@ -55,7 +55,7 @@ from elmo_core import BiLM, save_bilm
 from elmo_core.options import parse_options
 from elmo_core.pretrain import build_parser, make_training_step
 from elmo_core.pretraining.lm_data import SentenceStream, Vocabulary
-from elmo_core.pretraining.lm_training import LanguageModel, detach_state
+from elmo_core.pretraining.lm_training import LanguageModel, detach_state, lm_optimizer
 from encoders.activation_cache import ActivationCache
 from experiments.config_store import compose
 from experiments.pipeline import build_run
@@ -156,7 +156,7 @@ def finetune_rate(options: Path, sentences: list[list[str]], updates: int, devic
     torch.manual_seed(0)
     lm = LanguageModel(BiLM(parse_options(json.loads(Path(options).read_text()))), len(vocab), dropout=defaults.dropout)
     lm.to(device).train()
-    optimizer = torch.optim.Adagrad(lm.parameters(), lr=defaults.lr, initial_accumulator_value=1.0)
+    optimizer = lm_optimizer(lm, defaults.lr, device)
     step = make_training_step(lm, defaults.train_step, 1)
     rows, unroll = defaults.batch_size, defaults.unroll_steps
     tokens_needed = (updates + 1) * rows * unroll

@@ -38,7 +38,7 @@ from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
 from elmo_core.pretraining.lm_data import LMStream, Vocabulary, expand_files
 from elmo_core.pretraining.lm_fast_step import FastTrainingStep, TokenTypes, train_step_plain
-from elmo_core.pretraining.lm_training import LanguageModel, detach_state
+from elmo_core.pretraining.lm_training import LanguageModel, detach_state, lm_optimizer
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = SHARED / "data/lm_corpus/train/*.txt"
@@ -106,9 +106,7 @@ def measure(preset: str, vocab: Vocabulary, files, batch_size: int, steps: int, 
         lm = LanguageModel(BiLM(parse_options(json.loads(json.dumps(PRESETS[preset])))), len(vocab)).to(device).train()
         fast = name == "fast"
         lm.bilm.token_encoder.padding_shortcut = fast
-        optimizer = torch.optim.Adagrad(
-            lm.parameters(), lr=0.2, initial_accumulator_value=1.0, fused=True
-        )  # as pretrain
+        optimizer = lm_optimizer(lm, 0.2, device)  # pretraining's
         step = FastTrainingStep(lm) if fast else (lambda b, s, sc: train_step_plain(lm, b, s, sc, device=device))
         state = lm.bilm.zero_state(batch_size, device)
         torch.manual_seed(1)

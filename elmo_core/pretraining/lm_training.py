@@ -99,6 +99,13 @@ class LanguageModel(nn.Module):
         return torch.stack(nll), final
 
 
+def lm_optimizer(lm: nn.Module, lr: float, device) -> torch.optim.Adagrad:
+    """The original's Adagrad (initial accumulator 1.0), in torch's fused implementation where it has one
+    (CPU and CUDA: one kernel per parameter, 3x faster than the default on a 2-core CPU)."""
+    fused = torch.device(device).type in ("cpu", "cuda")
+    return torch.optim.Adagrad(lm.parameters(), lr=lr, initial_accumulator_value=1.0, fused=fused)
+
+
 def detach_state(state: State) -> State:
     return [(h.detach(), c.detach()) for h, c in state]
 
