@@ -130,11 +130,11 @@ class CharCNN(nn.Module):
             if bool(late.any())
             else None
         )
-        out = WindowConvMax.apply(x, weight, bias, mask)
         has_padding_window = width + per_filter - 1 < L
-        if bool(has_padding_window.any()):
-            out = torch.maximum(out, padding_window.masked_fill(~has_padding_window, float("-inf")))
-        return self.activation(out)
+        extra = (
+            padding_window.masked_fill(~has_padding_window, float("-inf")) if bool(has_padding_window.any()) else None
+        )
+        return self.activation(WindowConvMax.apply(x, weight, bias, mask, extra))
 
     def _conv_max(self, conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
         """``conv(x).amax(2)`` computed as one matrix product over character windows (several
@@ -176,12 +176,14 @@ class WindowConvMax(torch.autograd.Function):
     gradient of each (token, filter) goes to its maximal window (split among windows that tie, as
     autograd's ``amax`` splits it), then through the window product, and the windows' gradients
     are added back onto their positions, with no autograd records for the unfold, the product or
-    the max. ``mask`` (windows x filters, or None) adds -inf where a window does not count. The
-    maximum is ``amax`` (values only, many times faster than ``max`` with its indices); the
-    backward pass finds the maximal windows again by comparing with it."""
+    the max. ``mask`` (windows x filters, or None) adds -inf where a window does not count;
+    ``extra`` (filters, or None) is one more window's value per filter, the same for every token (the
+    padding-only window), -inf where it does not count. The maximum is ``amax`` (values only, many
+    times faster than ``max`` with its indices); the backward pass finds the maximal windows again by
+    comparing with it."""
 
     @staticmethod
-    def forward(ctx, x, weight, bias, mask=None):
+    def forward(ctx, x, weight, bias, mask=None, extra=None):
         n, C, width = weight.shape
         N, L = x.shape[0], x.shape[2]
         windows = _windows(x, width)
@@ -189,22 +191,31 @@ class WindowConvMax(torch.autograd.Function):
         if mask is not None:
             out += mask
         best = out.amax(dim=1)
-        ctx.save_for_backward(windows, out, best, weight)
+        if extra is not None:
+            best = torch.maximum(best, extra)
+        ctx.save_for_backward(windows, out, best, weight, extra)
         ctx.length = L
         return best
 
     @staticmethod
     def backward(ctx, d_best):
-        windows, out, best, weight = ctx.saved_tensors
+        windows, out, best, weight, extra = ctx.saved_tensors
         n, C, width = weight.shape
         N, positions = out.shape[0], ctx.length - width + 1
         # 1.0 at the maximal windows of each (token, filter): compared straight into floats (a bool
         # result converted afterwards took 5x as long)
         hit = torch.eq(out, best.unsqueeze(1), out=torch.empty_like(out))
-        d_out = hit.mul_(d_best.div(hit.sum(1)).unsqueeze(1)).view(N * positions, n)
+        count = hit.sum(1)
+        if extra is not None:
+            extra_hit = torch.eq(extra, best, out=torch.empty_like(best))
+            count += extra_hit
+        share = d_best / count
+        d_extra = (extra_hit * share).sum(0) if extra is not None else None
+        d_out = hit.mul_(share.unsqueeze(1)).view(N * positions, n)
         d_weight = (d_out.t() @ windows).view(n, C, width)
         d_windows = (d_out @ weight.reshape(n, C * width)).view(N, positions, C, width)
         d_x = d_best.new_zeros(N, C, ctx.length)
         for k in range(width):
             d_x[:, :, k : k + positions] += d_windows[:, :, :, k].transpose(1, 2)
-        return d_x, d_weight, d_best.sum(0), None
+        d_bias = d_best.sum(0) if extra is None else d_best.sum(0) - d_extra
+        return d_x, d_weight, d_bias, None, d_extra

@@ -219,6 +219,33 @@ def test_window_conv_max_equals_conv1d_and_amax_under_autograd():
     assert torch.allclose(expected[0][2:], found[0][2:], atol=1e-6)
 
 
+def test_window_conv_max_with_one_more_window_equals_amax_over_both_under_autograd():
+    """``extra``, one more window's value per filter shared by every token (the padding-only window):
+    the values and gradients (input, weight, bias, extra) are those of autograd's amax over the
+    windows and it together, a tie between it and a window splitting the gradient as amax does. Small
+    integers throughout, so that both ways compute every window exactly and tie in the same places."""
+    torch.manual_seed(1)
+    conv = torch.nn.Conv1d(4, 6, 3)
+    with torch.no_grad():
+        conv.weight.copy_(torch.randint(-3, 4, conv.weight.shape))
+        conv.bias.copy_(torch.randint(-3, 4, conv.bias.shape))
+    x = torch.randint(-3, 4, (5, 4, 9)).float().requires_grad_()
+    windows_max = conv(x).amax(dim=2).detach()
+    extra = torch.tensor([-1.0, float("-inf"), 500.0, -500.0, 0.0, 0.0])
+    extra[0] = windows_max[2, 0]  # token 2's best window of filter 0 ties with it
+    extra.requires_grad_()
+    weights = torch.randn(5, 6)
+    want = torch.cat([conv(x), extra.view(1, 6, 1).expand(5, 6, 1)], 2).amax(dim=2)
+    got = WindowConvMax.apply(x, conv.weight, conv.bias, None, extra)
+    assert torch.equal(want, got)
+    inputs = [x, conv.weight, conv.bias, extra]
+    expected = torch.autograd.grad((want * weights).sum(), inputs)
+    found = torch.autograd.grad((got * weights).sum(), inputs)
+    for a, b in zip(expected, found):
+        assert torch.allclose(a, b, atol=1e-5)
+    assert found[3][2] == weights[:, 2].sum() and found[3][0] != 0 and found[3][3] == 0
+
+
 def test_training_char_cnn_equals_the_plain_convolution_with_gradients():
     """The training route of the character CNN (sorted chunks, every filter in one masked window
     product, padding-only windows once) against convolving every position of every token filter
