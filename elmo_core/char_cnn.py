@@ -48,10 +48,10 @@ class CharCNN(nn.Module):
         convolving all ``max_chars`` positions of every token (and, under autograd, the same
         gradients: the padding-only windows all see the same inputs).
         """
-        x = CharEmbedding.apply(self.char_embed.weight, char_ids, self.char_embed.padding_idx)
-        x = x.transpose(1, 2)  # (N, char_dim, max_chars)
-        N, _, L = x.shape
+        embed = lambda ids: CharEmbedding.apply(self.char_embed.weight, ids, self.char_embed.padding_idx)  # noqa: E731
+        N, L = char_ids.shape
         if N == 0 or not self.padding_shortcut:
+            x = embed(char_ids).transpose(1, 2)  # (N, char_dim, max_chars)
             return torch.cat(
                 [self._pool_chunk(x[i : i + self.CONV_CHUNK], L) for i in range(0, max(N, 1), self.CONV_CHUNK)]
             )
@@ -60,22 +60,16 @@ class CharCNN(nn.Module):
         order = torch.argsort(widths)
         grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters())
         size = self.CONV_CHUNK_AUTOGRAD if grad else self.CONV_CHUNK
-        chunks = [order[i : i + size] for i in range(0, N, size)]
         spans = widths[order][size - 1 :: size].tolist() + [int(widths.max())]
+        # the tokens sorted by their ids, before the embedding; chunks by split (whose backward pass
+        # is one concatenation, where selecting rows zero-fills a whole-batch gradient per chunk)
+        chunks = embed(char_ids.index_select(0, order)).transpose(1, 2).split(size)
         if grad:
-            # autograd: join the sorted chunks, then put the tokens back in their order
             filters = self._all_filters()
-            pooled = torch.cat(
-                [
-                    self._pool_chunk_all_filters(x.index_select(0, rows), span, filters)
-                    for rows, span in zip(chunks, spans)
-                ]
-            )
-            return pooled.index_select(0, torch.argsort(order))
-        pooled = torch.empty(N, sum(conv.out_channels for conv in self.convs), device=x.device, dtype=x.dtype)
-        for rows, span in zip(chunks, spans):
-            pooled[rows] = self._pool_chunk(x.index_select(0, rows), span)
-        return pooled
+            pooled = [self._pool_chunk_all_filters(x, span, filters) for x, span in zip(chunks, spans)]
+        else:
+            pooled = [self._pool_chunk(x, span) for x, span in zip(chunks, spans)]
+        return torch.cat(pooled).index_select(0, torch.argsort(order))  # back in the tokens' order
 
     def _pool_chunk(self, x: torch.Tensor, width: int) -> torch.Tensor:
         """Pooled filters for tokens whose characters after ``width`` are all in-token padding."""
