@@ -172,16 +172,16 @@ class ProjectedLSTM(nn.Module):
 DATA_DEPENDENT = ("BiLM.token_representations", "CharCNN.padding_shortcut", "BiLM.run_direction")
 
 
-def dropout_mask(shape, p: float, dtype: torch.dtype, device) -> torch.Tensor:
+def dropout_mask(shape, p: float, dtype: torch.dtype, device, generator=None) -> torch.Tensor:
     """Inverted-dropout multipliers for pretraining (§3.1): 1 / (1 - p) with probability 1 - p, else 0.
     ``nn.functional.dropout``'s distribution, drawn from ``torch.rand`` (on a CPU about twice as fast
-    as its ``bernoulli_``). The plain and the fast training step draw their masks with this, in the
-    same order, so the two see the same masks from the same seed."""
-    return torch.rand(shape, dtype=dtype, device=device).ge_(p).div_(1 - p)
+    as its ``bernoulli_``). The plain and the fast training step draw their masks with this, from the
+    same generator in the same order, so the two see the same masks from the same seed."""
+    return torch.rand(shape, dtype=dtype, device=device, generator=generator).ge_(p).div_(1 - p)
 
 
-def apply_dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
-    return x * dropout_mask(x.shape, p, x.dtype, x.device) if training and p else x
+def apply_dropout(x: torch.Tensor, p: float, training: bool, generator=None) -> torch.Tensor:
+    return x * dropout_mask(x.shape, p, x.dtype, x.device, generator) if training and p else x
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -296,20 +296,29 @@ class BiLM(nn.Module):
         ]
 
     def run_direction(
-        self, direction: int, tokens: torch.Tensor, lengths: torch.Tensor, state: State, dropout: float = 0.0
+        self,
+        direction: int,
+        tokens: torch.Tensor,
+        lengths: torch.Tensor,
+        state: State,
+        dropout: float = 0.0,
+        generator: torch.Generator | None = None,
     ) -> tuple[list[torch.Tensor], State]:
         """The L layers of one direction over ``tokens`` (B, T, P), read left to right.
 
         ``state`` holds one (h, c) per layer. Returns each layer's outputs (B, T, P; zero on
         padding) and the final state of every row. ``dropout`` applies to every layer's input
-        (training); the residual connection adds that (dropped-out) input to the layer output.
+        (training; its masks drawn from ``generator``, default the global one); the residual
+        connection adds that (dropped-out) input to the layer output.
         """
         T = tokens.shape[1]
         packed = pack_padded_sequence(tokens, lengths.cpu(), batch_first=True, enforce_sorted=False)
         order, unsort = packed.sorted_indices, packed.unsorted_indices
         if order is not None:
             state = [(h.index_select(0, order.to(h.device)), c.index_select(0, order.to(c.device))) for h, c in state]
-        outputs, final = self.run_packed(direction, packed.data, packed.batch_sizes.tolist(), state, dropout=dropout)
+        outputs, final = self.run_packed(
+            direction, packed.data, packed.batch_sizes.tolist(), state, dropout=dropout, generator=generator
+        )
         if unsort is not None:
             final = [(h.index_select(0, unsort.to(h.device)), c.index_select(0, unsort.to(c.device))) for h, c in final]
         outputs = [
@@ -326,6 +335,7 @@ class BiLM(nn.Module):
         resets: dict[int, torch.Tensor] | None = None,
         dropout: float = 0.0,
         distinct: tuple[torch.Tensor, torch.Tensor] | None = None,
+        generator: torch.Generator | None = None,
     ):
         """The L layers of one direction over packed data (``ProjectedLSTM.forward``'s layout;
         ``state`` in the packed row order). Returns each layer's packed outputs and final states.
@@ -334,7 +344,7 @@ class BiLM(nn.Module):
         outputs, final = [], []
         for k, layer in enumerate(layers):
             h0, c0 = state[k]
-            inp = apply_dropout(data, dropout, self.training)
+            inp = apply_dropout(data, dropout, self.training, generator)
             out, h, c = layer(inp, batch_sizes, h0, c0, resets, distinct if k == 0 and not dropout else None)
             if k > 0 and self.opts.use_skip_connections:
                 out = out + inp

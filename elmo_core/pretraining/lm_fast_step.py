@@ -16,9 +16,10 @@
   (``cpu_speedups.run_side_by_side``). Each direction's gradients are taken with
   ``torch.autograd.grad`` and added up afterwards (the softmax is shared), so the two threads
   never write the same tensor; then the character CNN's backward runs once.
-* Dropout masks are drawn before the directions start, in the order the plain path draws them,
-  so both paths see the same masks from the same seed (and the threads never race for the
-  random generator).
+* Each direction draws its dropout masks on its own thread, from its own generator
+  (``direction_generators``, seeded from the global one where the plain path seeds them), in the
+  plain path's order: both paths see the same masks from the same seed, and the threads never
+  share a generator.
 
 The plain path stays the reference: ``tests/elmo_core/test_lm_fast_step.py`` compares losses over 20
 updates and gradients of single updates.
@@ -36,7 +37,7 @@ from ..bilm import State, dropout_mask
 from ..cpu_speedups import run_side_by_side
 from .fused_lstm import projected_lstm
 from .lm_data import LMBatch
-from .lm_training import LanguageModel
+from .lm_training import LanguageModel, direction_generators
 from .softmax_head import adaptive_nll_with_grads
 
 
@@ -54,15 +55,14 @@ class FastTrainingStep:
             return self.side_by_side
         return torch.device(device).type == "cpu" and torch.get_num_threads() >= 2
 
-    def _masks(self, shape_packed, shape_padded, dtype, device) -> list[torch.Tensor | None]:
+    def _masks(self, shape_packed, shape_padded, dtype, device, generator) -> list[torch.Tensor | None]:
         """Dropout multipliers (mask / keep-probability) of one direction: one per layer input
         (packed), then the top output (padded) — the plain path's order of draws."""
         p, L = self.lm.dropout, self.lm.bilm.opts.n_layers
         if not (self.lm.training and p):
             return [None] * (L + 1)
-        return [dropout_mask(shape_packed, p, dtype, device) for _ in range(L)] + [
-            dropout_mask(shape_padded, p, dtype, device)
-        ]
+        draw = lambda shape: dropout_mask(shape, p, dtype, device, generator)  # noqa: E731
+        return [draw(shape_packed) for _ in range(L)] + [draw(shape_padded)]
 
     def _direction(
         self,
@@ -71,12 +71,13 @@ class FastTrainingStep:
         lengths: torch.Tensor,
         targets: torch.Tensor,
         state: State,
-        masks,
+        generator: torch.Generator,
         scale: float,
     ):
         bilm, opts = self.lm.bilm, self.lm.bilm.opts
         layers = bilm.forward_layers if direction == 0 else bilm.backward_layers
-        T = tokens.shape[1]
+        B, T, P = tokens.shape
+        masks = self._masks((int(lengths.sum()), P), (B, T, P), tokens.dtype, tokens.device, generator)
         leaf = tokens.detach().requires_grad_()
         packed = pack_padded_sequence(leaf, lengths.cpu(), batch_first=True, enforce_sorted=False)
         order, unsort = packed.sorted_indices, packed.unsorted_indices
@@ -124,7 +125,8 @@ class FastTrainingStep:
         lm, L = self.lm, self.lm.bilm.opts.n_layers
         lengths = torch.from_numpy(batch.lengths[rows]).to(device)
         targets = [torch.from_numpy(t[rows]).to(device) for t in (batch.forward_targets, batch.backward_targets)]
-        B, T = batch.forward_chars[rows].shape[:2]
+        B = batch.forward_chars[rows].shape[0]
+        generators = direction_generators(device)  # drawn where the plain path draws them
         parallel = self._parallel(device)
         types = TokenTypes(batch, rows, device)
         halves = types.chars.tensor_split(2 if parallel and len(types.chars) > 1 else 1)
@@ -132,15 +134,10 @@ class FastTrainingStep:
         work = [lambda h=h: encoder(h) for h in halves]
         encoded = run_side_by_side(*work) if len(work) == 2 else [w() for w in work]
         tokens = types.scatter(torch.cat([e.detach() for e in encoded]))
-        n_packed = int(lengths.sum())
-        masks = [
-            self._masks((n_packed, tokens.shape[2]), (B, T, tokens.shape[2]), tokens.dtype, tokens.device)
-            for _ in range(2)
-        ]
         token_parts = tokens.split(B)
         work = [
             lambda d=d: self._direction(
-                d, token_parts[d], lengths, targets[d], state[d * L : (d + 1) * L], masks[d], scale
+                d, token_parts[d], lengths, targets[d], state[d * L : (d + 1) * L], generators[d], scale
             )
             for d in range(2)
         ]

@@ -57,14 +57,16 @@ class LanguageModel(nn.Module):
         lengths: torch.Tensor,
         state: State,
         fold: torch.Tensor | None = None,
+        generator: torch.Generator | None = None,
     ) -> tuple[torch.Tensor, State]:
         """Target log-probabilities (N valid tokens,) of one direction's stream, and its final state.
         ``fold`` (a mask over the vocabulary): the words another, smaller vocabulary does not hold, with
-        ``<UNK>``; a target among them gets their summed probability, as that vocabulary's ``<UNK>``."""
+        ``<UNK>``; a target among them gets their summed probability, as that vocabulary's ``<UNK>``.
+        ``generator``: the one the dropout masks are drawn from in training (``direction_generators``)."""
         T = chars.shape[1]
         tokens = self.bilm.embed_tokens(chars, lengths)
-        outputs, final = self.bilm.run_direction(direction, tokens, lengths, state, self.dropout)
-        top = apply_dropout(outputs[-1], self.dropout, self.training)
+        outputs, final = self.bilm.run_direction(direction, tokens, lengths, state, self.dropout, generator)
+        top = apply_dropout(outputs[-1], self.dropout, self.training, generator)
         valid = torch.arange(T, device=chars.device).unsqueeze(0) < lengths.to(chars.device).unsqueeze(1)
         valid = valid & (targets >= 0)
         log_probs = self.softmax(top[valid], targets[valid]).output
@@ -83,6 +85,7 @@ class LanguageModel(nn.Module):
         and the new state. ``rows`` selects this worker's rows of the global batch."""
         L = self.bilm.opts.n_layers
         lengths = torch.from_numpy(batch.lengths[rows]).to(device)
+        generators = direction_generators(device)
         nll, final = [], []
         for d, (chars, targets) in enumerate(
             ((batch.forward_chars, batch.forward_targets), (batch.backward_chars, batch.backward_targets))
@@ -93,10 +96,20 @@ class LanguageModel(nn.Module):
                 torch.from_numpy(targets[rows]).to(device),
                 lengths,
                 state[d * L : (d + 1) * L],
+                generator=generators[d],
             )
             nll.append(-lp.sum())
             final += st
         return torch.stack(nll), final
+
+
+def direction_generators(device) -> list[torch.Generator]:
+    """One random generator per direction for a training update's dropout masks, each seeded from
+    the global CPU generator: a seeded run, and one resumed from a checkpoint (which keeps that
+    generator's state), draws the same masks on any device, and the fast step draws each direction's
+    masks on that direction's own thread."""
+    seeds = torch.randint(0, 2**62, (2,)).tolist()
+    return [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
 
 
 def lm_optimizer(lm: nn.Module, lr: float, device) -> torch.optim.Adagrad:

@@ -74,7 +74,9 @@ def test_trains_exports_and_reloads(corpus, tmp_path):
     pretrain_main(_args(corpus, out, "--epochs", "12"))
     losses = _losses(out)
     per_epoch = len(losses) // 12
-    assert sum(losses[-per_epoch:]) < sum(losses[:per_epoch]) - 0.5 * per_epoch  # clearly decreasing
+    # clearly decreasing: the last epoch's mean loss at least 0.25 nats below the first's (seeds 0-5 of this
+    # run: 0.36-0.46 below; with --lr 0, seeds 0-3: from 0.10 above to 0.01 above)
+    assert sum(losses[-per_epoch:]) < sum(losses[:per_epoch]) - 0.25 * per_epoch
     summary = json.loads((out / "summary.json").read_text())
     assert summary["progress"]["finished"] and summary["heldout_perplexity"]["tokens"] == 139
     # the exported files are the original format: the core loader gives the trained biLM exactly
