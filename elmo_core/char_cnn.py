@@ -61,8 +61,9 @@ class CharCNN(nn.Module):
         grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters())
         size = self.CONV_CHUNK_AUTOGRAD if grad else self.CONV_CHUNK
         spans = widths[order][size - 1 :: size].tolist() + [int(widths.max())]
-        # the tokens sorted by their ids, before the embedding; chunks by split (whose backward pass
-        # is one concatenation, where selecting rows zero-fills a whole-batch gradient per chunk)
+        # the tokens' ids put in order of width before the embedding, the chunks cut by split (its
+        # backward pass is one concatenation; selecting each chunk's rows zero-filled a whole-batch
+        # gradient per chunk)
         chunks = embed(char_ids.index_select(0, order)).transpose(1, 2).split(size)
         if grad:
             filters = self._all_filters()

@@ -105,9 +105,9 @@ class LanguageModel(nn.Module):
 
 def direction_generators(device) -> list[torch.Generator]:
     """One random generator per direction for a training update's dropout masks, each seeded from
-    the global CPU generator: a seeded run, and one resumed from a checkpoint (which keeps that
-    generator's state), draws the same masks on any device, and the fast step draws each direction's
-    masks on that direction's own thread."""
+    the global CPU generator: a run resumed from a checkpoint (which keeps that generator's state)
+    draws the masks an uninterrupted one draws, on a GPU as well, and the fast step draws each
+    direction's masks on that direction's own thread."""
     seeds = torch.randint(0, 2**62, (2,)).tolist()
     return [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
 
