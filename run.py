@@ -225,6 +225,7 @@ def check_command_line() -> None:
     from suite_common.errors import ConfigError
 
     try:
+        check_one_command(sys.argv[1:])
         check_overrides(sys.argv[1:])
         check_runs_root(sys.argv[1:])
         check_files_given(sys.argv[1:])
@@ -233,6 +234,30 @@ def check_command_line() -> None:
             raise
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def check_one_command(argv: list[str]) -> None:
+    """Hydra runs one command at a time (``--run``, ``-m``, ``--cfg``, ``--info``, ``--shell-completion``); two of
+    them (``-m --cfg job``) are one line here instead of the ValueError it raises before its own error handling."""
+    import contextlib
+    import io
+
+    from hydra._internal.utils import get_args_parser
+
+    from suite_common.errors import ConfigError
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            args = get_args_parser().parse_intermixed_args(argv)
+    except SystemExit:
+        return  # Hydra's parser says what is wrong
+    commands = {"--run (-r)": args.run, "--multirun (-m)": args.multirun, "--cfg (-c)": args.cfg is not None,
+                "--info (-i)": args.info is not None, "--shell-completion (-sc)": args.shell_completion}  # fmt: skip
+    given = [name for name, on in commands.items() if on]
+    if len(given) > 1:
+        one_job = "to see a sweep job's configuration, run --cfg job with that job's values"
+        raise ConfigError(f"{' and '.join(given)} together: Hydra runs one of {', '.join(commands)} per command; "
+                          f"{one_job}; nothing was run")  # fmt: skip
 
 
 def check_runs_root(argv: list[str]) -> None:

@@ -2,6 +2,7 @@
 design card's own command (``run.py task=ner elmo.position=both``) runs offline as typed."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -117,3 +118,28 @@ def test_a_sweep_with_the_flag_first_runs_offline(tmp_path):
     done = _run_offline(["-m", "task=ner", "seed=0,1", "mode=dry_run", f"runs_root={tmp_path / 'runs'}",
                          f"cache.dir={tmp_path / 'c'}", f"hydra.sweep.dir={tmp_path / 'hydra'}"])  # fmt: skip
     assert done.stdout.count("source:local") == 2, done.stdout[-2000:]
+
+
+@pytest.mark.parametrize(
+    "argv, named",
+    [(["-m", "--cfg", "job", "task=ner,sst"], "--multirun (-m) and --cfg (-c)"),
+     (["task=ner", "--info", "-m"], "--multirun (-m) and --info (-i)"),
+     (["-r", "task=ner", "-c", "job"], "--run (-r) and --cfg (-c)")],
+    ids=" ".join,
+)  # fmt: skip
+def test_two_of_hydras_commands_at_once_are_one_line(argv, named):
+    from run import check_one_command
+    from suite_common.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=f"^{re.escape(named)} together: .*nothing was run$"):
+        check_one_command(argv)
+    for alone in (["task=ner", "-m", "seed=0,1"], ["--cfg", "job", "task=ner"], ["--info"], ["task=ner"]):
+        check_one_command(alone)  # one command (or none: --run) is Hydra's to run
+
+
+def test_a_sweep_asked_for_its_configuration_stops_in_one_line_offline():
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ELMO_SHARED": str(SHARED), "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "run.py", "task=ner,sst", "-m", "--cfg", "job"]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1].startswith("error: --multirun (-m) and --cfg (-c) together")
