@@ -25,6 +25,8 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+import experiments.threads  # noqa: F401  (first: threads=auto measures the other processes' work from here)
+
 
 def embed_sample(run, out_dir: Path) -> None:
     """Embeds ``embed_sample.limit`` sentences of ``embed_sample.sentences`` into ``out_dir`` (``run``: the

@@ -4,7 +4,7 @@ Torch's default is one OpenMP thread per core. On a machine doing other work tha
 choice: threads spinning at a barrier wait for a core that another process holds (measured on 2
 cores beside one busy process: 2.4 s per SST batch with 2 threads against 0.2 s with 1). ``auto``
 takes the cores that are free now — the CPUs this process may use, less the other busy ones
-(the larger of the 1-minute load average and the processes running at this instant) —
+(the larger of their measured use since the last look and the processes running at this instant) —
 divided among the jobs of a parallel launcher, and at least one. ``OMP_NUM_THREADS`` or
 ``threads=N`` set it explicitly.
 """
@@ -39,30 +39,60 @@ def running_processes() -> int:
     return count
 
 
-_SINCE = (time.monotonic(), time.process_time())  # this process's wall and CPU clocks when last asked
+def _cpu_seconds() -> tuple[float, float, float] | None:
+    """(wall clock, CPU seconds every core has been busy since boot, this process's CPU seconds), or None
+    where ``/proc/stat`` cannot be read (not Linux). Busy: user, nice, system and interrupts; not idle,
+    I/O wait or steal (a virtual machine's time spent on other guests)."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in f.readline().split()[1:8])
+    except (OSError, ValueError):
+        return None
+    busy = (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+    return time.monotonic(), busy, time.process_time()
+
+
+# the start of the window busy_cores() measures: this module's import (run.py imports it first, so the first
+# window spans the configuration's composition), then each call (in a sequential sweep, the previous job)
+_SINCE = _cpu_seconds()
+MIN_WINDOW_S = 0.5  # shorter windows are too few clock ticks (10 ms each) to tell 0.7 of a core
+
+
+def others_busy() -> float:
+    """Cores other processes kept busy, on average, since the last call (or the import): the machine's busy
+    CPU time less this process's own, over the wall time. Unlike the 1-minute load average it does not
+    count a process that has ended (``make demo``'s install just before the run), nor this process's work."""
+    global _SINCE
+    start = _SINCE
+    if start is None:  # no /proc/stat: the 1-minute load average, less this process's own share
+        try:
+            return max(0.0, os.getloadavg()[0] - own_load())
+        except (OSError, AttributeError):
+            return 0.0
+    time.sleep(max(0.0, MIN_WINDOW_S - (time.monotonic() - start[0])))
+    end = _SINCE = _cpu_seconds()
+    if end is None or end[0] <= start[0]:
+        return 0.0
+    return max(0.0, (end[1] - start[1]) - (end[2] - start[2])) / (end[0] - start[0])
+
+
+_OWN_SINCE = (time.monotonic(), time.process_time())
 
 
 def own_load() -> float:
-    """This process's share of the 1-minute load average: the cores it kept busy since it was last
-    asked (or since it started), weighted as the load average weighs that stretch. In a sequential
-    sweep every job runs in one process: the previous job's work is not someone else's."""
-    global _SINCE
+    """This process's share of the 1-minute load average since it was last asked (or started), weighted as
+    the load average weighs that stretch: in a sequential sweep the previous job's work is not another's."""
+    global _OWN_SINCE
     wall, cpu = time.monotonic(), time.process_time()
-    elapsed, used = wall - _SINCE[0], cpu - _SINCE[1]
-    _SINCE = (wall, cpu)
+    elapsed, used = wall - _OWN_SINCE[0], cpu - _OWN_SINCE[1]
+    _OWN_SINCE = (wall, cpu)
     return (used / elapsed) * (1 - math.exp(-elapsed / 60)) if elapsed > 0 else 0.0
 
 
 def busy_cores() -> int:
-    """Cores other processes want now: the 1-minute load average less this process's own share
-    (sustained work), or the processes running at this instant (work that started a moment ago),
-    whichever is larger."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = 0.0
-    others = max(0.0, load - own_load())
-    return max(int(others + 0.3), running_processes())  # a core counts as busy from a load of 0.7
+    """Cores other processes want now: their average since the last look (sustained work, ``others_busy``),
+    or the processes running at this instant (work that started a moment ago), whichever is larger."""
+    return max(int(others_busy() + 0.3), running_processes())  # a core counts as busy from 0.7 of it
 
 
 def available_cpus() -> int:
