@@ -109,6 +109,26 @@ def test_fused_lstm_equals_the_step_loop_under_autograd():
         assert torch.allclose(a, b, atol=1e-5)
 
 
+def test_fused_lstm_workspace_kept_across_layouts_changes_nothing():
+    """The buffers and each step's views kept in a workspace from one call to the next (the same layout, a
+    shrinking one, another of as many rows, another batch size, the first again) give exactly what a call
+    without one gives."""
+    torch.manual_seed(0)
+    layer = ProjectedLSTM(6, 10, 5, cell_clip=0.3, proj_clip=0.2)
+    weights = [layer.w_x, layer.bias + layer.forget_bias, layer.w_h, layer.w_p]
+    workspace = {}
+    for batch_sizes in ([4] * 5, [4] * 5, [4, 4, 3, 3, 1], [3] * 5, [2] * 6, [4] * 5):
+        data = torch.randn(sum(batch_sizes), 6, requires_grad=True)
+        h0, c0 = torch.randn(batch_sizes[0], 5), torch.randn(batch_sizes[0], 10)
+        d_out = torch.randn(sum(batch_sizes), 5)
+        results = []
+        for kept in (None, workspace):
+            out, h, c = projected_lstm(data, *weights, h0, c0, batch_sizes, 0.3, 0.2, kept)
+            results.append([out, h, c, *torch.autograd.grad(out, [data, layer.w_x, layer.w_h, layer.w_p], d_out)])
+        assert all(torch.equal(a, b) for a, b in zip(*results)), batch_sizes
+    assert {"forward_steps", "backward_steps"} <= set(workspace)
+
+
 @pytest.mark.parametrize(
     "head_bias, chunk_elements, narrow, exp_limit",
     [(False, 2**20, 16, 85.0), (True, 2**20, 16, 85.0), (True, 64, 16, 85.0), (True, 64, 0, 85.0)]
