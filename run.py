@@ -257,9 +257,9 @@ def check_one_command(argv: list[str]) -> None:
                 "--info (-i)": args.info is not None, "--shell-completion (-sc)": args.shell_completion}  # fmt: skip
     given = [name for name, on in commands.items() if on]
     if len(given) > 1:
-        one_job = "to see a sweep job's configuration, run --cfg job with that job's values"
-        raise ConfigError(f"{' and '.join(given)} together: Hydra runs one of {', '.join(commands)} per command; "
-                          f"{one_job}; nothing was run")  # fmt: skip
+        hint = "; to see a sweep job's configuration, run --cfg job with that job's values" if args.multirun else ""
+        raise ConfigError(f"{' and '.join(given)} together: Hydra runs one of {', '.join(commands)} per command"
+                          f"{hint}; nothing was run")  # fmt: skip
 
 
 def check_runs_root(argv: list[str]) -> None:
