@@ -220,12 +220,17 @@ def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
         pass
 
 
+HYDRAS_OWN = {"--hydra-help", "-sc", "--shell-completion"}  # flags whose command composes no run of the suite's
+
+
 def check_command_line() -> None:
     """Unknown keys and group options stop here, in one line with exit status 2, before Hydra
     creates anything (``experiments.override_check``); so does a runs root that cannot be written."""
     from experiments.override_check import check_overrides
     from suite_common.errors import ConfigError
 
+    if HYDRAS_OWN & set(sys.argv[1:]):  # Hydra's help or shell completion: no run, its words are not overrides
+        return
     try:
         check_one_command(sys.argv[1:])
         check_overrides(sys.argv[1:])
@@ -329,7 +334,12 @@ def choose_data_source(argv: list[str], reachable=None) -> list[str]:
     Either way the record names the data by its content, so the report keeps the two apart."""
     keys = {a.split("=", 1)[0].lstrip("+~") for a in argv if "=" in a}
     modes = [a.split("=", 1)[1] for a in argv if a.startswith("mode=")]
-    if "source" in keys or (modes and modes[-1] not in DATA_MODES) or any(k.startswith("data.") for k in keys):
+    if (
+        HYDRAS_OWN & set(argv)
+        or "source" in keys
+        or (modes and modes[-1] not in DATA_MODES)
+        or any(k.startswith("data.") for k in keys)
+    ):
         return argv
     if reachable is None:
         from tasks.common.hub import hub_reachable

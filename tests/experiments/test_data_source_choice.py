@@ -143,3 +143,21 @@ def test_a_sweep_asked_for_its_configuration_stops_in_one_line_offline():
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, env=env)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.stderr.strip().splitlines()[-1].startswith("error: --multirun (-m) and --cfg (-c) together")
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [(["--hydra-help"], "== Flags =="), (["-sc", "install=bash"], "hydra_bash_completion()")],
+    ids=" ".join,
+)
+def test_hydras_own_help_and_shell_completion_run_as_its_docs_show(argv, expected):
+    """Hydra composes its own help without the app's defaults (so a source= the suite added would fail it), and
+    shell completion's install=bash is a word for Hydra, not an override of the suite's."""
+    assert choose_data_source(argv, reachable=lambda: False) == argv
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ELMO_SHARED": str(SHARED), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and expected in done.stdout, done.stderr[-2000:]
+    query = {**env, "COMP_LINE": "python run.py task="}
+    done = subprocess.run([sys.executable, "run.py", "-sc", "query=bash"], cwd=REPO, capture_output=True, text=True,
+                          env=query)  # fmt: skip
+    assert "task=ner" in done.stdout.split(), done.stderr[-2000:]
