@@ -233,6 +233,7 @@ def check_command_line() -> None:
         return
     try:
         check_one_command(sys.argv[1:])
+        check_no_chdir(sys.argv[1:])
         check_overrides(sys.argv[1:])
         check_runs_root(sys.argv[1:])
         check_files_given(sys.argv[1:])
@@ -265,6 +266,20 @@ def check_one_command(argv: list[str]) -> None:
         hint = "; to see a sweep job's configuration, run --cfg job with that job's values" if args.multirun else ""
         raise ConfigError(f"{' and '.join(given)} together: Hydra runs one of {', '.join(commands)} per command"
                           f"{hint}; nothing was run")  # fmt: skip
+
+
+def check_no_chdir(argv: list[str]) -> None:
+    """``hydra.job.chdir=true`` would start each job inside its own run directory, where the relative paths of the
+    command line and the defaults (``runs_root``, ``../shared``, the cache) no longer lead where they were typed:
+    refused in one line. The suite names its directories itself; a job never needs to change into one."""
+    from suite_common.errors import ConfigError
+
+    for arg in argv:
+        key, _, value = arg.lstrip("+").partition("=")
+        if key == "hydra.job.chdir" and value.strip().lower() not in ("false", "no", "0", "null", ""):
+            raise ConfigError(f"{arg}: the suite runs every job from the directory it was started in (its run "
+                              "directories are named by runs_root=, its relative paths read from there); leave "
+                              "hydra.job.chdir out; nothing was run")  # fmt: skip
 
 
 def check_runs_root(argv: list[str]) -> None:

@@ -161,3 +161,14 @@ def test_hydras_own_help_and_shell_completion_run_as_its_docs_show(argv, expecte
     done = subprocess.run([sys.executable, "run.py", "-sc", "query=bash"], cwd=REPO, capture_output=True, text=True,
                           env=query)  # fmt: skip
     assert "task=ner" in done.stdout.split(), done.stderr[-2000:]
+
+
+def test_changing_into_the_run_directory_is_refused_in_one_line():
+    """hydra.job.chdir=true would read runs_root=outputs/runs and ../shared from inside the run directory."""
+    from run import check_no_chdir
+    from suite_common.errors import ConfigError
+
+    for arg in ("hydra.job.chdir=True", "++hydra.job.chdir=true", "hydra.job.chdir=1"):
+        with pytest.raises(ConfigError, match=r"^hydra\.job\.chdir=.*leave hydra\.job\.chdir out; nothing was run$"):
+            check_no_chdir(["task=ner", arg])
+    check_no_chdir(["task=ner", "hydra.job.chdir=false", "hydra.run.dir=/tmp/x"])  # the default, said aloud
