@@ -169,6 +169,6 @@ def test_changing_into_the_run_directory_is_refused_in_one_line():
     from suite_common.errors import ConfigError
 
     for arg in ("hydra.job.chdir=True", "++hydra.job.chdir=true", "hydra.job.chdir=1"):
-        with pytest.raises(ConfigError, match=r"^hydra\.job\.chdir=.*leave hydra\.job\.chdir out; nothing was run$"):
+        with pytest.raises(ConfigError, match=r"^\+*hydra\.job\.chdir=.*leave hydra\.job\.chdir out; nothing was run$"):
             check_no_chdir(["task=ner", arg])
     check_no_chdir(["task=ner", "hydra.job.chdir=false", "hydra.run.dir=/tmp/x"])  # the default, said aloud
