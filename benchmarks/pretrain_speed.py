@@ -14,6 +14,13 @@ timings and again after them, the higher kept: one low reading of the peak would
 projection products, the adaptive softmax's head and tails; forward and backward). Also printed:
 the speed-up, and the largest relative difference between the two implementations' losses.
 
+``--profile N`` then profiles N more updates of the fast step on one thread, the directions one after the
+other (``torch.profiler``), and prints where the time goes: per part of the update (the character CNN's
+forward and backward passes, the LSTMs' forward and backward passes, the softmax, the optimizer and the rest),
+the time in matrix products (with their FLOP rate) and in everything else. The profiler adds a few
+microseconds to every operation, most of it to the "other" column; the update's time without it is printed
+beside it, and so is what running the directions side by side costs in thread time.
+
 The reference is the training step as it was before the fast path: ``LanguageModel.forward``
 then ``backward``, with the character CNN convolving all ``max_characters_per_token`` positions
 of every token (``CharCNN.padding_shortcut = False``) once per direction.
@@ -22,6 +29,7 @@ of every token (``CharCNN.padding_shortcut = False``) once per direction.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import time
@@ -37,8 +45,9 @@ from elmo_core.char_cnn import CharCNN
 from elmo_core.options import parse_options
 from elmo_core.pretrain import PRESETS
 from elmo_core.pretraining.lm_data import LMStream, Vocabulary, expand_files
-from elmo_core.pretraining.lm_fast_step import FastTrainingStep, TokenTypes, train_step_plain
+from elmo_core.pretraining.lm_fast_step import SCOPES, FastTrainingStep, TokenTypes, train_step_plain
 from elmo_core.pretraining.lm_training import LanguageModel, detach_state, lm_optimizer
+from suite_common.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = SHARED / "data/lm_corpus/train/*.txt"
@@ -97,13 +106,29 @@ def update_flops(lm: LanguageModel, batch, fast: bool) -> float:
     return flops
 
 
+def first_batches(files, vocab: Vocabulary, batch_size: int, n: int) -> list:
+    """The stream's first ``n`` batches (seed 0), going on into later epochs of a short text."""
+    stream, batches = LMStream(files, vocab, batch_size, 20, seed=0), []
+    for epoch in itertools.count():
+        before = len(batches)
+        batches += itertools.islice(stream.batches(epoch), n - len(batches))
+        if len(batches) == n:
+            return batches
+        if len(batches) == before:
+            raise DataError(f"{', '.join(map(str, files))}: no batch of {batch_size} rows x 20 tokens in an epoch")
+
+
+def fresh_model(preset: str, vocab: Vocabulary, device: str) -> LanguageModel:
+    torch.manual_seed(0)
+    return LanguageModel(BiLM(parse_options(json.loads(json.dumps(PRESETS[preset])))), len(vocab)).to(device).train()
+
+
 def measure(preset: str, vocab: Vocabulary, files, batch_size: int, steps: int, rounds: int, device: str) -> dict:
-    batches = [b for _, b in zip(range(steps + 1), LMStream(files, vocab, batch_size, 20, seed=0).batches(0))]
+    batches = first_batches(files, vocab, batch_size, steps + 1)
     results = {}
 
     def run(name: str) -> None:
-        torch.manual_seed(0)
-        lm = LanguageModel(BiLM(parse_options(json.loads(json.dumps(PRESETS[preset])))), len(vocab)).to(device).train()
+        lm = fresh_model(preset, vocab, device)
         fast = name == "fast"
         lm.bilm.token_encoder.padding_shortcut = fast
         optimizer = lm_optimizer(lm, 0.2, device)  # pretraining's
@@ -155,6 +180,95 @@ def measure(preset: str, vocab: Vocabulary, files, batch_size: int, steps: int, 
     }
 
 
+PRODUCTS = {"aten::mm", "aten::addmm", "aten::addmm_", "aten::bmm", "aten::addmv", "aten::addmv_", "aten::mv"}
+PARTS = {
+    "char CNN forward": "char CNN forward",
+    "char CNN backward": "char CNN backward",
+    "ProjectedLSTMFunction": "LSTMs forward",
+    "ProjectedLSTMFunctionBackward": "LSTMs backward",
+    "softmax": "softmax (head and tails)",
+    "optimizer": "clip and optimizer",
+}
+assert set(SCOPES) <= set(PARTS), "a scope of the fast step has no part here"
+
+
+def _product_flops(name: str, shapes: list) -> float:
+    """2 m k n of a matrix product (or 2 m k of a matrix-vector one) from the profiler's input shapes."""
+    if name in ("aten::mm", "aten::bmm"):
+        return 2.0 * np.prod(shapes[0]) * shapes[1][-1]
+    if name in ("aten::addmm", "aten::addmm_"):
+        return 2.0 * np.prod(shapes[1]) * shapes[2][-1]
+    return 2.0 * np.prod(shapes[1]) if name in ("aten::addmv", "aten::addmv_") else 2.0 * np.prod(shapes[0])
+
+
+def profile_fast_step(preset: str, vocab: Vocabulary, files, batch_size: int, updates: int) -> dict:
+    """Seconds per update at one thread without the profiler, and per part of the update the profiler's self
+    time in matrix products, their FLOPs, and its self time in everything else (all per update)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    batches = first_batches(files, vocab, batch_size, 2 * updates + 1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        lm = fresh_model(preset, vocab, "cpu")
+        optimizer, step = lm_optimizer(lm, 0.2, "cpu"), FastTrainingStep(lm, side_by_side=False)
+        state = lm.bilm.zero_state(batch_size, "cpu")
+
+        def update(batch):
+            nonlocal state
+            count = int((batch.forward_targets >= 0).sum())
+            optimizer.zero_grad(set_to_none=True)
+            _, state = step(batch, state, 20 / (2 * count))
+            with record_function("optimizer"):
+                torch.nn.utils.clip_grad_norm_(lm.parameters(), 10.0)
+                optimizer.step()
+            state = detach_state(state)
+
+        update(batches[0])  # warm-up
+        start = time.perf_counter()
+        for batch in batches[1 : updates + 1]:
+            update(batch)
+        seconds = (time.perf_counter() - start) / updates
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            for batch in batches[updates + 1 :]:
+                update(batch)
+    finally:
+        torch.set_num_threads(threads)
+    parts = {name: {"products_s": 0.0, "flops": 0.0, "other_s": 0.0} for name in [*PARTS.values(), "rest"]}
+    for event in prof.events():
+        scope = event
+        while scope is not None and scope.name not in PARTS:
+            scope = scope.cpu_parent
+        part = parts[PARTS[scope.name] if scope is not None else "rest"]
+        if event.name in PRODUCTS:
+            part["products_s"] += event.self_cpu_time_total / 1e6 / updates
+            part["flops"] += _product_flops(event.name, event.input_shapes) / updates
+        else:
+            part["other_s"] += event.self_cpu_time_total / 1e6 / updates
+    return {"seconds_per_update": seconds, "parts": parts}
+
+
+def print_profile(profiled: dict, two_threads_s: float, updates: int) -> None:
+    parts = profiled["parts"]
+    total = sum(p["products_s"] + p["other_s"] for p in parts.values())
+    print(f"\nwhere the fast step's time goes: {updates} updates, one thread, the directions one after the other")
+    print(f"{'part of the update':<26}{'products ms':>12}{'GFLOP/s':>9}{'other ms':>10}{'share':>7}")
+    for name, p in parts.items():
+        rate = f"{p['flops'] / p['products_s'] / 1e9:.0f}" if p["products_s"] else "-"
+        share = (p["products_s"] + p["other_s"]) / total
+        print(f"{name:<26}{1e3 * p['products_s']:>12.1f}{rate:>9}{1e3 * p['other_s']:>10.1f}{100 * share:>6.1f}%")
+    products = sum(p["products_s"] for p in parts.values())
+    print(
+        f"{'all':<26}{1e3 * products:>12.1f}{sum(p['flops'] for p in parts.values()) / products / 1e9:>9.0f}"
+        f"{1e3 * (total - products):>10.1f}  (profiled: {total:.3f} s/update)"
+    )
+    one = profiled["seconds_per_update"]
+    print(
+        f"without the profiler: {one:.3f} s/update on one thread; {two_threads_s:.3f} on two threads side by side, "
+        f"whose {2 * two_threads_s:.3f} thread-seconds are {2 * two_threads_s - one:+.3f} s more than one thread's"
+    )
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=5, help="timed updates per round (after one warm-up update)")
@@ -171,7 +285,17 @@ def main(argv=None) -> None:
     ap.add_argument("--corpus", default=str(CORPUS), help="training text (files or a glob)")
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--json", type=Path, help="also write the measurements here")
+    ap.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N fast updates (see above)")
     args = ap.parse_args(argv)
+    if args.profile < 0 or (args.profile and args.device != "cpu"):
+        ap.error("--profile takes a number of updates, and profiles the step on the CPU (--device cpu)")
+    try:
+        benchmark(args)
+    except DataError as e:
+        raise SystemExit(f"error: {e}") from None
+
+
+def benchmark(args) -> None:
     files = expand_files([args.corpus])
     if SHIPPED_VOCAB.exists():
         vocab, source = Vocabulary.load(SHIPPED_VOCAB), str(SHIPPED_VOCAB)
@@ -212,6 +336,9 @@ def main(argv=None) -> None:
             f"speed-up: {r['speedup']:.2f}x; largest relative loss difference over {args.steps + 1} updates: "
             f"{r['max_relative_loss_difference']:.2e}"
         )
+        if args.profile:
+            r["profile"] = profile_fast_step(preset, vocab, files, batch, args.profile)
+            print_profile(r["profile"], r["fast"]["seconds_per_update"], args.profile)
     if args.json:
         document = {"matmul_peak_flops": peak, "matmul_peak_flops_before_and_after": peaks, "configs": report}
         args.json.write_text(json.dumps(document, indent=2) + "\n")

@@ -22,7 +22,8 @@
   share a generator.
 
 The plain path stays the reference: ``tests/elmo_core/test_lm_fast_step.py`` compares losses over 20
-updates and gradients of single updates.
+updates and gradients of single updates. The character CNN's passes and the softmax run in named profiler
+scopes (``SCOPES``), by which ``benchmarks.pretrain_speed --profile`` adds up where an update's time goes.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import functools
 import numpy as np
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from torch.profiler import record_function
 
 from ..bilm import State, dropout_mask
 from ..cpu_speedups import run_side_by_side
@@ -39,6 +41,13 @@ from .fused_lstm import projected_lstm
 from .lm_data import LMBatch
 from .lm_training import LanguageModel, direction_generators
 from .softmax_head import adaptive_nll_with_grads
+
+SCOPES = ("char CNN forward", "char CNN backward", "softmax")  # the LSTMs' passes show as their Function's name
+
+
+def _scoped(label: str, fn, *args, **kwargs):
+    with record_function(label):
+        return fn(*args, **kwargs)
 
 
 class FastTrainingStep:
@@ -113,8 +122,14 @@ class FastTrainingStep:
         valid = torch.arange(T, device=tokens.device).unsqueeze(0) < lengths.to(tokens.device).unsqueeze(1)
         valid = valid & (targets >= 0)
         top = top[valid]
-        nll, d_top, softmax_grads = adaptive_nll_with_grads(
-            self.lm.softmax, top, targets[valid], scale, self._workspaces.setdefault((direction, "softmax"), {})
+        nll, d_top, softmax_grads = _scoped(
+            "softmax",
+            adaptive_nll_with_grads,
+            self.lm.softmax,
+            top,
+            targets[valid],
+            scale,
+            self._workspaces.setdefault((direction, "softmax"), {}),
         )
         grads = torch.autograd.grad(top, [leaf] + list(layers.parameters()), grad_outputs=d_top, allow_unused=True)
         return nll.sum(), final, list(grads) + softmax_grads
@@ -131,7 +146,7 @@ class FastTrainingStep:
         types = TokenTypes(batch, rows, device)
         halves = types.chars.tensor_split(2 if parallel and len(types.chars) > 1 else 1)
         encoder = lm.bilm.token_encoder
-        work = [lambda h=h: encoder(h) for h in halves]
+        work = [lambda h=h: _scoped("char CNN forward", encoder, h) for h in halves]
         encoded = run_side_by_side(*work) if len(work) == 2 else [w() for w in work]
         tokens = types.scatter(torch.cat([e.detach() for e in encoded]))
         token_parts = tokens.split(B)
@@ -151,7 +166,10 @@ class FastTrainingStep:
         # the character CNN's backward, each half of the types on its own thread as in its forward
         d_types = types.gather_gradient(torch.cat([grads_f[0], grads_b[0]])).split([len(h) for h in halves])
         params = list(encoder.parameters())
-        work = [lambda e=e, d=d: torch.autograd.grad(e, params, d, allow_unused=True) for e, d in zip(encoded, d_types)]
+        work = [
+            lambda e=e, d=d: _scoped("char CNN backward", torch.autograd.grad, e, params, d, allow_unused=True)
+            for e, d in zip(encoded, d_types)
+        ]
         grads = run_side_by_side(*work) if len(work) == 2 else [w() for w in work]
         _accumulate(params, [functools.reduce(_sum, g) for g in zip(*grads)])
         return torch.stack([nll_f, nll_b]), final_f + final_b
