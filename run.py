@@ -69,29 +69,23 @@ def embed_sample(run, out_dir: Path) -> None:
 def mode_dir(mode: str, runs_root: str, task: str, overrides: str, embed_sample_out: str) -> str:
     """Hydra's output directory: a run directory per configuration for train and finetune,
     ``embed_sample.out`` for embed_sample. evaluate and predict write beside their checkpoint and
-    dry_run writes nothing: the directory Hydra makes for them is a scratch one in the system's
-    temporary directory (nothing is written into it), never a run directory another run may be using."""
-    import tempfile
-
-    from experiments.run_directories import run_dir_name
+    dry_run writes nothing: the directory Hydra makes for them is the user's own scratch one
+    (``scratch_dir``: nothing is written into it), never a run directory another run may be using."""
+    from experiments.run_directories import run_dir_name, scratch_dir
 
     if mode == "embed_sample":
         return embed_sample_out
     if mode in ("evaluate", "predict", "dry_run"):
-        return str(Path(tempfile.gettempdir()) / "elmo_suite_scratch")
+        return str(scratch_dir())
     return f"{runs_root}/{task}/{run_dir_name(overrides)}"
 
 
 def sweep_dir(mode: str, runs_root: str) -> str:
     """Hydra's directory of a ``-m`` sweep: the runs root, or for the modes that write nothing there
     (a sweep's dry run) the same scratch directory as ``mode_dir``'s."""
-    import tempfile
+    from experiments.run_directories import scratch_dir
 
-    return (
-        str(Path(tempfile.gettempdir()) / "elmo_suite_scratch")
-        if mode in ("evaluate", "predict", "dry_run")
-        else runs_root
-    )
+    return str(scratch_dir()) if mode in ("evaluate", "predict", "dry_run") else runs_root
 
 
 def _register_resolvers() -> None:
@@ -143,11 +137,13 @@ def main(cfg: DictConfig):
             write_text_atomic(out_dir / "resolved_config.yaml", OmegaConf.to_yaml(OmegaConf.create(plain(run))))
         return modes[run.mode](run, out_dir)  # a sweep's dry run adds up its jobs' reports (experiments.sweep_total)
     except KeyboardInterrupt:  # stopped by the user: a run that has written nothing leaves no directory
-        from experiments.run_directories import release_claims
+        from experiments.run_directories import release_claims, stopped_message
 
-        for claimed in {out_dir, *release_claims()}:
-            remove_if_unused(claimed, Path(cfg.runs_root))
-        print("stopped (Ctrl-C); a run that had finished an epoch resumes from it when launched again", file=sys.stderr)
+        claimed = {out_dir, *release_claims()}
+        message = stopped_message(claimed)
+        for directory in claimed:
+            remove_if_unused(directory, Path(cfg.runs_root))
+        print(message, file=sys.stderr)
         raise SystemExit(130) from None
     except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
         line = one_line(e, out_dir)
@@ -292,15 +288,19 @@ def check_runs_root(argv: list[str]) -> None:
     from suite_common.errors import ConfigError
     from suite_common.typed_config import blank_path
 
-    given = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in argv if a.startswith(("runs_root=", "embed_sample.out="))}
+    from suite_common.output_paths import forbidden_output
+
+    outputs = ("runs_root=", "embed_sample.out=", "hydra.run.dir=", "hydra.sweep.dir=")
+    given = {a.lstrip("+").split("=", 1)[0]: a.split("=", 1)[1] for a in argv if a.lstrip("+").startswith(outputs)}
     env = os.environ.get("ELMO_RUNS_ROOT")
     roots = {"runs_root": given.get("runs_root", env if env is not None else "outputs/runs")}
-    if "embed_sample.out" in given:
-        roots["embed_sample.out"] = given["embed_sample.out"]
+    roots.update({k: v for k, v in given.items() if k != "runs_root" and "${" not in v})
     for key, text in roots.items():
         shown = f"{key}={text}" if key in given or env is None else f"ELMO_RUNS_ROOT={text!r}"
         if blank_path(text):
             raise ConfigError(f"{shown}: {blank_path(text)}; nothing was run")
+        if forbidden_output(text):
+            raise ConfigError(f"{shown}: {forbidden_output(text)}; choose a folder of your own; nothing was run")
         root = Path(text)
         existing = root
         while not existing.exists() and existing != existing.parent:
@@ -329,7 +329,13 @@ def check_files_given(argv: list[str]) -> None:
 
     for key, value in (a.split("=", 1) for a in argv if "=" in a and not a.startswith("-")):
         key = key.lstrip("+")
-        if key not in FILES_READ or value in ("", "null", "None") or is_url(value) or "," in value or "${" in value:
+        if (
+            key not in FILES_READ
+            or value in ("", "null", "None", "shipped")
+            or is_url(value)
+            or "," in value
+            or "${" in value
+        ):
             continue
         problem = data_file_problem(value)
         if problem:

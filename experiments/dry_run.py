@@ -32,7 +32,7 @@ from .plan import RunPlan
 from .run_config import RunConfig
 from .run_directories import finished_run, read_record, run_dir_name
 from .time_estimate import COUNTS, estimate, measure
-from .trainer import passes_per_epoch
+from .trainer import epochs_for, passes_per_epoch
 
 
 def launch_dir(run: RunConfig) -> Path:
@@ -129,7 +129,7 @@ def dry_run(run: RunConfig, out_dir: Path | None = None, estimate_finished: bool
         batches = task.batches(splits["train"], int(plan.run.trainer.batch_size), shuffle=True, rng=random.Random(0))
         report["train_examples"] = len(splits["train"])
         report["batches_per_epoch"] = len(batches) * passes_per_epoch(plan.run)
-        report["max_epochs"] = int(plan.run.trainer.max_epochs)
+        report["max_epochs"] = epochs_for(plan.run.trainer, report["batches_per_epoch"])
         named = {f"{task.name}/{name}": task.sentences(ds) for name, ds in splits.items()}
         cache_tokens = live_tokens = 0
         if plan.run.reads_encoder and plan.encoder.cache_config.enabled:

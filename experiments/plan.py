@@ -16,7 +16,7 @@ from operator import attrgetter
 from encoders import Encoder, encoder_for
 from suite_common.errors import ConfigError
 from suite_common.hashing import content_sha256, sha256_hex
-from suite_common.typed_config import counted, file_settings, plain
+from suite_common.typed_config import counted, file_settings, file_value, plain
 from tasks.common.data_files import data_files
 from tasks.registry import is_probe_function, task_class
 
@@ -37,7 +37,7 @@ def make_identity(run: RunConfig, encoder) -> dict:
         group, name = path.split(".", 1)
         if group == "encoder" and name not in encoder.file_hashes():
             raise ConfigError(f"{path}: the {encoder.kind} encoder does not hash this file")
-        value = attrgetter(path)(run)
+        value = file_value(owner(run, path), f)
         digest = encoder.file_hashes()[name] if group == "encoder" else None if value is None else content_sha256(value)
         if not f.metadata.get("in_config"):
             identity[f.metadata["hash_name"]] = digest
@@ -46,6 +46,27 @@ def make_identity(run: RunConfig, encoder) -> dict:
     if "encoder_sha256" in identity:  # a Transformer run names no biLM
         del identity["bilm_sha256"]
     return identity
+
+
+def owner(run: RunConfig, path: str):
+    """The group that holds the setting at dotted ``path`` (the run itself for a top-level one)."""
+    parent = path.rpartition(".")[0]
+    return attrgetter(parent)(run) if parent else run
+
+
+def config_file_hashes(run: RunConfig) -> dict[str, str]:
+    """The content hash of each file setting that stands in the counted configuration by its hash (such as
+    ``task.model.vectors``), as ``make_identity`` records it under ``files_sha256``; a file not here is
+    ``missing``."""
+    out = {}
+    for path, f in file_settings(run, run).items():
+        value = file_value(owner(run, path), f)
+        if f.metadata.get("in_config") and value is not None:
+            try:
+                out[path] = content_sha256(value)
+            except OSError:
+                out[path] = "missing"
+    return out
 
 
 def counted_config(run: RunConfig, hashes: dict[str, str]) -> dict:

@@ -106,7 +106,9 @@ def claim(out_dir: Path, digest: str) -> Path:
     import time
 
     from suite_common.locks import acquire
+    from suite_common.output_paths import refuse_links
 
+    refuse_links(out_dir, "a run folder", itself=True)  # a received folder may point anywhere
     out_dir.mkdir(parents=True, exist_ok=True)
     if out_dir.resolve() in _CLAIMED:  # this process holds it already (a run of it stopped by an error, relaunched)
         mark_running(out_dir, digest)
@@ -138,6 +140,24 @@ def release_claims() -> list[Path]:
         (d / RUNNING).unlink(missing_ok=True)
         _CLAIMED.pop(d).close()
     return claimed
+
+
+def scratch_dir() -> Path:
+    """Hydra's output folder for the modes that write nothing there (evaluate, predict, a dry run): the user's
+    own cache (``$XDG_CACHE_HOME`` or ``~/.cache``), never a folder of the system's shared by every user."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "elmo-suite" / "scratch"
+
+
+def stopped_message(claimed: set[Path]) -> str:
+    """What a run stopped by the user (Ctrl-C) says of the same command launched again: it resumes after the
+    last finished epoch where one of its directories kept a training state, else it starts over."""
+    kept = [d for d in claimed if (d / "train_state.pt").is_file()]
+    if kept:
+        return (
+            f"stopped (Ctrl-C); the same command resumes after the last finished epoch ({kept[0] / 'train_state.pt'})"
+        )
+    return "stopped (Ctrl-C); no epoch had finished: the same command starts over"
 
 
 def remove_if_unused(out_dir: Path) -> None:

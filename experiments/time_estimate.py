@@ -28,7 +28,8 @@ from .trainer import make_optimizer, predict, train_step
 COUNTS = {  # what each count a dry run prints means
     "train_examples": "training examples (after data.fraction)",
     "batches_per_epoch": "training updates per epoch (trainer.batch_size; times the passes of trainer.equal_updates)",
-    "max_epochs": "the most epochs the run trains (it stops after trainer.patience epochs without a better dev score)",
+    "max_epochs": "the most epochs the run trains (trainer.max_epochs, raised to reach trainer.min_updates; "
+    "it stops after trainer.patience epochs without a better dev score)",
     "docstart_lines": "-DOCSTART- lines (document breaks, not sentences)",
     "language_prefix_dropped": "tokens whose language prefix (WikiANN's en:) was dropped, every token having it",
     "sentences": "sentences read",

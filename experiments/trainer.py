@@ -113,6 +113,12 @@ def passes_per_epoch(cfg) -> int:
     return max(1, round(1 / fraction)) if cfg.trainer.equal_updates and fraction < 1 else 1
 
 
+def epochs_for(t: TrainerConfig, updates_per_epoch: int) -> int:
+    """The most epochs a run trains: ``trainer.max_epochs``, raised where that many epochs of
+    ``updates_per_epoch`` updates make fewer than ``trainer.min_updates`` (early stopping still applies)."""
+    return max(t.max_epochs, -(-t.min_updates // max(updates_per_epoch, 1)))
+
+
 def fit(
     task,
     model,
@@ -150,8 +156,12 @@ def fit(
         print(f"resuming after epoch {first_epoch} ({state_path})", flush=True)
     started = time.time() - elapsed
     train, dev = splits["train"], splits["dev"]
-    for epoch in range(first_epoch, 0 if done else t.max_epochs):
-        where = (device, passes, epoch, progress)
+    per_epoch = passes * len(task.batches(train.examples, t.batch_size, shuffle=True, rng=random.Random(0)))
+    epochs = epochs_for(t, per_epoch)
+    if epochs > t.max_epochs:
+        print(f"{epochs} epochs, not {t.max_epochs}: {per_epoch} updates an epoch, at least {t.min_updates} in all")
+    for epoch in range(first_epoch, 0 if done else epochs):
+        where = (device, passes, epoch, epochs, progress)
         total, steps = _train_epoch(task, model, train, t, optimizer, params, ema, rng, where, log)
         dev_predictions = predict(task, evaluated, dev, t.eval_batch_size)
         dev_metrics = task.score(dev.examples, dev_predictions)
@@ -169,7 +179,7 @@ def fit(
             best_state, best_dev = copy.deepcopy(evaluated.state_dict()), (dev_predictions, dev_metrics)
         else:
             patience -= 1
-        done = patience <= 0 or epoch + 1 == t.max_epochs
+        done = patience <= 0 or epoch + 1 == epochs
         if state_path is not None:
             train_state.save(
                 state_path,
@@ -218,15 +228,15 @@ def _result(task, model, splits, t: TrainerConfig, history, best_dev, resumed_fr
 
 def _train_epoch(task, model, train: TaskSplit, t: TrainerConfig, optimizer, params, ema, rng, where: tuple, log=None):
     """One epoch (``where``: the device, the number of shuffled passes over the training split, the
-    epoch's index and whether to show progress); returns the summed loss and the number of updates.
+    epoch's index, the run's epochs and whether to show progress); returns the summed loss and the number of updates.
     A non-finite loss raises ``TrainingDiverged``. ``log``: gets each update's learning rate and gradient
     norm, numbered from the first update of the run (``epoch × updates per epoch + k``)."""
-    device, passes, epoch, progress = where
+    device, passes, epoch, epochs, progress = where
     model.train()
     total, steps = 0.0, 0
     order = [idx for _ in range(passes) for idx in task.batches(train.examples, t.batch_size, shuffle=True, rng=rng)]
     bar = tqdm(
-        order, desc=f"epoch {epoch + 1}/{t.max_epochs}", unit="batch", disable=not progress, mininterval=2, leave=False
+        order, desc=f"epoch {epoch + 1}/{epochs}", unit="batch", disable=not progress, mininterval=2, leave=False
     )
     norm = [] if log is not None else None
     for idx in bar:

@@ -10,6 +10,7 @@ The logs are not part of a run's identity (``logger`` is a runtime setting) and 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from suite_common.errors import ConfigError
@@ -31,7 +32,12 @@ class TensorBoardLog(TrainingLog):
     def __init__(self, out_dir: Path):
         from torch.utils.tensorboard import SummaryWriter
 
-        self.writer = SummaryWriter(log_dir=str(out_dir / "tensorboard"))
+        folder = out_dir / "tensorboard"
+        folder.mkdir(exist_ok=True)  # a file of that name, or a folder that cannot be made: an OSError
+        probe = folder / f".write-check-{os.getpid()}"
+        probe.write_bytes(b"")  # the writer's own thread would fail later, and garbled
+        probe.unlink()
+        self.writer = SummaryWriter(log_dir=str(folder))
 
     def scalars(self, values: dict[str, float], step: int) -> None:
         for name, value in values.items():
@@ -86,6 +92,11 @@ def open_training_log(kind: str, out_dir: Path) -> TrainingLog | None:
         raise ConfigError(
             f"logger={kind}: {e.name or kind} is not installed (pip install {kind}), or use logger=none"
         ) from None
+    except OSError as e:  # curves are no evidence: the run goes on, and writes its record
+        where = e.filename or out_dir
+        print(f"warning: logger={kind}: cannot write the curves in {where} ({e.strerror or e}); "
+              "training goes on without them", file=sys.stderr, flush=True)  # fmt: skip
+        return None
 
 
 def mix_weights(model) -> dict[str, float]:

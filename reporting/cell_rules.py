@@ -20,7 +20,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from experiments.plan import counted_config
+from experiments.plan import config_file_hashes, counted_config
 from experiments.record import Record
 from experiments.rescoring import rescoring_differences
 from experiments.run_config import RunConfig, as_run, non_counting_keys, placement, reads_layers
@@ -67,8 +67,19 @@ def _composed(conf_dir: Path, shared: str | None, choices: tuple[str, ...]) -> d
 
 
 def prescribed(choices: tuple[str, ...]) -> dict:
-    """The flattened, comparable configuration these choices compose to today."""
-    return settings(composed(choices))
+    """The flattened, comparable configuration these choices compose to today (a file that stands in it by
+    its content, such as the word vectors, hashed as it is now)."""
+    return _prescribed(CONF, os.environ.get("ELMO_SHARED"), Path.cwd(), choices)
+
+
+@cache
+def _prescribed(conf_dir: Path, shared: str | None, cwd: Path, choices: tuple[str, ...]) -> dict:
+    config = _composed(conf_dir, shared, choices)
+    try:
+        hashes = config_file_hashes(as_run(config))
+    except ConfigError:
+        hashes = {}
+    return settings(config, hashes)
 
 
 def prescribed_data(choices: tuple[str, ...]) -> dict[str, str]:
@@ -83,15 +94,21 @@ def _prescribed_data(conf_dir: Path, shared: str | None, cwd: Path, choices: tup
     return {split: content_sha256(cwd / path) for split, path in data_files(data).items()}
 
 
-def settings(config: dict) -> dict:
+def settings(config: dict, file_hashes: dict[str, str]) -> dict:
     """A configuration's settings that count in a run's identity, flattened and named as ``conf/``
-    names them today (its typed form: a setting it does not hold has its default). A configuration
-    today's settings cannot describe (a key since removed) is compared by its own keys."""
+    names them today (its typed form: a setting it does not hold has its default); a file that stands in
+    it by its content as ``sha256:<file_hashes[key]>``. A configuration today's settings cannot describe
+    (a key since removed) is compared by its own keys."""
     try:
         run = as_run(config)
     except ConfigError:
         return described_by_own_keys(config)
-    return flat({**counted_config(run, {}), "identity": {}})
+    return flat({**counted_config(run, file_hashes), "identity": {}})
+
+
+def record_settings(r: Record) -> dict:
+    """``settings`` of a record's configuration, its files hashed as its identity recorded them."""
+    return settings(r.config, (r.identity or {}).get("files_sha256") or {})
 
 
 def described_by_own_keys(config: dict) -> dict:
@@ -148,7 +165,7 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
         wanted = prescribed(choices or r.choices)
     except Exception as e:  # a task, profile or ablation that no longer exists
         return {**evidence, "(configuration)": (" ".join(r.choices), f"does not compose now: {type(e).__name__}")}
-    ran = settings(r.config)
+    ran = record_settings(r)
     unread = (
         () if r.uses_encoder else ("elmo.", "encoder.", "cache.")
     )  # a baseline reads no encoder: its settings do not matter
@@ -222,7 +239,7 @@ def variant(r: Record) -> str:
         wanted = prescribed(r.choices)
     except Exception:  # a task, profile or ablation that no longer exists: the record's own rule
         return r.variant
-    ran = settings(r.config)
+    ran = record_settings(r)
     parts = []
     state = ran.get("encoder.state") or "stateless"
     if state != (wanted.get("encoder.state") or "stateless"):

@@ -14,6 +14,8 @@ from . import paper_numbers as paper
 from .cross_validation import cross_validation_table, pooled_gain_note
 from .encoders_report import NOTES as ENCODER_NOTES
 from .encoders_report import encoders_table, probes_by_encoder
+from .four_arms import ARMS, four_arm_table
+from .four_arms import NOTE as FOUR_ARM_NOTE
 from .run_frame import Selection, records, table7
 from .tables import UNCERTAINTY_NOTE, ablation_table, rescoring_note, row_tasks, table1, table1_markdown, variants_table
 
@@ -127,6 +129,16 @@ def table1_with_cross_validation(inputs: ReportInputs) -> Made:
     return made[0], made[1], "\n\n".join([made[2], *map(pooled_gain_note, folds[0].attrs["pooled"])])
 
 
+def four_arms(inputs: ReportInputs) -> Made:
+    """Nothing pretrained / static vectors / ELMo alone / both, where a task has runs in two arms or more."""
+    frame = four_arm_table(inputs.df)
+    if frame.empty:
+        return None
+    df = inputs.df
+    used = df[df.setting.isin(list(ARMS)) & df.full]
+    return frame, used, f"{FOUR_ARM_NOTE}\n\n{UNCERTAINTY_NOTE}\n\n{rescoring_note(used)}"
+
+
 TABLE2_SETTINGS = ["baseline", "last_only", "all_lambda1", "all_lambda0.001"]
 TABLE3_SETTINGS = ["input", "both", "output"]
 TABLES = (
@@ -139,6 +151,13 @@ TABLES = (
         table1_with_cross_validation,
         True,
         table1_markdown,
+    ),
+    DeclaredTable(
+        "four_arms",
+        "What static vectors and ELMo each add: four arms of the same head (dev)",
+        four_arms,
+        True,
+        lambda frame: frame.to_markdown(index=False, disable_numparse=True),
     ),
     DeclaredTable(
         "table2",

@@ -265,8 +265,17 @@ def run_row(path: Path, r: Record, setting: str) -> dict:
         "s_output": mix.get("output", {}).get("s"),
         "finetune_ppl": finetune_perplexities(r.bilm_finetune),
         "encoder": r.encoder,
+        "vectors": read_vectors(r),
         **provenance_fields(r),
     }
+
+
+def read_vectors(r: Record) -> bool | None:
+    """Whether the run's word embedding started from a vectors file (its identity hashes one); None for a
+    record without an identity."""
+    if r.identity is None:
+        return None
+    return "task.model.vectors" in ((r.identity or {}).get("files_sha256") or {})
 
 
 def provenance_fields(r: Record) -> dict:

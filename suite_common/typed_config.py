@@ -25,21 +25,30 @@ def settings_group(cls):
     return dataclasses.dataclass(frozen=True)(cls)
 
 
+_NO_EARLIER = object()
+
+
 def setting(default, *, counts: bool = True, when: Callable | None = None, added_after_records: bool = False,
-            in_base: bool = True):  # fmt: skip
+            in_base: bool = True, earlier=_NO_EARLIER):  # fmt: skip
     """A value. ``counts=False``: how or where a run executes, not what it computes; ``when(run)``: it counts
     only then. ``added_after_records``: its default is what earlier records did, so it counts only off it.
-    ``in_base=False``: accepted (a profile may set it) but not in the composed base configuration."""
+    ``in_base=False``: accepted (a profile may set it) but not in the composed base configuration.
+    ``earlier``: the default changed; a stored configuration without the key had this value (``build``)."""
     meta = {"counts": counts, "when": when, "uncounted": (default,) if added_after_records else (), "in_base": in_base}
+    if earlier is not _NO_EARLIER:
+        meta["earlier"] = earlier
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
 
-def file_setting(hash_name: str, *, in_config: bool = False, default=None):
+def file_setting(hash_name: str, *, in_config: bool = False, default=None, earlier=_NO_EARLIER, resolve=None):
     """A file the run reads, counted under ``hash_name`` of the identity. ``in_config``: its hash also
-    stands in its place in the counted configuration (``"sha256:<hash>"``)."""
-    meta = {"counts": False, "hash_name": hash_name, "in_config": in_config}
+    stands in its place in the counted configuration (``"sha256:<hash>"``). ``earlier``: as for ``setting``.
+    ``resolve(value, group)``: the file a value names, given its group (a name such as ``shipped``)."""
+    meta = {"counts": False, "hash_name": hash_name, "in_config": in_config, "resolve": resolve}
+    if earlier is not _NO_EARLIER:
+        meta["earlier"] = earlier
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -104,12 +113,35 @@ def _names(loc: tuple, mapping) -> list:
     return names
 
 
+def with_earlier_defaults(cls, mapping: dict) -> dict:
+    """``mapping`` with the ``earlier`` value of each field it leaves out whose default has changed since,
+    nested groups included: a configuration composed today names every key, so one without the key was
+    stored before the change, when it meant the earlier default."""
+    out = dict(mapping)
+    for f in dataclasses.fields(cls):
+        if f.name not in out:
+            if "earlier" in f.metadata:
+                out[f.name] = f.metadata["earlier"]
+        elif f.metadata.get("group") and isinstance(out[f.name], dict):
+            nested = f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+            if dataclasses.is_dataclass(nested):
+                out[f.name] = with_earlier_defaults(type(nested), out[f.name])
+    return out
+
+
+def file_value(group, f: dataclasses.Field):
+    """The file a file setting of ``group`` names (its ``resolve`` applied), or None."""
+    value = getattr(group, f.name)
+    resolve = f.metadata.get("resolve")
+    return resolve(value, group) if resolve is not None and value is not None else value
+
+
 def build(cls, mapping, where: str):
-    """``cls`` from ``mapping`` (missing keys take the field's default)."""
+    """``cls`` from ``mapping`` (missing keys take the field's default, or its ``earlier`` value)."""
     if mapping is not None and not isinstance(mapping, dict):
         raise ConfigError(f"{where.rstrip('.')}={mapping!r}: must be a mapping of its settings")
     try:
-        return _adapter(cls).validate_python(mapping or {})
+        return _adapter(cls).validate_python(with_earlier_defaults(cls, mapping or {}))
     except ValidationError as e:
         first, names = e.errors()[0], _names(e.errors()[0]["loc"], mapping)
         parent = cls()
@@ -145,7 +177,7 @@ def counted(obj, run, file_hashes: dict[str, str], where: str = "") -> dict:
     for f in dataclasses.fields(obj):
         value, key = getattr(obj, f.name), f"{where}{f.name}"
         if f.metadata.get("in_config"):
-            out[f.name] = None if value is None else "sha256:" + file_hashes.get(key, "unknown")
+            out[f.name] = None if file_value(obj, f) is None else "sha256:" + file_hashes.get(key, "unknown")
         elif counts_in(f, run) and value not in f.metadata.get("uncounted", ()):
             nested = dataclasses.is_dataclass(value)
             out[f.name] = counted(value, run, file_hashes, f"{key}.") if nested else value

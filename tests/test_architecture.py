@@ -9,7 +9,17 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("elmo_core", "bert_core", "encoders", "tasks", "experiments", "benchmarks", "reporting", "suite_common")
+PACKAGES = (
+    "elmo_core",
+    "bert_core",
+    "static_vectors",
+    "encoders",
+    "tasks",
+    "experiments",
+    "benchmarks",
+    "reporting",
+    "suite_common",
+)
 
 
 def module_files(root: Path, packages=PACKAGES) -> dict[str, Path]:
@@ -252,7 +262,15 @@ def test_the_copy_check_finds_a_settings_class_repeating_a_config(tmp_path):
 # sweep callback is called by Hydra with its own configuration.
 DICTCONFIG_EDGE = {"experiments.run_config:as_run"}
 HYDRA_CALLBACKS = {"experiments.sweep_total:on_job_end", "experiments.sweep_total:on_multirun_end"}
-BELOW_THE_ENTRY_POINTS = ("experiments", "encoders", "tasks", "elmo_core", "bert_core", "suite_common")
+BELOW_THE_ENTRY_POINTS = (
+    "experiments",
+    "encoders",
+    "tasks",
+    "elmo_core",
+    "bert_core",
+    "static_vectors",
+    "suite_common",
+)
 
 
 def dictconfig_receivers(root: Path) -> list[str]:

@@ -8,7 +8,9 @@ from conftest import REPO
 def test_every_cli_flag_has_help_text():
     missing = []
     for path in sorted(
-        p for d in ("elmo_core", "bert_core", "benchmarks", "tasks", "experiments") for p in (REPO / d).rglob("*.py")
+        p
+        for d in ("elmo_core", "bert_core", "static_vectors", "benchmarks", "tasks", "experiments")
+        for p in (REPO / d).rglob("*.py")
     ):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":

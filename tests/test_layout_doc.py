@@ -6,7 +6,17 @@ from pathlib import Path
 
 from conftest import REPO
 
-PACKAGES = ("suite_common", "elmo_core", "bert_core", "encoders", "tasks", "experiments", "reporting", "benchmarks")
+PACKAGES = (
+    "suite_common",
+    "elmo_core",
+    "bert_core",
+    "static_vectors",
+    "encoders",
+    "tasks",
+    "experiments",
+    "reporting",
+    "benchmarks",
+)
 LAYOUT = REPO / "docs" / "layout.md"
 
 

@@ -12,7 +12,18 @@ import sys
 from conftest import FIXTURES, REPO, SHARED
 
 TOY = FIXTURES / "toy_task"
-CODE = ["run.py", "conf", "elmo_core", "bert_core", "encoders", "tasks", "experiments", "reporting", "suite_common"]
+CODE = [
+    "run.py",
+    "conf",
+    "elmo_core",
+    "bert_core",
+    "static_vectors",
+    "encoders",
+    "tasks",
+    "experiments",
+    "reporting",
+    "suite_common",
+]
 
 
 def copy_of_the_suite(root, names=CODE):

@@ -278,6 +278,8 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
         "elmo_core.embed": [],
         "reporting.compare_tables": [],
         "tasks.coref.metric": [],
+        "static_vectors.build": ["--shared", str(tiny_shared(env, tmp_path)), "--keep", "50", "--min-count", "1"],
+        "static_vectors.intrinsic": [],
         "bert_core.bert_pretrain": [
             "--max-steps",
             "2",
@@ -310,6 +312,14 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
     if module == "elmo_core.neighbors" and "--word" in args:
         args[args.index("--word") + 1] = "the"
     run([sys.executable, "-m", module, *args, *extra[module]], where, timeout=900)
+
+
+def tiny_shared(env: dict, tmp_path: Path) -> Path:
+    """A shared folder whose biLM text is the tiny text (for the vectors' build)."""
+    text = tmp_path / "shared" / "data" / "lm_corpus" / "train"
+    text.mkdir(parents=True, exist_ok=True)
+    (text / "tiny.txt").write_text(env["text"].read_text())
+    return tmp_path / "shared"
 
 
 def test_every_python_snippet_runs(tmp_path):

@@ -25,6 +25,8 @@ from suite_common.typed_config import (
     settings_group,
 )
 
+from static_vectors import SHIPPED_VECTORS, shipped_vectors
+
 from .folds import folds_problem
 
 EMBEDDING_INITS = ("normal", "xavier_uniform")
@@ -100,14 +102,35 @@ class WordModelConfig:
     """Word embedding (optionally from a vectors file) + character CNN, the input of every task model."""
 
     word_dim: integer(1) = setting(100)
-    vectors: FilePath | None = file_setting("files_sha256", in_config=True)  # a GloVe-style text file
+    # a GloVe text file or the suite's .hdf5 (static_vectors.store); "shipped": the suite's own vectors of
+    # word_dim dimensions (static_vectors/pretrained/lm-text), none where it ships no such size
+    vectors: FilePath | None = file_setting(
+        "files_sha256",
+        in_config=True,
+        default=SHIPPED_VECTORS,
+        earlier=None,
+        resolve=lambda v, m: resolve_vectors(v, m),
+    )
     freeze_vectors: Flag = setting(False)
-    embedding_init: Literal[EMBEDDING_INITS] = setting("normal")
+    # where no vector is given: AllenNLP's xavier_uniform ("normal", PyTorch's N(0, 1), is what records
+    # of before 2026-12-01 used)
+    embedding_init: Literal[EMBEDDING_INITS] = setting("xavier_uniform", earlier="normal")
     min_word_count: integer(1) = setting(1)
     char_dim: integer(1) = setting(16)
     char_filters: integer(0) = setting(0)  # 0: no character CNN
     char_width: integer(1) = setting(3)
     dropout: Probability = setting(0.0)
+
+    @property
+    def vectors_file(self) -> str | None:
+        """The vectors file the model reads: ``vectors``, or for ``shipped`` the shipped file of ``word_dim``
+        dimensions (None where none is shipped)."""
+        return resolve_vectors(self.vectors, self)
+
+
+def resolve_vectors(value: str | None, model) -> str | None:
+    """``task.model.vectors`` as a file: ``shipped`` is the shipped file of the model's ``word_dim``."""
+    return shipped_vectors(model.word_dim) if value == SHIPPED_VECTORS else value
 
 
 @settings_group
@@ -144,6 +167,9 @@ class TrainerConfig:
     batch_size: integer(1) = setting(32)
     eval_batch_size: integer(1) = setting(128)
     max_epochs: integer(1) = setting(30)
+    # the fewest updates a run is given: where max_epochs epochs make fewer, the epochs are raised to reach it
+    # (experiments.trainer.epochs_for; the quick profile's one rule for small data sets, docs/tasks.md)
+    min_updates: integer(0) = setting(0, added_after_records=True)
     patience: integer(1) = setting(5)
     grad_clip: number(0) = setting(5.0)
     weight_decay: number(0) = setting(0.0)

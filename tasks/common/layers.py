@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
 from elmo_core import Elmo
 from elmo_core.characters import N_CHARACTERS
-from suite_common.errors import ConfigError, DataError
+from static_vectors.store import rows_for
+from suite_common.errors import ConfigError
 
 POSITIONS = ("none", "input", "output", "both", "probe")  # probe: one mix, read by a layer probe (§5.3)
 
@@ -73,26 +75,17 @@ def sequence_dropout(p: float, style: str) -> nn.Dropout:
     return VariationalDropout(p) if style == "variational" else nn.Dropout(p)
 
 
-def read_vectors(path: str | Path, words: list[str]) -> tuple[torch.Tensor, int]:
-    """Rows for ``words`` from a GloVe-style text file (``word v1 ... vd``); returns the matrix
-    (missing words random) and how many were found. Malformed lines: error with file:line."""
-    index = {w: i for i, w in enumerate(words)}
-    found, matrix, dim = 0, None, None
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            parts = line.rstrip().split(" ")
-            if dim is None:
-                dim = len(parts) - 1
-                matrix = torch.randn(len(words), dim) * 0.1
-            if len(parts) != dim + 1:
-                raise DataError(f"{path}:{lineno}: expected {dim} values, got {len(parts) - 1}")
-            i = index.get(parts[0])
-            if i is not None:
-                matrix[i] = torch.tensor([float(v) for v in parts[1:]])
-                found += 1
-    if matrix is None:
-        raise DataError(f"{path}: empty vectors file")
-    return matrix, found
+def read_vectors(path: str | Path, words: list[str], matrix: torch.Tensor) -> int:
+    """Copy into ``matrix`` (one row per word of ``words``) the vectors ``path`` has for them, either format
+    (``static_vectors.store``: GloVe text, or the suite's .hdf5), matched exactly; the other rows keep what
+    they hold. Returns how many words were found. A malformed file: ``DataError`` with file:line."""
+    rows, dim = rows_for(path, words)
+    if dim != matrix.shape[1]:
+        raise ConfigError(f"{path}: vectors have {dim} dimensions, task.model.word_dim is {matrix.shape[1]}")
+    found = [i for i, row in enumerate(rows) if row is not None and i != 0]  # row 0: padding, kept at zero
+    if found:
+        matrix[found] = torch.from_numpy(np.stack([rows[i] for i in found]))
+    return len(found)
 
 
 EMBEDDING_INITS = ("normal", "xavier_uniform")
@@ -113,9 +106,9 @@ def init_embedding(embedding: nn.Embedding, how: str) -> nn.Embedding:
 
 
 class TokenEmbedder(nn.Module):
-    """x_k: word embedding (optionally initialised from pretrained vectors) + a character CNN
-    over the same 262 character ids the biLM uses. ``init`` (``init_embedding``) sets the start of
-    both embeddings where no pretrained vectors are given."""
+    """x_k: word embedding (optionally initialised from pretrained vectors, §4 and appendix A) + a character
+    CNN over the same 262 character ids the biLM uses. ``init`` (``init_embedding``) starts both embeddings;
+    the words a vectors file has then take its vectors."""
 
     def __init__(
         self,
@@ -126,17 +119,19 @@ class TokenEmbedder(nn.Module):
         char_width: int,
         vectors: str | None = None,
         freeze_vectors: bool = False,
-        init: str = "normal",
+        init: str = "xavier_uniform",
     ):
         super().__init__()
         self.word = init_embedding(nn.Embedding(len(words), word_dim, padding_idx=0), init)
         if vectors:
-            matrix, found = read_vectors(vectors, words)
-            if matrix.shape[1] != word_dim:
-                raise ConfigError(f"{vectors}: vectors have {matrix.shape[1]} dimensions, word_dim is {word_dim}")
-            self.word.weight.data.copy_(matrix)
+            with torch.no_grad():
+                found = read_vectors(vectors, words, self.word.weight)
             self.word.weight.requires_grad_(not freeze_vectors)
-            print(f"pretrained vectors: {found}/{len(words)} words found in {vectors}", file=sys.stderr)
+            kept = "frozen" if freeze_vectors else "fine-tuned"
+            said = f"{found:,} of {len(words) - 1:,} words found in {vectors}; the others start from {init}"
+            print(f"pretrained vectors ({kept}): {said}", file=sys.stderr)
+        else:
+            print(f"no pretrained word vectors: every word starts from {init}", file=sys.stderr)
         self.char = init_embedding(nn.Embedding(N_CHARACTERS, char_dim, padding_idx=0), init) if char_filters else None
         self.conv = nn.Conv1d(char_dim, char_filters, char_width, padding=char_width // 2) if char_filters else None
         self.output_dim = word_dim + char_filters
@@ -150,7 +145,7 @@ class TokenEmbedder(nn.Module):
             m.char_dim,
             m.char_filters,
             m.char_width,
-            m.vectors,
+            m.vectors_file,
             m.freeze_vectors,
             m.embedding_init,
         )

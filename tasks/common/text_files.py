@@ -18,15 +18,22 @@ def _undecodable(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> DataEr
 
 
 def text_lines(path: str | Path, start: int = 1) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` for every line of a UTF-8 file, newline included."""
+    """``(line number, line)`` for every line of a UTF-8 file, ending in ``\n`` (the last one may have none).
+    Windows (``\r\n``) and old Mac (``\r``) line ends are line ends like ``\n``, so every reader sees the
+    same lines whichever system wrote the file."""
     with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, start):
-            if lineno == start and raw.startswith(BOM):
-                raw = raw[len(BOM) :]
-            try:
-                yield lineno, raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise _undecodable(path, lineno, raw, e) from None
+        lineno = start
+        for chunk in f:
+            if lineno == start and chunk.startswith(BOM):
+                chunk = chunk[len(BOM) :]
+            for raw in chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,):
+                ended = raw.endswith((b"\n", b"\r"))
+                raw = raw.rstrip(b"\r\n") + (b"\n" if ended else b"")
+                try:
+                    yield lineno, raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise _undecodable(path, lineno, raw, e) from None
+                lineno += 1
 
 
 def read_text(path: str | Path) -> str:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from suite_common.typed_config import Probability, Text, group, integer, number, setting, settings_group
+from suite_common.typed_config import Flag, Probability, Text, group, integer, number, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
 
 @settings_group
 class CorefModelConfig(WordModelConfig):
+    freeze_vectors: Flag = setting(True)  # appendix A.6 (Lee et al. 2017): fixed GloVe and Turian vectors
     word_dim: integer(1) = setting(300)
     char_dim: integer(1) = setting(8)
     char_filters: integer(0) = setting(50)

@@ -12,6 +12,7 @@ from ..common.config import TaskConfig, WordModelConfig
 
 @settings_group
 class NerModelConfig(WordModelConfig):
+    freeze_vectors: Flag = setting(False)  # appendix A.7: 50-d Senna vectors, fine-tuned
     word_dim: integer(1) = setting(50)
     char_filters: integer(0) = setting(128)
     hidden: list[integer(1)] = setting([200, 100])  # BiLSTM sizes, bottom to top

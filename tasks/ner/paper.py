@@ -19,6 +19,12 @@ REFERENCE = PaperReference(
         ("optimizer", "adam", "trainer.optimizer", "A.7"),
         ("learning rate (constant)", 0.001, "trainer.lr", "A.7"),
         ("gradient norm clipping", 5.0, "trainer.grad_clip", "A.7"),
+        (
+            "pretrained word vectors frozen (the suite's word2vec vectors stand in)",
+            False,
+            "task.model.freeze_vectors",
+            "A.7: Senna 50-d, fine-tuned",
+        ),
         ("ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
         (
             "biLM fine-tuned on the task's training text, 1 epoch (§3.4)",
@@ -30,7 +36,7 @@ REFERENCE = PaperReference(
         ("ELMo dropout (paper silent)", 0.0, "elmo.dropout", "allennlp-models ner_elmo.jsonnet"),
         ("layer norm (paper silent)", False, "elmo.layer_norm", "allennlp-models ner_elmo.jsonnet"),
         (
-            "word and char embedding init (no pretrained vectors here)",
+            "word and char embedding init (words without a pretrained vector)",
             "xavier_uniform",
             "task.model.embedding_init",
             "allennlp Embedding (ner_elmo: words and chars); paper: Senna",

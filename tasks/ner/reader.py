@@ -56,7 +56,7 @@ def read_tagged_columns(path: str | Path, columns: int | None = None) -> tuple[d
             stats["docstart_lines"] += 1
             flush()
             continue
-        cols = line.split()
+        cols = split_columns(line, path, lineno)
         if columns is not None and len(cols) != columns:
             raise DataFormatError(f"{path}:{lineno}: expected {columns} columns (token POS chunk NER), got {len(cols)}")
         if len(cols) < 2:
@@ -74,6 +74,17 @@ def read_tagged_columns(path: str | Path, columns: int | None = None) -> tuple[d
     stats["sentences"], stats["tokens"] = len(tokens), sum(map(len, tokens))
     ds = datasets.Dataset.from_dict({"tokens": tokens, "tags": tags, "tags_file": raw})
     return ds, stats
+
+
+def split_columns(line: str, path: Path, lineno: int) -> list[str]:
+    """A token line's columns: split at tabs where it has any, else at ASCII spaces. A column that still
+    holds a space of any kind (a no-break space too) is refused: a token cannot hold one, and cutting it
+    would read another token than the file's."""
+    cols = [c for c in re.split(r"\t+" if "\t" in line else r"[ ]+", line.strip(" \t")) if c]
+    for k, col in enumerate(cols, 1):
+        if any(ch.isspace() for ch in col):
+            raise DataFormatError(f"{path}:{lineno}: column {k} ({col!r}) holds a space; a token cannot hold one")
+    return cols
 
 
 def _without_language_prefix(tokens: list[list[str]]) -> tuple[list[list[str]], int]:

@@ -23,6 +23,13 @@ REFERENCE = PaperReference(
         ("gradient norm clipping", 5.0, "trainer.grad_clip", "A.3"),
         ("batch size", 32, "trainer.batch_size", "A.3"),
         ("ℓ2 on weight matrices", 0.0001, "trainer.weight_decay", "A.3"),
+        (
+            "pretrained word vectors frozen (the suite's word2vec vectors stand in)",
+            True,
+            "task.model.freeze_vectors",
+            "A.3: GloVe 300-d, frozen",
+        ),
+        ("word embedding size (pretrained vectors)", 300, "task.model.word_dim", "A.3"),
         ("ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
         ("ELMo dropout (paper silent)", 0.0, "elmo.dropout", "allennlp-models esim_elmo.jsonnet"),
         (
@@ -33,7 +40,7 @@ REFERENCE = PaperReference(
         ),
         ("biLM fine-tuning epochs", 1, "encoder.finetune_epochs", "A.1"),
         (
-            "word and char embedding init (no pretrained vectors here)",
+            "word and char embedding init (words without a pretrained vector)",
             "xavier_uniform",
             "task.model.embedding_init",
             "allennlp Embedding; paper: GloVe 840B",

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from suite_common.typed_config import Probability, Text, group, integer, setting, settings_group
+from suite_common.typed_config import Flag, Probability, Text, group, integer, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
 
 @settings_group
 class QaModelConfig(WordModelConfig):
+    freeze_vectors: Flag = setting(True)  # appendix A.4: case-sensitive 300-d GloVe, frozen
     char_dim: integer(1) = setting(20)
     char_filters: integer(0) = setting(100)
     char_width: integer(1) = setting(5)

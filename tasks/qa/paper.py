@@ -40,9 +40,16 @@ REFERENCE = PaperReference(
             "document-qa (the paper's SQuAD code) reads a biLM fine-tuned on SQuAD; Table 7",
         ),
         ("biLM fine-tuning epochs", 1, "encoder.finetune_epochs", "A.1"),
+        (
+            "pretrained word vectors frozen (the suite's word2vec vectors stand in)",
+            True,
+            "task.model.freeze_vectors",
+            "A.4: GloVe 840B 300-d, frozen",
+        ),
+        ("word embedding size (pretrained vectors)", 300, "task.model.word_dim", "A.4"),
         ("ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
         (
-            "word and char embedding init (no pretrained vectors here)",
+            "word and char embedding init (words without a pretrained vector)",
             "xavier_uniform",
             "task.model.embedding_init",
             "allennlp Embedding (bidaf_elmo); document-qa: GloVe words, chars U(±0.05)",

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from suite_common.typed_config import Probability, Text, group, integer, setting, settings_group
+from suite_common.typed_config import Flag, Probability, Text, group, integer, setting, settings_group
 
 from ..common.config import TaskConfig, WordModelConfig
 
 
 @settings_group
 class SrlModelConfig(WordModelConfig):
+    freeze_vectors: Flag = setting(False)  # appendix A.5: 100-d GloVe, fine-tuned
     predicate_dim: integer(1) = setting(100)
     layers: integer(1) = setting(8)  # interleaved directions
     hidden: integer(1) = setting(300)

@@ -25,6 +25,12 @@ REFERENCE = PaperReference(
         ("learning rate", 1.0, "trainer.lr", "A.5"),
         ("gradient clipping", 1.0, "trainer.grad_clip", "A.5"),
         ("epochs / patience", [500, 200], ("trainer.max_epochs", "trainer.patience"), "A.5"),
+        (
+            "pretrained word vectors frozen (the suite's word2vec vectors stand in)",
+            False,
+            "task.model.freeze_vectors",
+            "A.5: GloVe 100-d, fine-tuned",
+        ),
         ("ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
         ("ELMo dropout (paper silent)", 0.1, "elmo.dropout", "allennlp-models srl_elmo.jsonnet"),
         ("layer norm (paper silent)", False, "elmo.layer_norm", "allennlp-models srl_elmo.jsonnet"),
@@ -35,7 +41,7 @@ REFERENCE = PaperReference(
             "Table 7: CoNLL 2012 not fine-tuned",
         ),
         (
-            "word and char embedding init (no pretrained vectors here)",
+            "word and char embedding init (words without a pretrained vector)",
             "xavier_uniform",
             "task.model.embedding_init",
             "allennlp Embedding; paper: GloVe 100d",

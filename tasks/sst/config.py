@@ -12,6 +12,7 @@ from ..common.config import TaskConfig, WordModelConfig
 
 @settings_group
 class SstModelConfig(WordModelConfig):
+    freeze_vectors: Flag = setting(True)  # appendix A.8 (BCN, McCann et al. 2017): GloVe 840B 300-d, frozen
     char_filters: integer(0) = setting(64)
     hidden: integer(1) = setting(150)
     feedforward: integer(1) = setting(150)

@@ -15,6 +15,13 @@ REFERENCE = PaperReference(
         ("train on phrases of at least", 4, "task.phrases_min_tokens", "A.8"),
         ("optimizer", "adam", "trainer.optimizer", "A.8"),
         ("learning rate", 0.0001, "trainer.lr", "A.8"),
+        (
+            "pretrained word vectors frozen (the suite's word2vec vectors stand in)",
+            True,
+            "task.model.freeze_vectors",
+            "A.8: GloVe 840B 300-d, frozen (BCN)",
+        ),
+        ("word embedding size (pretrained vectors)", 300, "task.model.word_dim", "A.8"),
         ("ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
         (
             "ELMo dropout (paper silent)",
@@ -36,7 +43,7 @@ REFERENCE = PaperReference(
             "biattentive_classification_network_elmo.jsonnet reads the original weights",
         ),
         (
-            "word and char embedding init (no pretrained vectors here)",
+            "word and char embedding init (words without a pretrained vector)",
             "xavier_uniform",
             "task.model.embedding_init",
             "allennlp Embedding; paper: GloVe 840B",

@@ -18,6 +18,9 @@ from tests.run_configs import CONF
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 COMMITTED = sorted(ROOT.glob("results/**/results.json"))
 
+# the quick profile's input and budget before the static vectors (2026-12-01)
+BEFORE_VECTORS = ["task.model.vectors=null", "task.model.embedding_init=normal", "trainer.min_updates=0"]
+
 # committed records of the earlier layout, and the command-line overrides that spell them today
 SPELLED_TODAY = {
     "results/history/small-v1_quick/runs/ner/+ablation=elmo,elmo.state=stateful_warmup,profile=quick,seed=0,source=local": [  # noqa: E501
@@ -25,6 +28,7 @@ SPELLED_TODAY = {
         "+ablation=elmo",
         "encoder.state=stateful_warmup",
         "elmo.dropout=0.5",
+        *BEFORE_VECTORS,
         "seed=0",
     ],
     "results/history/small-v2_quick/float16/runs/ner/+ablation:elmo+elmo.cache_dtype:float16+profile:quick+seed:1+source:local": [  # noqa: E501
@@ -32,6 +36,7 @@ SPELLED_TODAY = {
         "+ablation=elmo",
         "cache.dtype=float16",
         "elmo.dropout=0.5",
+        *BEFORE_VECTORS,
         "seed=1",
     ],
     "results/history/small-v2_quick/runs/ner/+ablation:elmo+encoder:transformer+profile:quick+seed:0+source:local": [
@@ -39,6 +44,7 @@ SPELLED_TODAY = {
         "+ablation=elmo",
         "encoder=transformer",
         "elmo.dropout=0.5",
+        *BEFORE_VECTORS,
         "seed=0",
     ],
     "results/paper/runs/ner/+ablation:baseline+profile:paper+seed:0+source:local": [
@@ -46,6 +52,7 @@ SPELLED_TODAY = {
         "+ablation=baseline",
         "profile=paper",
         "task.model.embedding_init=normal",
+        "task.model.vectors=null",
         "elmo.dropout=0.5",
         "seed=0",
     ],

@@ -65,7 +65,19 @@ def test_a_run_stopped_with_ctrl_c_before_its_first_epoch_leaves_no_directory(tm
     run.send_signal(signal.SIGINT)  # while it embeds the training set, before any epoch
     _, err = run.communicate(timeout=600)
     assert run.returncode == 130, err[-2000:]
-    assert "stopped (Ctrl-C)" in err and not runs.exists()
+    assert "stopped (Ctrl-C); no epoch had finished: the same command starts over" in err and not runs.exists()
+
+
+def test_the_stop_message_says_whether_the_same_command_resumes_or_starts_over(tmp_path):
+    """Ctrl-C: the promise of a resumption only where a training state was kept, else 'starts over'."""
+    from experiments.run_directories import stopped_message
+
+    started, resumable = tmp_path / "a", tmp_path / "b"
+    started.mkdir()
+    resumable.mkdir()
+    assert stopped_message({started}) == "stopped (Ctrl-C); no epoch had finished: the same command starts over"
+    (resumable / "train_state.pt").write_bytes(b"state")
+    assert "resumes after the last finished epoch" in stopped_message({started, resumable})
 
 
 def test_a_dead_run_with_only_its_curves_is_removed_one_with_a_state_is_kept(tmp_path):

@@ -276,7 +276,7 @@ def test_a_variant_is_named_against_the_biLM_use_its_profile_prescribes(tmp_path
     from conftest import REPO
 
     from experiments.record import Record
-    from reporting.cell_rules import settings, variant
+    from reporting.cell_rules import record_settings, variant
 
     def elmo_runs(directory):
         return [
@@ -285,10 +285,10 @@ def test_a_variant_is_named_against_the_biLM_use_its_profile_prescribes(tmp_path
             if json.loads(p.read_text()).get("ablation") == "elmo"
         ]
 
-    base = next(r for r in elmo_runs("paper") if not settings(r.config)["encoder.finetune"])
+    base = next(r for r in elmo_runs("paper") if not record_settings(r)["encoder.finetune"])
     assert variant(base) == "base biLM (not fine-tuned)"
     assert variant(with_finetune(base, True)) == ""
-    quick = next(r for r in elmo_runs("history/small-v2_quick") if not settings(r.config)["encoder.finetune"])
+    quick = next(r for r in elmo_runs("history/small-v2_quick") if not record_settings(r)["encoder.finetune"])
     assert variant(quick) == ""
     assert variant(with_finetune(quick, True)) == "finetuned biLM"
 

@@ -12,7 +12,17 @@ from conftest import REPO
 from suite_common.atomic_files import rename_into_place, write_bytes_atomic
 from suite_common.hashing import file_sha256, new_sha256, sha256_hex
 
-PACKAGES = ("elmo_core", "bert_core", "encoders", "tasks", "experiments", "benchmarks", "reporting", "suite_common")
+PACKAGES = (
+    "elmo_core",
+    "bert_core",
+    "static_vectors",
+    "encoders",
+    "tasks",
+    "experiments",
+    "benchmarks",
+    "reporting",
+    "suite_common",
+)
 HELPERS = {"suite_common/atomic_files.py": r"os\.replace\(", "suite_common/hashing.py": r"hashlib\.sha256\("}
 
 

@@ -97,7 +97,7 @@ def test_every_model_returns_one_output_type(task_name, bilm_files, tmp_path):
 
 def test_xavier_uniform_embeddings_start_small_with_a_zero_padding_row():
     """``task.model.embedding_init``: AllenNLP's xavier_uniform (bound sqrt(6 / (rows + cols))) for the
-    word and the character table, padding rows zero; ``normal`` keeps PyTorch's N(0, 1)."""
+    word and the character table, padding rows zero, and the default; ``normal`` keeps PyTorch's N(0, 1)."""
     import math
 
     from tasks.common.layers import TokenEmbedder
@@ -105,7 +105,8 @@ def test_xavier_uniform_embeddings_start_small_with_a_zero_padding_row():
     words = ["@@PADDING@@"] + [f"w{i}" for i in range(999)]
     torch.manual_seed(0)
     xavier = TokenEmbedder(words, 50, 16, 8, 3, init="xavier_uniform")
-    normal = TokenEmbedder(words, 50, 16, 8, 3)
+    normal = TokenEmbedder(words, 50, 16, 8, 3, init="normal")
+    assert TokenEmbedder(words, 50, 16, 8, 3).word.weight.abs().max() <= math.sqrt(6 / (1000 + 50))  # the default
     bound = math.sqrt(6 / (1000 + 50))
     w = xavier.word.weight.detach()
     assert w[0].abs().sum() == 0 and xavier.char.weight.detach()[0].abs().sum() == 0
