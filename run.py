@@ -286,9 +286,8 @@ def check_runs_root(argv: list[str]) -> None:
     import tempfile
 
     from suite_common.errors import ConfigError
-    from suite_common.typed_config import blank_path
-
     from suite_common.output_paths import forbidden_output
+    from suite_common.typed_config import blank_path
 
     outputs = ("runs_root=", "embed_sample.out=", "hydra.run.dir=", "hydra.sweep.dir=")
     given = {a.lstrip("+").split("=", 1)[0]: a.split("=", 1)[1] for a in argv if a.lstrip("+").startswith(outputs)}

@@ -11,8 +11,8 @@ from pathlib import Path
 from .errors import StorageError
 
 # system folders: neither they nor anything below them is an output folder
-SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
-                "/usr")  # fmt: skip
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
+                "/sys", "/usr")  # fmt: skip
 # shared top-level folders: they themselves are not an output folder (a folder below them may be)
 SHARED_TOPS = ("/", "/home", "/media", "/mnt", "/opt", "/srv", "/tmp", "/var")
 

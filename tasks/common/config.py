@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from static_vectors import SHIPPED_VECTORS, shipped_vectors
 from suite_common.typed_config import (
     FilePath,
     Flag,
@@ -24,8 +25,6 @@ from suite_common.typed_config import (
     setting,
     settings_group,
 )
-
-from static_vectors import SHIPPED_VECTORS, shipped_vectors
 
 from .folds import folds_problem
 
