@@ -206,14 +206,17 @@ def error_reduction_figure(df: pd.DataFrame, path: Path) -> bool:
     return True
 
 
-def write_figures(df: pd.DataFrame, out: Path) -> list[str]:
+def write_figures(df: pd.DataFrame, out: Path, made: set[str] | None = None) -> list[str]:
     """Figures 1-2 and the error-reduction figure, named after their runs; a figure without runs is
-    removed. Returns the names written."""
+    removed where the folder's last report made it (``made``). Returns the names written."""
+    from .table_folder_guard import may_remove
+
     figures = {stem: figure_name(stem, df) for stem in ("layer_weights", "sample_efficiency", "error_reduction")}
     drawn = {"layer_weights": layer_weights_figure, "sample_efficiency": sample_efficiency_figure,
              "error_reduction": error_reduction_figure}  # fmt: skip
     for stem in ("layer_weights", "sample_efficiency"):
-        (out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
+        if may_remove(f"{stem}.png", made):
+            (out / f"{stem}.png").unlink(missing_ok=True)  # the name figures had before they named their runs
     written = []
     for stem, draw in drawn.items():
         try:
@@ -227,7 +230,7 @@ def write_figures(df: pd.DataFrame, out: Path) -> list[str]:
             continue
         if drawn_now:
             written.append(figures[stem])
-        else:
+        elif may_remove(figures[stem], made):
             (out / figures[stem]).unlink(missing_ok=True)
             print(f"{stem}: no runs for this figure; none written")
     return written

@@ -36,6 +36,7 @@ from .directory_backup import unchanged_on_failure
 from .figures import bilm_name, shipped_bilms, write_figures
 from .run_frame import choose, fold_run, load_runs, probes_table, records
 from .table_directory import SETTINGS, collect, refuse_other_runs, refuse_other_tables, stored_settings, write_extras
+from .table_folder_guard import checked_out, made_before, may_remove, refuse_links_in_runs, report_lock
 
 
 @dataclasses.dataclass
@@ -47,6 +48,8 @@ class TableDir:
     rebuild: str
     accepted: tuple[str, ...] = ()
     written: list[str] = dataclasses.field(default_factory=list)
+    made: set[str] | None = None  # what the folder's last report made (``table_folder_guard.made_before``)
+    files: list[str] = dataclasses.field(default_factory=list)  # every file this report made
 
 
 def rebuild_command(out: Path, runs: list[Path] | None = None, options: str = "") -> str:
@@ -122,7 +125,8 @@ def write_table(
         title += f" (runs may differ from it in: {', '.join(target.accepted)})"
     if not len(frame) or sources is None or sources.empty:  # no placeholder tables: one line instead
         for suffix in ("csv", "md", "tex"):
-            (out / f"{name}.{suffix}").unlink(missing_ok=True)
+            if may_remove(f"{name}.{suffix}", target.made):
+                (out / f"{name}.{suffix}").unlink(missing_ok=True)
         print(f"{name}: no runs for this table; none written")
         return
     frame.to_csv(out / f"{name}.csv", index=False)
@@ -135,6 +139,7 @@ def write_table(
     )
     (out / f"{name}.tex").write_text(frame.to_latex(index=False))
     target.written.append(f"{name}.md")
+    target.files += [f"{name}.{suffix}" for suffix in ("csv", "md", "tex")]
 
 
 def refuse_empty(runs: list[Path], extras: dict) -> None:
@@ -233,16 +238,19 @@ def main(argv=None) -> None:
     ap = parser()
     args = ap.parse_args(argv)
     given = {key for key in SETTINGS if getattr(args, key) != ap.get_default(key)}
-    with unchanged_on_failure(args.out):
+    args.out = checked_out(args.out)
+    with report_lock(args.out), unchanged_on_failure(args.out):
         build(args, given)
 
 
 def build(args: argparse.Namespace, given: set[str]) -> None:
     """The report of ``main``'s options: checks, ``--collect``, then every table, figure and note."""
+    made = made_before(args.out)  # what this report may remove: what the last one made
     stored_settings(args, given)
     refuse_other_runs(args)
     check_accepted(tuple(args.accept))
     roots = [r for r in args.runs if r.exists()]
+    refuse_links_in_runs(roots)
     select = dataclasses.replace(choose(roots, args.profile, args.bilm), accepted=tuple(args.accept))
     refuse_other_tables(args.out, select)
     extras: dict = {}
@@ -255,22 +263,24 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
         + (" --split test" if args.split == "test" else "")
         + "".join(f" --accept {k}" for k in args.accept)
     )
-    target = TableDir(args.out, rebuild_command(args.out, roots, options), tuple(args.accept))
+    target = TableDir(args.out, rebuild_command(args.out, roots, options), tuple(args.accept), made=made)
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
     if df.empty and probes.empty and not any(fold_run(r) for _, r in records(roots, "results.json", select)):
         refuse_empty(args.runs, extras)
     args.out.mkdir(parents=True, exist_ok=True)
-    write_extras(extras, args.out)
-    stored = {key: getattr(args, key) for key in SETTINGS} | {"runs": [str(r) for r in roots]}
-    (args.out / "report.json").write_text(json.dumps(stored, indent=2) + "\n")
+    target.files += write_extras(extras, args.out, made)
     test = args.split == "test"
     if test and not df.empty and df.test_value.isna().all():
         print("no record has a test metric (the data below --runs have no test file): the tables show dev only")
         test = False
     used = write_tables(ReportInputs(runs, df, roots, select, probes, probe_sources, test), target)
     if not df.empty:
-        target.written += write_figures(df, args.out)
+        target.written += write_figures(df, args.out, made)
+    target.files += [name for name in target.written if name.endswith(".png")]
+    stored = {key: getattr(args, key) for key in SETTINGS} | {"runs": [str(r) for r in roots]}
+    stored["made"] = sorted(set(target.files))  # what a later report into this folder may remove
+    (args.out / "report.json").write_text(json.dumps(stored, indent=2) + "\n")
     n_task = df.path.nunique() if not df.empty else 0
     print(
         f"{n_task} task run records ({(runs.path.nunique() if not runs.empty else 0) - n_task} with a Transformer), "

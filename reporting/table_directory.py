@@ -6,7 +6,6 @@ must keep (``stored_settings``) and whose records it never mixes with other runs
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from experiments.record import Record
@@ -14,6 +13,7 @@ from experiments.record import Record
 from .cell_rules import describe
 from .figures import bilm_name, shipped_bilms
 from .run_frame import Selection, records
+from .table_folder_guard import may_remove, read_report_json
 
 
 def collect(src: Path, root: Path, dest_root: Path) -> Path:
@@ -59,13 +59,15 @@ def refuse_other_tables(out: Path, select: Selection) -> None:
         )
 
 
-def write_extras(extras: dict, out: Path) -> None:
+def write_extras(extras: dict, out: Path, made: set[str] | None = None) -> list[str]:
     """``extras.md``: records left out of every cell because their configuration is not what their
-    profile prescribes (``cell_rules``), each with the keys that differ."""
+    profile prescribes (``cell_rules``), each with the keys that differ. None: an earlier one is removed
+    where the folder's last report made it (``made``). The files written."""
     path = out / "extras.md"
     if not extras:
-        path.unlink(missing_ok=True)
-        return
+        if may_remove(path.name, made):
+            path.unlink(missing_ok=True)
+        return []
     lines = [
         "# Runs not in any table cell",
         "",
@@ -83,6 +85,7 @@ def write_extras(extras: dict, out: Path) -> None:
         )
     path.write_text("\n".join(lines) + "\n")
     print(f"{len(extras)} run(s) whose configuration differs from their profile's are listed apart in {path}")
+    return [path.name]
 
 
 SETTINGS = ("profile", "bilm", "accept", "split")  # the options a table directory keeps in report.json
@@ -91,11 +94,7 @@ SETTINGS = ("profile", "bilm", "accept", "split")  # the options a table directo
 def own_runs(out: Path) -> list[Path]:
     """The records a table directory was built from: those ``report.json`` names (``runs``), else the
     ones kept beside its tables (``<out>/runs``)."""
-    path = out / "report.json"
-    try:
-        stored = json.loads(path.read_text()).get("runs") if path.is_file() else None
-    except ValueError:
-        stored = None
+    stored = (read_report_json(out) or {}).get("runs")
     return [Path(p) for p in stored] if stored else [out / "runs"]
 
 
@@ -117,14 +116,11 @@ def stored_settings(args: argparse.Namespace, given: set[str]) -> None:
     """Fill the options not given on the command line from ``<out>/report.json``; an option given with
     another value than the stored one stops the report (the directory's tables were built by other rules)."""
     path = args.out / "report.json"
-    if not path.is_file():
+    stored = read_report_json(args.out)
+    if stored is None:
         if args.runs is None:
             args.runs = [Path("outputs/runs")]
         return
-    try:
-        stored = json.loads(path.read_text())
-    except ValueError as e:
-        raise SystemExit(f"error: {path}: not JSON ({e}); delete it to rebuild {args.out} under new options") from None
     for key in SETTINGS:
         if key not in given:
             setattr(args, key, stored.get(key, getattr(args, key)))

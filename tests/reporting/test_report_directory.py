@@ -33,7 +33,7 @@ def tables(tmp_path):
 def _failing_report(monkeypatch, out):
     """A report that rewrites table1.md, then fails (a full disk)."""
 
-    def fail(df, directory):
+    def fail(df, directory, *_):
         (directory / "table1.md").write_text("half rebuilt")
         raise OSError(errno.ENOSPC, "No space left on device", str(directory / "x.png"))
 
