@@ -8,7 +8,6 @@ units (every unit held out once), and the mean of the per-fold gains with its t 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +16,7 @@ import pandas as pd
 from experiments.record import Record
 from experiments.rescoring import NotRescored, RescoringFailed, rescore
 
-from .cell_rules import differences
-from .run_frame import FOLD_KEYS, Selection, fold_run, records, run_row
+from .run_frame import Selection, fold_differences, fold_run, latest_per_fold, records, run_row
 from .uncertainty import format_p, paired_bootstrap, seed_interval
 
 ARMS = ("baseline", "elmo")
@@ -26,10 +24,10 @@ BOOT = "paired bootstrap over units: 95% interval, p"
 
 
 def fold_records(roots: list[Path], select: Selection) -> list[tuple[Path, Record]]:
-    """The cross-validation records that are their profile's cell but for the fold keys (``FOLD_KEYS``)."""
-    wider = dataclasses.replace(select, accepted=(*select.accepted, *FOLD_KEYS))
+    """The cross-validation records that are their profile's cell but for the fold keys and kept their last
+    epoch (``fold_differences``), one per fold, arm and seed (``latest_per_fold``)."""
     found = [(p, r) for p, r in records(roots, "results.json", select) if fold_run(r) and r.ablation in ARMS]
-    return [(p, r) for p, r in found if not differences(r, wider.accepted)]
+    return latest_per_fold([(p, r) for p, r in found if not fold_differences(r, select.accepted)])[0]
 
 
 def cross_validation_table(roots: list[Path], select: Selection) -> tuple[pd.DataFrame, pd.DataFrame, str] | None:
@@ -99,6 +97,8 @@ def _pooled(by_arm: dict, folds: list[int]) -> tuple[dict, str, dict | None]:
         return empty, f"; not pooled ({e})", None
     if not folds:
         return empty, "", None
+    if sum(len(s.units) for s in scored["baseline"]) < 2:  # a bootstrap resamples two units or more
+        return empty, "; not pooled (one held-out unit)", None
     if [s.units for s in scored["baseline"]] != [s.units for s in scored["elmo"]]:
         return empty, "; not pooled (the arms' folds hold different units)", None
     counts = {arm: np.concatenate([s.counts for s in scored[arm]]) for arm in ARMS}

@@ -46,6 +46,29 @@ def fold_run(r: Record) -> bool:
     return isinstance(data, dict) and data.get("folds") is not None
 
 
+KEEP_LAST = "trainer.keep (a cross-validation fold keeps its last epoch: no choice is made on the fold it holds out)"
+FOLD_TAKEN = "data.fold (one run per fold, arm and seed: a later record of it counts)"
+
+
+def fold_differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tuple]:
+    """What keeps a fold's record out of the cross-validation table: any key but the fold's own, or a fold
+    run that kept its best dev epoch (``trainer.keep=best_dev``: the held-out fold chose it)."""
+    diff = differences(r, (*accepted, *FOLD_KEYS))
+    keep = (r.config.get("trainer") or {}).get("keep", "best_dev")
+    return {**diff, KEEP_LAST: (keep, "last")} if keep != "last" else diff
+
+
+def latest_per_fold(found: list[tuple[Path, Record]]) -> tuple[list[tuple[Path, Record]], list[tuple[Path, Record]]]:
+    """One record per (task, folds, fold, arm, seed), the latest by date (as one run per seed and cell
+    elsewhere); and the records it supersedes."""
+    chosen: dict[tuple, tuple[Path, Record]] = {}
+    for pr in sorted(found, key=lambda pr: (str(pr[1].date), str(pr[0]))):
+        data = pr[1].config.get("data") or {}
+        chosen[(pr[1].task, data.get("folds"), data.get("fold"), pr[1].ablation, pr[1].seed)] = pr
+    kept = {str(p) for p, _ in chosen.values()}
+    return list(chosen.values()), [pr for pr in found if str(pr[0]) not in kept]
+
+
 def records(roots: list[Path], name: str, select: Selection | None = None, extras: dict | None = None):
     """``(path, Record)`` for every ``name`` file below ``roots`` that ``select`` admits. With
     ``extras`` given, only records that may join a table cell (``cell_rules``); the others go into
@@ -167,14 +190,17 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
     rows, seen, kept = [], set(), {}
     found = sorted(records(roots, "results.json", select), key=lambda pr: (unseeded_finetuning(pr[1]), str(pr[1].date)))
     accepted = select.accepted if select is not None else ()
+    folds = [(p, r) for p, r in found if r.task not in paper.PROBES and fold_run(r)]
+    for path, r in folds:  # reported by the cross-validation table, unless it differs in more than its fold
+        diff = fold_differences(r, accepted)
+        if diff and extras is not None:
+            extras[str(path)] = (r, diff)
+    for path, r in latest_per_fold([(p, r) for p, r in folds if not fold_differences(r, accepted)])[1]:
+        if extras is not None:
+            extras[str(path)] = (r, {FOLD_TAKEN: (r.config["data"].get("fold"), "a fold no later record holds")})
     for path, r in found:  # the earliest record of a configuration counts (a seeded fine-tuning before an unseeded one)
-        if r.task in paper.PROBES:
-            continue  # reported by probes_table
-        if fold_run(r):  # reported by the cross-validation table, unless it differs in more than its fold
-            diff = differences(r, (*accepted, *FOLD_KEYS))
-            if diff and extras is not None:
-                extras[str(path)] = (r, diff)
-            continue
+        if r.task in paper.PROBES or fold_run(r):
+            continue  # reported by probes_table and the cross-validation table
         cells = cell_settings(r, accepted) if extras is not None else (r.base_setting,)
         if not cells:
             extras[str(path)] = (r, differences(r, accepted))

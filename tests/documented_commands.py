@@ -36,6 +36,7 @@ TINY_KEYS = [
     "task.model",
     "task.max_training_sentences",
     "trainer.max_epochs",
+    "trainer.min_updates",
     "encoder.finetune_epochs",
 ]  # what the tiny runs change: the report tables them anyway
 
@@ -107,6 +108,7 @@ def tiny_overrides(job: list[str], env: dict, runs_root: Path) -> list[str]:
         *sample,  # its default, outputs/embed_sample, is in the checkout
         *folds,
         "trainer.max_epochs=1",
+        "trainer.min_updates=0",
         f"cache.dir={env['root'] / 'cache'}",
         f"runs_root={runs_root}",
     ]

@@ -25,8 +25,8 @@ def test_the_demos_printed_steps_give_table_1s_row(bilm_files, tmp_path):
     runs = tmp_path / "runs"
     tiny = [f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
             f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", f"runs_root={runs}",
-            "trainer.max_epochs=2", "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
-            "threads=1"]  # fmt: skip
+            "trainer.max_epochs=2", "trainer.min_updates=0", "task.model.hidden=[8]", "task.model.char_filters=4",
+            "task.model.word_dim=8", "threads=1"]  # fmt: skip
     demo = subprocess.run([sys.executable, *_demo_command(), *tiny], capture_output=True, text=True, cwd=REPO)
     assert demo.returncode == 0, demo.stderr[-3000:]
     printed = dict(line.split(": ", 1) for line in demo.stdout.splitlines() if ": " in line)

@@ -51,6 +51,7 @@ def test_every_task_trains_at_the_paper_profile_with_the_biLM_run_live(task, bil
             "cache.enabled=false",
             "elmo.position=paper",
             "trainer.max_epochs=1",
+            "trainer.min_updates=0",
         ]
     )
     out = tmp_path / "run"

@@ -89,6 +89,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
                 "encoder.finetune=true",
                 "elmo.position=input",
                 "trainer.max_epochs=1",
+                "trainer.min_updates=0",
                 "task.model.hidden=[4]",
                 "task.model.char_filters=2",
                 f"seed={len(results)}",

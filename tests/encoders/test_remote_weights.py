@@ -53,6 +53,7 @@ def test_a_run_trains_and_the_embed_command_embeds_from_urls_downloading_once(se
             f"cache.dir={tmp_path / 'cache'}",
             "elmo.position=input",
             "trainer.max_epochs=1",
+            "trainer.min_updates=0",
             "task.model.hidden=[4]",
             "task.model.char_filters=2",
             "task.model.word_dim=4",

@@ -34,6 +34,7 @@ def _task_overrides(task_name, tmp_path, model_dir, *extra):
         f"cache.dir={tmp_path / 'cache'}",
         "elmo.position=both",
         "trainer.max_epochs=1",
+        "trainer.min_updates=0",
         "task.model.word_dim=8",
         *extra,
     ]
@@ -145,7 +146,12 @@ def test_transformer_layers_report_their_shape_without_loading(tmp_path):
     [
         (
             "probe_pos",
-            ["data.train_file=pos_tiny.txt", "data.dev_file=pos_tiny.txt", "trainer.max_epochs=3"],
+            [
+                "data.train_file=pos_tiny.txt",
+                "data.dev_file=pos_tiny.txt",
+                "trainer.max_epochs=3",
+                "trainer.min_updates=0",
+            ],
             {"0", "1", "2", "3", "mix"},
         ),
         (

@@ -57,6 +57,7 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
         f"runs_root={runs}",
         "elmo.position=input",
         "trainer.max_epochs=1",
+        "trainer.min_updates=0",
         "task.model.hidden=8",
         "task.model.word_dim=8",
         "task.model.char_filters=4",
@@ -81,7 +82,14 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     assert [x.split(": ", 1)[0] for x in later] == ["the same without ELMo", "a table of the runs"]
     assert "+ablation=baseline" in later[0] and f"--runs {runs}" in later[1]
     baseline = shlex.split(later[0].split(": ", 1)[1])  # every override of the launch but ELMo's
-    for kept in ("seed=3", "trainer.max_epochs=1", "task.model.hidden=8", f"runs_root={runs}", f"data.dir={FIXTURES}"):
+    for kept in (
+        "seed=3",
+        "trainer.max_epochs=1",
+        "trainer.min_updates=0",
+        "task.model.hidden=8",
+        f"runs_root={runs}",
+        f"data.dir={FIXTURES}",
+    ):
         assert kept in baseline, (kept, baseline)
     assert not any(o.startswith(("encoder.", "elmo.", "cache.")) for o in baseline), baseline
     reports = []

@@ -67,6 +67,7 @@ def _train_command(w: Path, state: Path) -> list[str]:
         f"runs_root={state / 'runs'}",
         "elmo.position=input",
         "trainer.max_epochs=2",
+        "trainer.min_updates=0",
         "trainer.patience=2",
         "task.model.hidden=[8]",
         "task.model.char_filters=4",

@@ -30,6 +30,7 @@ def trained(task, bilm_files, tmp_path):
             f"cache.dir={tmp_path / 'cache'}",
             "elmo.position=input",
             "trainer.max_epochs=1",
+            "trainer.min_updates=0",
             "task.model.word_dim=8",
             "task.model.char_filters=4",
         ]

@@ -22,6 +22,7 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
                 f"encoder.weights={w}",
                 f"cache.dir={tmp_path / 'cache'}",
                 "trainer.max_epochs=1",
+                "trainer.min_updates=0",
                 "task.model.hidden=[8]",
                 "task.model.char_filters=4",
                 "task.model.word_dim=8",
@@ -55,7 +56,8 @@ def test_the_data_line_says_how_much_of_the_training_set_a_fraction_uses(tmp_pat
     from run_configs import run_tiny_ner
 
     done = run_tiny_ner(tmp_path, "elmo.position=none", "data.fraction=0.5", "trainer.max_epochs=1",
-                        "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8")  # fmt: skip
+                        "trainer.min_updates=0", "task.model.hidden=[8]", "task.model.char_filters=4",
+                        "task.model.word_dim=8")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("data: "))
     total = int(line.split('"sentences": ')[1].split(",")[0].split("}")[0])

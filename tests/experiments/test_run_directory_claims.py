@@ -12,6 +12,7 @@ from conftest import FIXTURES, REPO
 TINY = [
     "task=ner",
     "trainer.max_epochs=1",
+    "trainer.min_updates=0",
     "task.model.hidden=[8]",
     "task.model.char_filters=4",
     "task.model.word_dim=8",

@@ -141,6 +141,7 @@ def test_realigned_answers_are_warned_in_the_runs_output(bilm_files, tmp_path, c
         tmp_path,
         "elmo.position=none",
         "trainer.max_epochs=1",
+        "trainer.min_updates=0",
         "data.fraction=1.0",
         f"data.dir={tmp_path}",
         "data.train_file=shifted.json",

@@ -26,6 +26,7 @@ def _multirun(tmp_path, launcher):
         f"encoder.weights={tmp_path / 'w.hdf5'}",
         f"cache.dir={tmp_path / 'cache'}",
         "trainer.max_epochs=1",
+        "trainer.min_updates=0",
         "task.model.hidden=[4]",
         "task.model.char_filters=2",
         "task.model.word_dim=4",

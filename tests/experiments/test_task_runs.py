@@ -31,6 +31,7 @@ def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
                 "elmo.position=output",
                 f"task.binary={binary}",
                 "trainer.max_epochs=3",
+                "trainer.min_updates=0",
                 "task.model.hidden=8",
                 "task.model.feedforward=8",
                 "task.model.char_filters=4",
@@ -57,6 +58,7 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
             f"cache.dir={tmp_path / 'cache'}",
             "elmo.position=both",
             "trainer.max_epochs=2",
+            "trainer.min_updates=0",
             "task.model.hidden=8",
             "task.model.layers=2",
             "task.model.word_dim=8",
@@ -75,7 +77,13 @@ def test_qa_end_to_end(bilm_files, tmp_path):
     out = tmp_path / "qa"
     out.mkdir()
     cfg = tiny_qa_cfg(
-        bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2", "trainer.batch_size=2", "data.fraction=1.0"
+        bilm_files,
+        tmp_path,
+        "elmo.position=both",
+        "trainer.max_epochs=2",
+        "trainer.min_updates=0",
+        "trainer.batch_size=2",
+        "data.fraction=1.0",
     )  # the quick profile trains QA on 10 %
     r = runner.train(as_run(cfg), out)
     assert r["dev"]["questions"] == 4 and 0 <= r["dev"]["f1"] <= 100
@@ -104,6 +112,7 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
                 "elmo.position=both",
                 "elmo.layer_norm=true",
                 "trainer.max_epochs=2",
+                "trainer.min_updates=0",
                 "task.model.hidden=6",
                 "task.model.word_dim=8",
             ]
@@ -135,7 +144,16 @@ def test_qa_subsample_keeps_context_rows_dense(bilm_files, tmp_path):
     out = tmp_path / "qa"
     out.mkdir()
     r = runner.train(
-        as_run(tiny_qa_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "data.fraction=0.5")),
+        as_run(
+            tiny_qa_cfg(
+                bilm_files,
+                tmp_path,
+                "elmo.position=input",
+                "trainer.max_epochs=1",
+                "trainer.min_updates=0",
+                "data.fraction=0.5",
+            )
+        ),
         out,
     )
     assert r["train_examples"] == 2 and r["dev"]["questions"] == 4

@@ -106,6 +106,7 @@ def test_trainer_options_adadelta_ema_halving_weight_decay(bilm_files, tmp_path)
         "trainer.weight_decay=0.01",
         "elmo.position=input",
         "trainer.max_epochs=3",
+        "trainer.min_updates=0",
     )
     out = tmp_path / "opts"
     out.mkdir()
@@ -145,6 +146,7 @@ def test_every_task_trains_on_a_fraction(task, bilm_files, tmp_path):
             f"cache.dir={tmp_path / 'cache'}",
             "elmo.position=input",
             "trainer.max_epochs=1",
+            "trainer.min_updates=0",
             "data.fraction=0.5",
         ]
     )
@@ -203,6 +205,7 @@ def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(option
     overrides = (
         "elmo.position=input",
         "trainer.max_epochs=3",
+        "trainer.min_updates=0",
         "trainer.patience=3",
         "task.model.dropout=0.3",
         *options,
@@ -265,12 +268,26 @@ def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp
 
     monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
     with pytest.raises(KeyboardInterrupt):
-        runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=2")), out)
+        runner.train(
+            as_run(
+                tiny_ner_cfg(
+                    bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=2", "trainer.min_updates=0"
+                )
+            ),
+            out,
+        )
     saved = (out / "train_state.pt").read_bytes()
     config = (out / "resolved_config.yaml").read_bytes()
     monkeypatch.setattr(trainer, "predict", real)
     with pytest.raises(WeightsError, match="train_state.pt: the training state of another run"):
-        runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2")), out)
+        runner.train(
+            as_run(
+                tiny_ner_cfg(
+                    bilm_files, tmp_path, "elmo.position=both", "trainer.max_epochs=2", "trainer.min_updates=0"
+                )
+            ),
+            out,
+        )
     assert (out / "train_state.pt").read_bytes() == saved  # nothing of the stopped run is lost
     assert (out / "resolved_config.yaml").read_bytes() == config  # nor its configuration
 
@@ -281,13 +298,32 @@ def test_a_skipped_run_names_where_its_record_is_now(bilm_files, tmp_path, capsy
     import shutil
 
     old, new = tmp_path / "old", tmp_path / "new"
-    cfg = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", f"runs_root={old}")
+    cfg = tiny_ner_cfg(
+        bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "trainer.min_updates=0", f"runs_root={old}"
+    )
     runner.train(as_run(cfg), old / "ner" / "a")
     shutil.move(old, new)
     capsys.readouterr()
-    again = tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", f"runs_root={new}")
+    again = tiny_ner_cfg(
+        bilm_files, tmp_path, "elmo.position=input", "trainer.max_epochs=1", "trainer.min_updates=0", f"runs_root={new}"
+    )
     runner.train(as_run(again), new / "ner" / "b")
     printed = capsys.readouterr().out
     assert f"skipping: this configuration already has its result in {new / 'ner' / 'a'}\n" in printed
     assert not (new / "ner" / "b").exists()  # nothing written under the second name
     assert f"checkpoint={new / 'ner' / 'a'} " in printed and str(old) not in printed
+
+
+def test_min_updates_raises_the_epochs_of_a_small_data_set_only():
+    """``trainer.min_updates`` (the quick profile's rule): epochs are raised where max_epochs epochs make fewer
+    updates, never lowered; the quick profile sets it, the paper profile leaves it at 0."""
+    from experiments.trainer import epochs_for
+    from tasks.common.config import TrainerConfig
+
+    quick = TrainerConfig(max_epochs=3, min_updates=500)
+    assert epochs_for(quick, 439) == 3  # CoNLL-2003: 1,317 updates in 3 epochs
+    assert epochs_for(quick, 107) == 5  # WNUT-17: 321 in 3 epochs, 535 in 5
+    assert epochs_for(TrainerConfig(max_epochs=4, min_updates=500), 38) == 14  # quick SQuAD's 10 %
+    assert epochs_for(TrainerConfig(max_epochs=3), 1) == 3
+    assert compose_cfg(["task=ner", "source=local"]).trainer.min_updates == 500
+    assert compose_cfg(["task=ner", "source=local", "profile=paper"]).trainer.min_updates == 0

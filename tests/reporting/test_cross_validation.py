@@ -34,6 +34,7 @@ def _sweep(tmp_path, data, *extra, folds="data.fold=range(3)"):
            folds, f"data.dir={data}", "data.train_file=train.conll", "data.dev_file=dev.conll",
            "task.model.hidden=8", "task.model.ffnn_size=8", "task.model.feature_size=4", "task.model.word_dim=8",
            "task.model.char_filters=4", "task.max_training_sentences=2", "trainer.max_epochs=2",
+           "trainer.min_updates=0",
            f"encoder.options={tmp_path / 'o.json'}", f"encoder.weights={tmp_path / 'w.hdf5'}",
            f"cache.dir={tmp_path / 'cache'}", f"runs_root={tmp_path / 'runs'}", "threads=1", *extra]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -103,3 +104,25 @@ def test_table1s_note_says_whether_the_pooled_gain_is_told_from_zero_and_what_it
     assert untold.endswith("not distinguishable from zero at 5 %, which rules out a gain above +7.00 or below -0.50.")
     assert "distinguishable from zero" in pooled_gain_note({**g, "low": -6.0, "high": -1.0, "p": 0.01})
     assert "not distinguishable" not in pooled_gain_note({**g, "low": -6.0, "high": -1.0, "p": 0.01})
+
+
+def test_only_last_epoch_fold_runs_join_and_one_record_per_fold_and_arm(tmp_path):
+    """A fold run that kept its best dev epoch (the default ``trainer.keep=best_dev``) chose on the fold it holds
+    out: it is listed apart, with why. A copy of a fold's record is one cell, not a ``TypeError``."""
+    import shutil
+
+    save_bilm(random_bilm(), tmp_path / "o.json", tmp_path / "w.hdf5")
+    data = _documents(tmp_path)
+    _sweep(tmp_path, data, folds="data.fold=0")
+    _sweep(tmp_path, data, "trainer.keep=best_dev", "+ablation=elmo", folds="data.fold=0")
+    first = sorted((tmp_path / "runs" / "coref").glob("*/results.json"))[0].parent
+    shutil.copytree(first, first.with_name(first.name + "-copy"))
+    out = tmp_path / "tables"
+    report.main(["--runs", str(tmp_path / "runs"), "--profile", "quick", *sum([["--accept", k] for k in ACCEPT], []),
+                 "--out", str(out)])  # fmt: skip
+    extras = (out / "extras.md").read_text()
+    assert "a cross-validation fold keeps its last epoch" in extras and "'best_dev'" in extras
+    assert extras.count("one run per fold, arm and seed") == 1  # the copy, or its original
+    table = pd.read_csv(out / "cross_validation.csv", dtype=str, keep_default_na=False)
+    assert list(table.fold) == ["0 of 3", "1 of 3", "2 of 3", "all 1 of 3"]
+    assert table.iloc[0].baseline != "—" and table.iloc[0].ELMo != "—"

@@ -267,6 +267,7 @@ def test_a_tiny_coref_run_is_deterministic_and_writes_scorer_files(bilm_files, t
                     f"cache.dir={tmp_path / 'cache'}",
                     "elmo.position=input",
                     "trainer.max_epochs=2",
+                    "trainer.min_updates=0",
                     "task.model.word_dim=8",
                     f"runs_root={tmp_path / run / 'root'}",
                 ],

@@ -74,7 +74,8 @@ def test_a_new_data_set_trains_from_its_yaml_file_alone(bilm_files, tmp_path):
     (tmp_path / "dev").write_text(tab + "\n")
     argv = ["task=ner", "data=wnut17", f"data.dir={tmp_path}", f"encoder.options={o}", f"encoder.weights={w}",
             f"cache.dir={tmp_path / 'cache'}", f"runs_root={tmp_path / 'runs'}", "trainer.max_epochs=1",
-            "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8", "logger=none"]  # fmt: skip
+            "trainer.min_updates=0", "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
+            "logger=none"]  # fmt: skip
     done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "dev f1: " in done.stdout and '"language_prefix_dropped": 0' in done.stdout

@@ -159,6 +159,7 @@ def test_esim_with_elmo_at_its_input_learns_every_class_of_a_separable_toy_set(b
             "task.model.word_dim=8",
             "task.model.char_filters=4",
             "trainer.max_epochs=12",
+            "trainer.min_updates=0",
             "trainer.patience=12",
             "trainer.batch_size=8",
             "trainer.lr=0.005",

@@ -46,6 +46,7 @@ def _train(task_overrides, tmp_path, bilm_files, name):
             f"cache.dir={tmp_path / 'cache'}",
             "elmo.position=input",
             "trainer.max_epochs=1",
+            "trainer.min_updates=0",
         ]
     )
     return runner.train(as_run(cfg), out), out
@@ -61,6 +62,7 @@ def test_ner_prediction_file_scores_as_results(tmp_path, bilm_files):
             "task.model.char_filters=4",
             "task.model.word_dim=8",
             "trainer.max_epochs=4",
+            "trainer.min_updates=0",
             "trainer.lr=0.01",
         ],
         tmp_path,

@@ -80,6 +80,7 @@ def test_pos_probe_end_to_end(tmp_path, bilm_files):
         "data.train_file=pos_tiny.txt",
         "data.dev_file=pos_tiny.txt",
         "trainer.max_epochs=30",
+        "trainer.min_updates=0",
         "trainer.patience=30",
         "trainer.lr=0.05",
         "trainer.batch_size=4",

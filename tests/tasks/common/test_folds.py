@@ -67,7 +67,13 @@ def test_too_few_units_for_the_folds_is_refused():
 def test_keep_last_trains_every_epoch_and_keeps_the_last(bilm_files, tmp_path):
     """With patience 1 a run may stop early on dev; with ``trainer.keep=last`` it runs all its epochs and its
     record's dev metric is the last epoch's."""
-    overrides = ("elmo.position=none", "trainer.max_epochs=3", "trainer.patience=1", "++trainer.keep=last")
+    overrides = (
+        "elmo.position=none",
+        "trainer.max_epochs=3",
+        "trainer.min_updates=0",
+        "trainer.patience=1",
+        "++trainer.keep=last",
+    )
     out = tmp_path / "runs" / "ner" / "run"
     out.mkdir(parents=True)
     result = runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, *overrides)), out)

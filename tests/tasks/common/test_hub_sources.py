@@ -53,6 +53,7 @@ def test_the_hub_copy_loads_and_trains_offline(task, bilm_files, tmp_path):
                 f"cache.dir={tmp_path / 'cache'}",
                 "elmo.position=input",
                 "trainer.max_epochs=1",
+                "trainer.min_updates=0",
                 "data.fraction=1.0",  # all of the few examples (the quick profile keeps 10 % of SQuAD's)
                 *tiny_sizes(task),
             ],
