@@ -31,9 +31,19 @@ class Selection:
     accepted: tuple[str, ...] = ()  # keys that may differ from the profile's prescription (--accept)
 
     def admits(self, r: Record) -> bool:
-        return (self.profile is None or r.profile == self.profile) and (
-            self.bilm is None or r.bilm_sha256 in (None, self.bilm)
-        )
+        return not self.refusal(r)
+
+    def refusal(self, r: Record) -> dict[str, tuple]:
+        """Why ``r`` is not one of these tables' records (its profile or biLM), as ``extras.md`` says it."""
+        out = {}
+        if self.profile is not None and r.profile != self.profile:
+            out["profile (these tables report another's; --profile chooses)"] = (r.profile, self.profile)
+        if self.bilm is not None and r.bilm_sha256 not in (None, self.bilm):
+            out["biLM (these tables report another's; --bilm with another --out reports it)"] = (
+                r.bilm_sha256[:12],
+                self.bilm[:12],
+            )
+        return out
 
 
 FOLD_KEYS = ("data.folds", "data.fold", "trainer.keep")  # what sets a cross-validation fold's run apart
@@ -76,7 +86,10 @@ def records(roots: list[Path], name: str, select: Selection | None = None, extra
     for root in roots:
         for path in sorted(Path(root).glob(f"**/{name}")):
             r = Record.read(path)
-            if select is None or select.admits(r):
+            refused = select.refusal(r) if select is not None else {}
+            if refused and extras is not None and name == "results.json":
+                extras[str(path)] = (r, refused)  # listed, never left out without a word
+            if not refused:
                 if extras is not None and name == "results.json":
                     diff = differences(r, select.accepted if select is not None else ())
                     if diff:
@@ -188,6 +201,10 @@ def finetune_perplexities(info: dict | None) -> str | None:
 
 def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
     rows, seen, kept = [], set(), {}
+    if extras is not None and select is not None:  # another profile's or biLM's records: listed, with why
+        for path, r in records(roots, "results.json"):
+            if select.refusal(r) and r.task not in paper.PROBES:
+                extras[str(path)] = (r, select.refusal(r))
     found = sorted(records(roots, "results.json", select), key=lambda pr: (unseeded_finetuning(pr[1]), str(pr[1].date)))
     accepted = select.accepted if select is not None else ()
     folds = [(p, r) for p, r in found if r.task not in paper.PROBES and fold_run(r)]

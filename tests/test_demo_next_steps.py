@@ -30,6 +30,13 @@ def test_the_demos_printed_steps_give_table_1s_row(bilm_files, tmp_path):
     demo = subprocess.run([sys.executable, *_demo_command(), *tiny], capture_output=True, text=True, cwd=REPO)
     assert demo.returncode == 0, demo.stderr[-3000:]
     printed = dict(line.split(": ", 1) for line in demo.stdout.splitlines() if ": " in line)
+    earlier = tmp_path / "earlier_runs"  # tables an earlier demo made with another biLM, where the default goes
+    write_record(earlier, "ner", "elmo", 0, 60.0)
+    with_bilm(next(earlier.glob("**/results.json")), "e" * 64)
+    from reporting import report
+
+    report.main(["--runs", str(earlier), "--out", str(tmp_path / "tables")])
+    before = (tmp_path / "tables" / "report.json").read_text()
     other = runs / "other_biLM"  # runs of another biLM beside them: the printed report names its own
     write_record(other, "ner", "elmo", 0, 50.0)
     with_bilm(next(other.glob("**/results.json")), "f" * 64)
@@ -38,6 +45,8 @@ def test_the_demos_printed_steps_give_table_1s_row(bilm_files, tmp_path):
         done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
         assert done.returncode == 0, (step, printed[step], done.stderr[-3000:])
     out = re.search(r"--out (\S+)", printed["a table of the runs"]).group(1)
+    assert re.search(r"/tables-[\w.-]+-[0-9a-f]{12}$", out), out  # a table folder of this biLM's own
+    assert (tmp_path / "tables" / "report.json").read_text() == before
     table = (REPO / out if not out.startswith("/") else __import__("pathlib").Path(out)) / "table1.md"
     lines = table.read_text().splitlines()
     row = next(line for line in lines if line.startswith("| ner (f1) "))  # the table a terminal shows

@@ -4,7 +4,7 @@ that scores a file with its model (`make demo` twice)."""
 from conftest import FIXTURES, REPO
 from hydra import compose, initialize_config_dir
 
-from experiments import runner
+from experiments import next_steps, runner
 from experiments.run_config import as_run
 
 
@@ -38,7 +38,9 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
     skipped = capsys.readouterr().out
     assert again["dev"] == first["dev"] and "skipping" in skipped
     line = f"dev f1: {first['dev']['f1']:.2f}"
-    evaluate = f"score a file with it: {runner.python_command()} run.py mode=evaluate checkpoint={out} data.test_path="
+    evaluate = (
+        f"score a file with it: {next_steps.python_command()} run.py mode=evaluate checkpoint={out} data.test_path="
+    )
     assert line in fresh and evaluate in fresh and line in skipped and evaluate in skipped
     assert "(re-scored from its kept predictions)" in skipped  # the reused number is checked, not taken on trust
 
