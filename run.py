@@ -358,7 +358,7 @@ def choose_data_source(argv: list[str], reachable=None) -> list[str]:
         HYDRAS_OWN & set(argv)
         or "source" in keys
         or (modes and modes[-1] not in DATA_MODES)
-        or any(k.startswith("data.") for k in keys)
+        or any(k == "data" or k.startswith("data.") for k in keys)  # a data set chosen or placed by the user
     ):
         return argv
     if reachable is None:
@@ -388,6 +388,11 @@ def overrides_first(argv: list[str]) -> list[str]:
 
     from hydra._internal.utils import get_args_parser
 
+    argv = list(argv)
+    for k, arg in enumerate(argv[:-1]):  # --info's topic is optional: an override after it is no topic
+        if arg in ("--info", "-i") and "=" in argv[k + 1]:
+            argv = [*argv[:k], *argv[k + 1 :], arg]
+            break
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             overrides = get_args_parser().parse_intermixed_args(argv).overrides

@@ -61,7 +61,7 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     task, splits, encoder, features, model = built.task, built.splits, built.encoder, built.features, built.model
     fraction = getattr(plan.run.data, "fraction", 1.0)
     used = f"; training on {len(splits['train']):,} of them (data.fraction={fraction})" if fraction != 1.0 else ""
-    print("data: " + json.dumps(task.data_stats) + used, flush=True)
+    print(f"data: {data_origin(plan.run.data)} " + json.dumps(task.data_stats) + used, flush=True)
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
@@ -115,6 +115,16 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     results = record.to_dict()
     announce(results, results_path, Path(plan.run.runs_root))
     return results
+
+
+def data_origin(data) -> str:
+    """Where a run's data are read: the folder(s) of its files, or the hub's data set."""
+    from tasks.common.data_files import data_files
+
+    folders = sorted({str(p.parent) for p in data_files(data).values()})
+    if folders:
+        return f"the files in {', '.join(folders)}"
+    return f"the Hugging Face hub's {getattr(data, 'hf_name', None) or 'data set'}"
 
 
 def finetune(run: RunConfig, out_dir: Path) -> dict:

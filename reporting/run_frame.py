@@ -289,11 +289,21 @@ def configuration_digests(r: Record, path: Path) -> set[str]:
     return digests
 
 
+def row_name(r: Record) -> str:
+    """A run's row: its task, or for a data set chosen by name (``data=wnut17``) ``task (name)``, or the
+    data set's own ``label`` where its YAML gives one (``label: CoNLL-2000 chunking``)."""
+    if not r.data_set:
+        return r.task
+    label = (r.config.get("data") or {}).get("label") if isinstance(r.config, dict) else None
+    return str(label) if label else f"{r.task} ({r.data_set})"
+
+
 def run_row(path: Path, r: Record, setting: str) -> dict:
     """One table row: a run's metric, seed, mixing weights and provenance, in the cell ``setting``."""
     mix = r.mixing_weights or {}
     return {
-        "task": r.task if not r.data_set else f"{r.task} ({r.data_set})",  # another data set: a row of its own
+        "task": row_name(r),  # another data set: a row of its own
+        "task_name": r.task,
         "metric": r.metric,
         "value": r.value,
         "test_value": np.nan if r.test_value is None else r.test_value,

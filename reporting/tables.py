@@ -135,7 +135,8 @@ def table1_rows(df: pd.DataFrame):
     for task, info in paper.TASKS.items():
         if task in present:
             yield task, info
-        for other in sorted(t for t in present if t.startswith(f"{task} (")):
+        named = set(df[df.task_name == task].task) if "task_name" in df else set()
+        for other in sorted((named | {t for t in present if t.startswith(f"{task} (")}) - {task}):
             yield other, {**info, "paper_dataset": "—"}
 
 

@@ -4,9 +4,9 @@ the baselines' pretrained word vectors).
 * **GloVe text** (what GloVe, Senna and word2vec's text output are distributed as): one word per line,
   then its numbers, separated by single spaces; an optional first line ``<count> <dim>`` (word2vec's
   header) is skipped. A malformed line is a ``DataError`` naming the file and line.
-* **The suite's HDF5** (``.hdf5``/``.h5``, how the shipped vectors are stored): a ``words`` dataset of
-  UTF-8 strings, most frequent first, and a ``vectors`` dataset (words x dim, float16 to keep the
-  checkout small), with ``dim`` and ``count`` attributes checked on reading.
+* **The suite's HDF5** (``.hdf5``/``.h5``, how the shipped vectors are stored): a ``words`` dataset (the
+  words as one gzip-compressed UTF-8 text, one a line, most frequent first) and a ``vectors`` dataset
+  (words x dim, float16 to keep the checkout small), with ``dim`` and ``count`` attributes checked on reading.
 
 ``rows_for`` gives the rows of a task's vocabulary: the word's vector where the file has the word
 (matched exactly: case counts), ``None`` otherwise."""
@@ -35,9 +35,14 @@ def write_hdf5(path: str | Path, words: list[str], vectors: np.ndarray, **attrib
     if len(words) != len(vectors) or len(set(words)) != len(words):
         raise DataError(f"{path}: {len(words)} words (distinct: {len(set(words))}) for {len(vectors)} rows")
 
+    if any("\n" in w for w in words):
+        raise DataError(f"{path}: a word holds a line break")
+    text = np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
+
     def write(tmp: Path) -> None:
-        with h5py.File(tmp, "w") as f:
-            f.create_dataset("words", data=np.array(words, dtype=object), dtype=h5py.string_dtype("utf-8"))
+        with h5py.File(tmp, "w", track_order=True) as f:
+            # the words as one UTF-8 text, one a line, compressed (a string per word would take a tenth of the file)
+            f.create_dataset("words", data=text, compression="gzip", compression_opts=9, shuffle=False)
             f.create_dataset("vectors", data=np.asarray(vectors, dtype=np.float16))
             f.attrs["dim"] = vectors.shape[1]
             f.attrs["count"] = len(words)
@@ -56,7 +61,11 @@ def read_hdf5(path: str | Path) -> tuple[list[str], np.ndarray]:
             missing = [k for k in ("words", "vectors") if k not in f]
             if missing:
                 raise DataError(f"{path}: not a vectors file (no {', '.join(missing)} dataset)")
-            words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in f["words"][()]]
+            stored = f["words"][()]
+            if stored.dtype == np.uint8:  # one UTF-8 text, a word a line
+                words = bytes(stored).decode("utf-8").split("\n") if stored.size else []
+            else:  # a string per word
+                words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in stored]
             vectors = f["vectors"][()].astype(np.float32)
             dim, count = int(f.attrs.get("dim", -1)), int(f.attrs.get("count", -1))
     except OSError as e:

@@ -50,6 +50,9 @@ class DataConfig:
     """A task's data: local files (``dir`` + ``*_file``, or ``*_path``) or the Hugging Face dataset."""
 
     format: Text | None = setting(None)  # which reader; null: the task's first
+    # a data set's own name and a note on it (conf/data/<name>.yaml): the report's row name and its note
+    label: Text | None = setting(None, counts=False)
+    note: Text | None = setting(None, counts=False)
     hf_name: str | None = hub()
     hf_revision: str | None = hub()
     hf_data_dir: str | None = hub()

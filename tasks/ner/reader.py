@@ -38,6 +38,7 @@ def read_tagged_columns(path: str | Path, columns: int | None = None) -> tuple[d
     path = Path(path)
     tokens, tags, raw, sent_tokens, sent_tags = [], [], [], [], []
     stats = {"docstart_lines": 0, "sentences": 0, "tokens": 0}
+    widest = 0
 
     def flush():
         if sent_tokens:
@@ -66,7 +67,12 @@ def read_tagged_columns(path: str | Path, columns: int | None = None) -> tuple[d
             raise DataFormatError(f"{path}:{lineno}: bad NER tag {tag!r} (O, B-TYPE or I-TYPE)")
         sent_tokens.append(cols[0])
         sent_tags.append(tag)
+        widest = max(widest, len(cols))
     flush()
+    if columns is None and widest > 2:  # the token is the first column and the tag the last: the rest is not read
+        stats["columns"] = f"{widest}: token (first) and tag (last) read, {widest - 2} column between them not read"
+        if widest > 3:
+            stats["columns"] = stats["columns"].replace("column between", "columns between")
     if not tokens:
         raise DataFormatError(f"{path}: no sentences")
     if columns is None:

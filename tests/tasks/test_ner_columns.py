@@ -5,6 +5,7 @@ them, with stray byte order marks and WikiANN's language prefix dropped."""
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, REPO, SHARED
@@ -66,24 +67,30 @@ def test_the_shared_data_sets_are_one_yaml_file_each(name, folder):
         assert stats["sentences"] > 1000 and all(t and "\ufeff" not in t for s in ds["tokens"][:200] for t in s)
 
 
-def test_a_new_data_set_trains_from_its_yaml_file_alone(bilm_files, tmp_path):
+def test_a_new_data_set_trains_from_its_yaml_file_alone_under_its_own_label(bilm_files, tmp_path):
+    """A chunking file (token, POS, chunk tag: the columns format reads the first and the last) trains as a
+    tagging data set; the data line names the folder read and the column left out, and the data set's
+    ``label`` is the report's row name."""
     o, w = bilm_files
     rows = [line.split() for line in (FIXTURES / "ner_tiny.conll").read_text().splitlines()]
-    tab = "\n".join("\t".join([r[0], r[-1]]) if r and not r[0].startswith("-DOCSTART-") else "" for r in rows)
-    (tmp_path / "train").write_text(tab + "\n")
-    (tmp_path / "dev").write_text(tab + "\n")
-    argv = ["task=ner", "data=wnut17", f"data.dir={tmp_path}", f"encoder.options={o}", f"encoder.weights={w}",
-            f"cache.dir={tmp_path / 'cache'}", f"runs_root={tmp_path / 'runs'}", "trainer.max_epochs=1",
-            "trainer.min_updates=0", "task.model.hidden=[8]", "task.model.char_filters=4", "task.model.word_dim=8",
-            "logger=none"]  # fmt: skip
+    chunks = "\n".join("\t".join(r[:3]) if r and not r[0].startswith("-DOCSTART-") else "" for r in rows)
+    (tmp_path / "train").write_text(chunks + "\n")
+    (tmp_path / "dev").write_text(chunks + "\n")
+    argv = ["task=ner", "data=wnut17", f"data.dir={tmp_path}", "+data.label='Tiny chunking'", f"encoder.options={o}",
+            f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", f"runs_root={tmp_path / 'runs'}",
+            "trainer.max_epochs=1", "trainer.min_updates=0", "task.model.hidden=[8]", "task.model.char_filters=4",
+            "task.model.word_dim=8", "logger=none"]  # fmt: skip
     done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "dev f1: " in done.stdout and '"language_prefix_dropped": 0' in done.stdout
-    # its baseline and table as printed: a Table 1 row beyond the paper, "ner (wnut17)"
+    data_line = next(line for line in done.stdout.splitlines() if line.startswith("data: "))
+    assert data_line.startswith(f"data: the files in {tmp_path} ") and "1 column between them not read" in data_line
+    assert "the local copies" not in done.stderr
+    # its baseline and table as printed: a Table 1 row beyond the paper, under the data set's label
     printed = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
     for step in ("the same without ELMo", "a table of the runs"):
         again = subprocess.run(shlex.split(printed[step]), cwd=REPO, capture_output=True, text=True)
         assert again.returncode == 0, (printed[step], again.stderr[-2000:])
-    table = (tmp_path / "tables" / "table1.md").read_text()
-    row = next(line for line in table.splitlines() if line.startswith("| ner (wnut17) (f1; paper: —)"))
+    out = Path(shlex.split(printed["a table of the runs"].split("--out ", 1)[1])[0])
+    table = ((REPO / out) if not out.is_absolute() else out).joinpath("table1.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| Tiny chunking (f1; paper: —)"))
     assert "(n=1)" in row.split("|")[2] and "(n=1)" in row.split("|")[3]  # both arms
