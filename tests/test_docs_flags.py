@@ -54,3 +54,15 @@ def help_of(module: str) -> str:
     finally:
         sys.argv = argv
     return out.getvalue()
+
+
+def test_info_before_an_override_shows_hydras_information():
+    """``--info`` takes an optional topic: ``run.py --info task=ner`` is the information of that configuration
+    (Hydra's flags work wherever they stand, docs/configuration.md), not argparse's usage message."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    for argv in (["--info", "task=ner"], ["task=ner", "--info"]):
+        done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, env=env, capture_output=True, text=True)
+        assert done.returncode == 0 and "Hydra" in done.stdout and "usage:" not in done.stderr, done.stderr[-1500:]
