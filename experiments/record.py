@@ -31,6 +31,49 @@ TASK_RUN_NULLABLE = ("test", "bilm_finetune")
 MAX_RECORD_BYTES = 16 * MB  # the largest committed record is under 100 KB
 
 
+class RecordSchemaError(DataError):
+    """A record whose fields are not of the kinds the suite writes (a hand edit, another tool's file): the
+    report lists it apart with this reason, and no table reads it."""
+
+
+NUMBER = (int, float)
+FIELD_KINDS = {  # a record's fields and the kinds the suite writes (None: may be null)
+    "bilm": (dict, None), "transformer": (dict, None), "identity": (dict, None), "hardware": (dict,),
+    "date": (str,), "command": (str,), "ablation": (str, None), "profile": (str, None), "data_set": (str, None),
+    "run_dir": (str,), "config_hash": (str, None), "task": (str, None), "metric": (str, None), "dev": (dict, None),
+    "test": (dict, None), "elmo_position": (str, None), "train_examples": (int, None), "mixing_weights": (dict, None),
+    "mix_weights": (dict, list, None), "best_epoch": (int, None), "epochs": (list, None),
+    "train_seconds": (*NUMBER, None), "data_stats": (dict, None), "data_warnings": (list, None),
+    "prediction_files": (dict, None), "predictions": (dict, None), "bilm_finetune": (dict, None),
+    "reused_from": (str, None), "resumed_from_epoch": (int, None), "config_hash_before_identity": (str, None),
+}  # fmt: skip
+CONFIG_GROUPS = ("data", "task", "elmo", "encoder", "cache", "trainer")
+
+
+def _kind_ok(value, kinds) -> bool:
+    if value is None:
+        return None in kinds
+    if isinstance(value, bool):
+        return bool in kinds
+    return isinstance(value, tuple(k for k in kinds if k is not None))
+
+
+def schema_problem(data: dict) -> str | None:
+    """What makes ``data`` (a parsed record) other than what the suite writes, or None: a field of another
+    kind, a configuration group that is not a mapping, a task name that is not a string."""
+    for key, kinds in FIELD_KINDS.items():
+        if key in data and not _kind_ok(data[key], kinds):
+            return f"{key}={data[key]!r} is not {' or '.join('null' if k is None else k.__name__ for k in kinds)}"
+    config = data["config"]
+    for group in CONFIG_GROUPS:
+        if group in config and config[group] is not None and not isinstance(config[group], dict):
+            return f"config.{group}={config[group]!r} is not a mapping of settings"
+    name = (config.get("task") or {}).get("name")
+    if name is not None and not isinstance(name, str):
+        return f"config.task.name={name!r} is not a string"
+    return None
+
+
 @dataclass
 class Record:
     # what every record holds (``run_directories.run_metadata``), in the order records have it
@@ -57,9 +100,9 @@ class Record:
     elmo_position: str | None = None  # none | input | output | both | probe, as the run resolved it
     train_examples: int | None = None
     mixing_weights: dict | None = None
-    mix_weights: dict | None = None  # a probe's
+    mix_weights: dict | list | None = None  # a probe's
     best_epoch: int | None = None
-    epochs: int | None = None
+    epochs: list | None = None  # each epoch's training loss, dev metric and time
     train_seconds: float | None = None
     data_stats: dict | None = None
     data_warnings: list | None = None
@@ -89,6 +132,9 @@ class Record:
                     else "(records of earlier versions are not read: run the configuration again)"
                 )
             )
+        problem = schema_problem(data)
+        if problem:
+            raise RecordSchemaError(f"{path or 'record'}: {problem}; not a record this suite writes")
         known = {f.name for f in dataclasses.fields(cls)} - {"unknown", "path"}
         task = data.get("task") or (data["config"].get("task") or {}).get("name")
         if not task:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from encoders.bilm import FINETUNE_SEED
 from experiments.plan import record_digest
-from experiments.record import Record
+from experiments.record import Record, RecordSchemaError
 
 from . import paper_numbers as paper
 from .cell_rules import cell_settings, differences, variant
@@ -85,7 +85,12 @@ def records(roots: list[Path], name: str, select: Selection | None = None, extra
     ``extras`` (path -> (record, differing keys))."""
     for root in roots:
         for path in sorted(Path(root).glob(f"**/{name}")):
-            r = Record.read(path)
+            try:
+                r = Record.read(path)
+            except RecordSchemaError as e:  # listed apart with why (``malformed``), never read into a table
+                if extras is not None:
+                    extras.update(malformed(path, e))
+                continue
             refused = select.refusal(r) if select is not None else {}
             if refused and extras is not None and name == "results.json":
                 extras[str(path)] = (r, refused)  # listed, never left out without a word
@@ -96,6 +101,12 @@ def records(roots: list[Path], name: str, select: Selection | None = None, extra
                         extras[str(path)] = (r, diff)
                         continue
                 yield path, r
+
+
+def malformed(path: Path, e: RecordSchemaError) -> dict:
+    """``extras``' entry of a record that is not what the suite writes."""
+    why = str(e).split(": ", 1)[1].removesuffix("; not a record this suite writes")
+    return {str(path): (Record(task="?", path=path), {"the record": (why, "what the suite writes")})}
 
 
 def _counted(values) -> dict[str, int]:
@@ -201,10 +212,16 @@ def finetune_perplexities(info: dict | None) -> str | None:
 
 def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:
     rows, seen, kept = [], set(), {}
-    if extras is not None and select is not None:  # another profile's or biLM's records: listed, with why
-        for path, r in records(roots, "results.json"):
-            if select.refusal(r) and r.task not in paper.PROBES:
-                extras[str(path)] = (r, select.refusal(r))
+    if extras is not None:  # malformed records, and another profile's or biLM's: listed, with why
+        for root in roots:
+            for path in sorted(Path(root).glob("**/results.json")):
+                try:
+                    r = Record.read(path)
+                except RecordSchemaError as e:
+                    extras.update(malformed(path, e))
+                    continue
+                if select is not None and select.refusal(r) and r.task not in paper.PROBES:
+                    extras[str(path)] = (r, select.refusal(r))
     found = sorted(records(roots, "results.json", select), key=lambda pr: (unseeded_finetuning(pr[1]), str(pr[1].date)))
     accepted = select.accepted if select is not None else ()
     folds = [(p, r) for p, r in found if r.task not in paper.PROBES and fold_run(r)]
