@@ -137,7 +137,7 @@ def main(cfg: DictConfig):
             write_text_atomic(out_dir / "resolved_config.yaml", OmegaConf.to_yaml(OmegaConf.create(plain(run))))
         return modes[run.mode](run, out_dir)  # a sweep's dry run adds up its jobs' reports (experiments.sweep_total)
     except KeyboardInterrupt:  # stopped by the user: a run that has written nothing leaves no directory
-        from experiments.run_directories import release_claims, stopped_message
+        from experiments.run_directories import release_claims, remove_if_unused, stopped_message
 
         claimed = {out_dir, *release_claims()}
         message = stopped_message(claimed)
@@ -149,7 +149,7 @@ def main(cfg: DictConfig):
         line = one_line(e, out_dir)
         if line is None:  # a programming error: the traceback is the report
             raise
-        from experiments.run_directories import release_claims
+        from experiments.run_directories import release_claims, remove_if_unused
 
         for claimed in {out_dir, *release_claims()}:  # the launch directory, or <dir>@<digest> it was routed to
             remove_if_unused(claimed, Path(cfg.runs_root))
@@ -189,31 +189,6 @@ def set_threads(run) -> None:
     threads = choose_threads(run.threads, parallel_jobs(launcher.get("n_jobs") if "n_jobs" in launcher else 1))
     torch.set_num_threads(threads)
     print(f"torch threads: {threads} (threads={run.threads})", flush=True)
-
-
-def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
-    """A run that stopped before writing anything leaves no directory behind (Hydra's empty log and the
-    curves of a run with no result aside), nor the task's directory and the runs root when they are left empty."""
-    try:
-        from experiments.run_directories import LOG_DIRS, STARTED_ONLY, remove_started
-
-        entries = list(out_dir.iterdir())
-        if all(
-            (p.name in STARTED_ONLY and p.is_file() and (p.name != "run.log" or not p.stat().st_size))
-            or (p.name in LOG_DIRS and p.is_dir() and not p.is_symlink())  # curves of a run that has no result
-            for p in entries
-        ):
-            remove_started(out_dir)
-            parent, root = out_dir.parent, (runs_root or out_dir.parent).resolve()
-            while (
-                parent.resolve() != root.parent
-                and root in (parent.resolve(), *parent.resolve().parents)
-                and not any(parent.iterdir())
-            ):
-                parent.rmdir()
-                parent = parent.parent
-    except OSError:
-        pass
 
 
 HYDRAS_OWN = {"--hydra-help", "-sc", "--shell-completion"}  # flags whose command composes no run of the suite's

@@ -160,11 +160,30 @@ def stopped_message(claimed: set[Path]) -> str:
     return "stopped (Ctrl-C); no epoch had finished: the same command starts over"
 
 
-def remove_if_unused(out_dir: Path) -> None:
-    """Remove a run directory this process claimed and wrote nothing into (its configuration's record
-    turned up elsewhere meanwhile): one configuration, one directory."""
-    if out_dir.is_dir() and not ({p.name for p in out_dir.iterdir()} - STARTED_ONLY - LOG_DIRS):
+def remove_if_unused(out_dir: Path, runs_root: Path | None = None) -> None:
+    """A run directory that holds nothing but what a run writes when it starts (Hydra's empty log, the curves
+    of a run with no result) is removed: a run stopped or refused before it wrote anything, a launch whose
+    configuration was found finished elsewhere, a directory claimed while the record turned up meanwhile. So
+    are the folders above it, up to ``runs_root``, that it leaves empty. One configuration, one directory."""
+    try:
+        entries = list(out_dir.iterdir())
+        if not all(
+            (p.name in STARTED_ONLY and p.is_file() and (p.name != "run.log" or not p.stat().st_size))
+            or (p.name in LOG_DIRS and p.is_dir() and not p.is_symlink())
+            for p in entries
+        ):
+            return
         remove_started(out_dir)
+        parent, root = out_dir.parent, Path(runs_root or out_dir.parent).resolve()
+        while (
+            parent.resolve() != root.parent
+            and root in (parent.resolve(), *parent.resolve().parents)
+            and not any(parent.iterdir())
+        ):
+            parent.rmdir()
+            parent = parent.parent
+    except OSError:
+        pass
 
 
 def remove_started(out_dir: Path) -> None:

@@ -31,7 +31,7 @@ from .plan import RunPlan
 from .predictions_file import write_predictions_file
 from .record import Record
 from .run_config import RunConfig
-from .run_directories import mark_finished, prepare_run_dir, run_metadata
+from .run_directories import mark_finished, prepare_run_dir, remove_if_unused, run_metadata
 from .trainer import fit, passes_per_epoch
 from .training_log import open_training_log
 
@@ -50,8 +50,11 @@ def run_probe(plan: RunPlan, out_dir: Path, encoder) -> dict:
 def train(run: RunConfig, out_dir: Path) -> dict:
     plan = RunPlan.resolve(run)
     encoder = plan.encoder
+    launch_dir = out_dir
     out_dir, previous = prepare_run_dir(plan, out_dir)
     if previous is not None:
+        if launch_dir.resolve() != out_dir.resolve():  # the folder Hydra made for this launch stays empty
+            remove_if_unused(launch_dir, Path(plan.run.runs_root))
         announce(previous, out_dir / plan.record_name, Path(plan.run.runs_root), reused=True)
         return previous
     results_path = out_dir / plan.record_name

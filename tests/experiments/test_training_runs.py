@@ -41,6 +41,7 @@ def test_paper_position_reuses_the_run_with_the_position_spelled_out(bilm_files,
     (first / "results.json").write_text(json.dumps({**record, "config_hash": "written-by-an-older-version"}))
     monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("a finished configuration was trained again"))
     capsys.readouterr()
+    second.mkdir()  # as Hydra makes it for the launch: left empty by a run found finished elsewhere, removed
     again = runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=paper", f"runs_root={root}")), second)
     assert again["run_dir"] == str(first) and again["dev"] == done["dev"]  # NER's paper position is 'input'
     assert not second.exists() and sorted(p.name for p in (root / "ner").iterdir()) == ["input"]
