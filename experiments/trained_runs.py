@@ -105,8 +105,8 @@ def evaluate(run: RunConfig, out_dir: Path | None = None) -> dict:  # out_dir: u
         date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     ).to_dict()
     write_json_atomic(out / "eval_results.json", report)
-    print(json.dumps(report, indent=2))
-    print(f"-> {out / 'eval_results.json'}", flush=True)
+    print(f"{task.name} {task.metric} on {test_path}: {metrics[task.metric]:.2f}", flush=True)
+    print(f"predictions: {written}\nevery metric, the data read and the model: {out / 'eval_results.json'}", flush=True)
     return report
 
 

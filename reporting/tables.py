@@ -188,7 +188,7 @@ def table1_markdown(frame: pd.DataFrame) -> str:
                 _gain_text(ours.split(" / ")[0], interval)
                 for ours, interval in zip(frame["increase: absolute / relative error reduction (ours)"], seeds)
             ],
-            "bootstrap p": [b.rsplit(", ", 1)[1] if b.startswith("[") else "—" for b in boot],
+            "paired bootstrap [95% interval], p": [b if b.startswith("[") else "—" for b in boot],
             "paper gain": frame["increase: absolute / relative error reduction (paper)"].str.split(" / ").str[0],
         }
     )

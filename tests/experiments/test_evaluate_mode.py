@@ -77,7 +77,11 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     shell["PATH"] = os.pathsep.join(p for p in shell.get("PATH", "").split(os.pathsep) if ".venv" not in p)
     printed = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=300, env=shell)
     assert printed.returncode == 0, printed.stderr[-2000:]  # the printed line runs as printed: its own dev file
-    assert next(run_dir.glob("evaluations/sick_tiny.tsv@*/eval_results.json")).is_file()
+    written = next(run_dir.glob("evaluations/sick_tiny.tsv@*/eval_results.json"))
+    assert written.is_file()
+    lines = [x for x in printed.stdout.strip().splitlines() if not x.startswith("torch threads:")]
+    assert len(lines) == 3 and lines[0].startswith(f"nli accuracy on {FIXTURES / 'sick_tiny.tsv'}: ")
+    assert lines[-1].endswith(str(written)) and "{" not in printed.stdout
     later = [x for x in done.stdout.splitlines() if x.startswith(("the same without ELMo: ", "a table of the runs: "))]
     assert [x.split(": ", 1)[0] for x in later] == ["the same without ELMo", "a table of the runs"]
     assert "+ablation=baseline" in later[0] and f"--runs {runs}" in later[1]
@@ -225,4 +229,4 @@ def test_the_sample_runs_outside_the_checkout_and_its_printed_steps_run_as_print
         assert command[1] == str(REPO / "run.py") or command[1] == "-m", command
         ran = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
         assert ran.returncode == 0, (name, ran.stderr[-2000:])
-    assert (tmp_path / "tables" / "table1.md").is_file()
+    assert len(list(tmp_path.glob("tables-*/table1.md"))) == 1  # the table folder of this biLM's own
