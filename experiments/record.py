@@ -42,7 +42,7 @@ FIELD_KINDS = {  # a record's fields and the kinds the suite writes (None: may b
     "date": (str,), "command": (str,), "ablation": (str, None), "profile": (str, None), "data_set": (str, None),
     "run_dir": (str,), "config_hash": (str, None), "task": (str, None), "metric": (str, None), "dev": (dict, None),
     "test": (dict, None), "elmo_position": (str, None), "train_examples": (int, None), "mixing_weights": (dict, None),
-    "mix_weights": (dict, list, None), "best_epoch": (int, None), "epochs": (list, None),
+    "mix_weights": (dict, list, None), "best_epoch": (int, None), "epochs": (list, int, None),
     "train_seconds": (*NUMBER, None), "data_stats": (dict, None), "data_warnings": (list, None),
     "prediction_files": (dict, None), "predictions": (dict, None), "bilm_finetune": (dict, None),
     "reused_from": (str, None), "resumed_from_epoch": (int, None), "config_hash_before_identity": (str, None),

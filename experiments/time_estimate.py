@@ -32,6 +32,7 @@ COUNTS = {  # what each count a dry run prints means
     "it stops after trainer.patience epochs without a better dev score)",
     "docstart_lines": "-DOCSTART- lines (document breaks, not sentences)",
     "language_prefix_dropped": "tokens whose language prefix (WikiANN's en:) was dropped, every token having it",
+    "columns": "the widest line's columns, and which were read (the token first, the tag last)",
     "sentences": "sentences read",
     "tokens": "tokens read",
     "trees": "SST trees (one sentence each)",

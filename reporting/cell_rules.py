@@ -213,7 +213,7 @@ def cell_settings(r: Record, accepted: tuple[str, ...] = ()) -> tuple[str, ...]:
             return ()
         own = tuple(c for c in r.choices if not c.startswith("+ablation="))
         return (r.ablation, *(name for name in ABLATIONS if name != r.ablation and fills(r, own, name, accepted)))
-    matched = [name for name in ABLATIONS if fills(r, r.choices, name, ())]
+    matched = [name for name in ABLATIONS if fills(r, r.choices, name, accepted)]
     if not matched and not differences(r, accepted):
         matched.append(r.base_setting)  # a configuration of no ablation (the profile's own), as before
     return tuple(matched)

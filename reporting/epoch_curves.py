@@ -26,9 +26,10 @@ from .cell_rules import differences
 from .report import general_paths
 
 
-def setting_of(r: Record) -> str:
-    """What sets a run apart from its profile (``key=value`` pairs, sorted), or ``as prescribed``."""
-    ran = {k: v[0] for k, v in differences(r).items() if k != "trainer.max_epochs"}
+def setting_of(r: Record, accepted: tuple[str, ...] = ()) -> str:
+    """What sets a run apart from its profile (``key=value`` pairs, sorted), or ``as prescribed``; ``accepted``
+    keys (``--accept``, as the report's) are not named."""
+    ran = {k: v[0] for k, v in differences(r, accepted).items() if k != "trainer.max_epochs"}
     return " ".join(f"{k}={v}" for k, v in sorted(ran.items())) or "as prescribed"
 
 
@@ -39,7 +40,9 @@ def curve(r: Record, epochs: int) -> list[float] | None:
     return None if any(v is None for v in values) else [float(v) for v in values]
 
 
-def collect(roots: list[Path], task: str, epochs: int) -> dict[tuple[str, str], list[tuple[int, list[float], Record]]]:
+def collect(
+    roots: list[Path], task: str, epochs: int, accepted: tuple[str, ...] = ()
+) -> dict[tuple[str, str], list[tuple[int, list[float], Record]]]:
     """``(ablation, setting) -> [(seed, curve, record)]``, seeds sorted, one record per seed and setting."""
     groups: dict[tuple[str, str], dict[int, tuple[list[float], Record]]] = {}
     for root in roots:
@@ -49,7 +52,7 @@ def collect(roots: list[Path], task: str, epochs: int) -> dict[tuple[str, str], 
             r = Record.read(path)
             if r.task != task or (values := curve(r, epochs)) is None:
                 continue
-            groups.setdefault((r.ablation, setting_of(r)), {})[r.seed] = (values, r)
+            groups.setdefault((r.ablation, setting_of(r, accepted)), {})[r.seed] = (values, r)
     return {key: [(s, *by_seed[s]) for s in sorted(by_seed)] for key, by_seed in sorted(groups.items())}
 
 
@@ -116,11 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=3, help="the epochs shown (runs with fewer are left out)")
     ap.add_argument("--reference", type=float, help="a reference's dev metric after the last epoch shown")
     ap.add_argument("--out", type=Path, help="write the table here (default: print it)")
+    ap.add_argument("--accept", nargs="+", default=[], metavar="KEY", help="keys not named in a run's setting")
     args = ap.parse_args(argv)
     if args.epochs < 1:
         ap.error(f"--epochs {args.epochs}: at least 1 epoch is shown")
     try:
-        groups = collect(args.runs, args.task, args.epochs)
+        groups = collect(args.runs, args.task, args.epochs, tuple(args.accept))
     except SuiteError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -134,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         ["python -m reporting.epoch_curves --runs", *map(str, args.runs), f"--task {args.task} --epochs {args.epochs}"]
         + ([f"--reference {args.reference}"] if args.reference is not None else [])
         + ([f"--out {args.out}"] if args.out else [])
+        + ([f"--accept {' '.join(args.accept)}"] if args.accept else [])
     )
     text = table(groups, args.epochs, args.reference) + "\n\n" + footer(groups, command) + "\n"
     if args.out:

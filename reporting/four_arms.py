@@ -39,6 +39,8 @@ def four_arm_table(df: pd.DataFrame) -> pd.DataFrame:
     """A row per task with runs in at least two arms, one of them without vectors: the four cells, then each
     gain (absolute / relative error reduction, its interval over seeds, its paired bootstrap); the paper's
     gain beside the first."""
+    if "vectors" in df and df.vectors.eq(False).all():  # no run read vectors (records made before them)
+        return pd.DataFrame()
     if "vectors" in df:  # an arm holds only runs of its input (a table made with --accept task.model.vectors)
         with_vectors = df.setting.isin(["baseline", "elmo"])
         df = df[~((with_vectors & (df.vectors == False)) | (~with_vectors & (df.vectors == True)))]  # noqa: E712

@@ -25,12 +25,12 @@ from experiments.record import Record
 from .cell_rules import differences, flat
 
 
-def rows(roots: list[Path], key: str, ablations: set[str] | None = None) -> dict:
+def rows(roots: list[Path], key: str, ablations: set[str] | None = None, accepted: tuple[str, ...] = ()) -> dict:
     groups: dict[tuple, list[Record]] = {}
     for root in roots:
         for path in sorted(root.glob("**/results.json")):
             r = Record.read(path)
-            if r.is_probe or set(differences(r)) - {key}:
+            if r.is_probe or set(differences(r, accepted)) - {key}:
                 continue
             if ablations and r.ablation not in ablations:
                 continue
@@ -65,8 +65,12 @@ def main(argv=None) -> None:
     ap.add_argument("--runs", nargs="+", type=Path, required=True, help="directories searched for results.json")
     ap.add_argument("--ablations", help="only these ablations, comma-separated (e.g. elmo,baseline)")
     ap.add_argument("--out", type=Path, help="Markdown file to write (default: print only)")
+    ap.add_argument(
+        "--accept", nargs="+", default=[], metavar="KEY", help="keys that may differ as well (the report's)"
+    )
     args = ap.parse_args(argv)
-    groups = rows(args.runs, args.key, set(args.ablations.split(",")) if args.ablations else None)
+    ablations = set(args.ablations.split(",")) if args.ablations else None
+    groups = rows(args.runs, args.key, ablations, tuple(args.accept))
     if not groups:
         raise SystemExit(f"error: no records below {', '.join(map(str, args.runs))} vary only in {args.key}")
     records = [r for rs in groups.values() for r in rs]
@@ -78,6 +82,7 @@ def main(argv=None) -> None:
         f"`python -m reporting.setting_sweep --key {args.key} --runs {' '.join(map(str, args.runs))}"
         + (f" --ablations {args.ablations}" if args.ablations else "")
         + (f" --out {args.out}" if args.out else "")
+        + (f" --accept {' '.join(args.accept)}" if args.accept else "")
         + "`.\n"
     )
     if args.out:

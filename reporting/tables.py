@@ -184,12 +184,12 @@ def table1_markdown(frame: pd.DataFrame) -> str:
             "task (metric)": short,
             "baseline": frame["baseline (ours, dev)"].map(_mean_and_n),
             "ELMo": frame["ELMo (ours, dev)"].map(_mean_and_n),
-            "gain [95% interval, seeds]": [
+            "gain [seeds 95%]": [
                 _gain_text(ours.split(" / ")[0], interval)
                 for ours, interval in zip(frame["increase: absolute / relative error reduction (ours)"], seeds)
             ],
-            "paired bootstrap [95% interval], p": [b if b.startswith("[") else "—" for b in boot],
-            "paper gain": frame["increase: absolute / relative error reduction (paper)"].str.split(" / ").str[0],
+            "bootstrap [95%], p": [b.replace("], p", "] p") if b.startswith("[") else "—" for b in boot],
+            "paper": frame["increase: absolute / relative error reduction (paper)"].str.split(" / ").str[0],
         }
     )
     details = frame.drop(columns=[WHY_COLUMN, seeds.name]).rename(columns=DETAILS_HEADERS)

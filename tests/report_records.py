@@ -115,3 +115,8 @@ def has_cell(text, mean, n):
 
     m = re.escape(mean)
     return bool(re.search(rf"(?<![\d.]){m} (\[-?[\d.]+, -?[\d.]+\] |± [\d.]+ )?\(n={n}\)", text))
+
+
+# the keys the quick and paper profiles changed on 2026-12-01 (static vectors, xavier_uniform, at least 500 quick
+# updates): a report of records made before them accepts them, as the committed history tables do
+BEFORE_VECTORS = ["task.model.embedding_init", "task.model.freeze_vectors", "task.model.vectors", "trainer.min_updates"]

@@ -128,7 +128,10 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
         run_py_in_process(overrides, where)
         return
     jobs = jobs_of(overrides) if "-m" in argv else [overrides]
-    runs_root = env["root"] / ("runs_paper" if "profile=paper" in overrides else "runs")
+    # each profile's runs in a root of their own: the documented reports read one profile's
+    runs_root = env["root"] / {"profile=paper": "runs_paper", "profile=tiny": "runs_tiny"}.get(
+        next((o for o in overrides if o.startswith("profile=")), ""), "runs"
+    )
     for job in jobs:
         tiny_overrides(job, env, runs_root)  # composes and validates every job of a sweep
     job = [

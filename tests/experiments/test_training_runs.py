@@ -72,7 +72,13 @@ def test_regularizer_pulls_mix_towards_uniform(bilm_files, tmp_path):
         r = runner.train(
             as_run(
                 tiny_ner_cfg(
-                    bilm_files, tmp_path, "elmo.position=input", f"elmo.l2={lam}", "trainer.lr=0.05", "elmo.dropout=0"
+                    bilm_files,
+                    tmp_path,
+                    "elmo.position=input",
+                    f"elmo.l2={lam}",
+                    "trainer.lr=0.05",
+                    "elmo.dropout=0",
+                    "task.model.embedding_init=normal",  # large word vectors: the mix must move far for λ to pull on
                 )
             ),
             out,

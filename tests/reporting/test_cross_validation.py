@@ -15,7 +15,7 @@ from elmo_core import save_bilm
 from reporting import report
 
 ACCEPT = ["data.dir", "data.train_file", "data.dev_file", "task.model", "task.max_training_sentences"]
-ACCEPT += ["trainer.max_epochs", "encoder.options", "encoder.weights"]
+ACCEPT += ["trainer.max_epochs", "trainer.min_updates", "encoder.options", "encoder.weights"]
 
 
 def _documents(tmp_path):

@@ -4,10 +4,20 @@ encoders, data, debug runs, accepted keys."""
 import json
 
 import pytest
-from report_records import has_cell, with_bilm, with_composed_config, with_finetune, write_bert_record, write_record
+from report_records import (
+    BEFORE_VECTORS,
+    has_cell,
+    with_bilm,
+    with_composed_config,
+    with_finetune,
+    write_bert_record,
+    write_record,
+)
 
 from experiments.plan import record_digest
 from reporting import report
+
+ACCEPT = ["--accept", *BEFORE_VECTORS]  # records made before the static vectors
 
 
 def test_state_policy_and_finetuned_runs_are_variants_not_averaged_in(tmp_path):
@@ -17,7 +27,7 @@ def test_state_policy_and_finetuned_runs_are_variants_not_averaged_in(tmp_path):
     write_record(runs, "ner", "elmo", 1, 82.0)
     write_record(runs, "ner", "elmo", 0, 83.0, state="stateful_warmup")
     write_record(runs, "ner", "elmo", 0, 86.0, finetune=True)
-    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), *ACCEPT])
     assert has_cell((tmp_path / "out" / "table1.md").read_text(), "81.00", 2)  # the variants stay out
     variants = (tmp_path / "out" / "variants.md").read_text()
     state_row = next(line for line in variants.splitlines() if "state=stateful_warmup" in line)
@@ -33,15 +43,15 @@ def test_runs_of_different_profiles_are_never_averaged_together(tmp_path):
     write_record(runs, "ner", "baseline", 0, 90.0, profile="paper")
     write_record(runs, "ner", "elmo", 0, 92.0, profile="paper")
     with pytest.raises(SystemExit, match=r"several profiles: paper \(2 records\), quick \(2 records\)"):
-        report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
-    report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--profile", "paper"])
+        report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), *ACCEPT])
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--profile", "paper", *ACCEPT])
     t1 = (tmp_path / "out" / "table1.md").read_text()
     assert "— paper profile" in t1 and "90.00 (n=1)" in t1 and "92.00 (n=1)" in t1
     assert "60.00" not in t1 and "70.00" not in t1
     with pytest.raises(SystemExit, match="no runs with profile 'full'"):
-        report.main(["--runs", str(runs), "--out", str(tmp_path / "out_full"), "--profile", "full"])
+        report.main(["--runs", str(runs), "--out", str(tmp_path / "out_full"), "--profile", "full", *ACCEPT])
     with pytest.raises(SystemExit, match=r"out was built with --profile 'paper', not 'full'"):  # its own options only
-        report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--profile", "full"])
+        report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--profile", "full", *ACCEPT])
 
 
 def test_runs_of_different_biLMs_are_never_averaged_or_collected_together(tmp_path):
@@ -53,17 +63,17 @@ def test_runs_of_different_biLMs_are_never_averaged_or_collected_together(tmp_pa
             with_bilm(path, sha)
     both = ["--runs", str(old), str(new), "--out", str(tmp_path / "out")]
     with pytest.raises(SystemExit, match=r"several biLMs: aaaaaaaaaaaa \(1 records\), bbbbbbbbbbbb \(1 records\)"):
-        report.main(both)
-    report.main(both + ["--bilm", "bbbb", "--collect"])
+        report.main([*both, *ACCEPT])
+    report.main(both + ["--bilm", "bbbb", "--collect", *ACCEPT])
     t1 = (tmp_path / "out" / "table1.md").read_text()
     assert "75.00 (n=1)" in t1 and "70.00" not in t1 and "60.00 (n=1)" in t1  # the baseline goes with either
     assert "biLM: bbbbbbbbbbbb" in t1
     # never over the new biLM's tables: the directory keeps --bilm bbbb, so the old runs match nothing there,
     # and asking for the old biLM there is refused
     with pytest.raises(SystemExit, match="matches 0 biLMs"):
-        report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--collect"])
+        report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--collect", *ACCEPT])
     with pytest.raises(SystemExit, match=r"out was built with --bilm 'bbbb', not 'aaaa'"):
-        report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--bilm", "aaaa"])
+        report.main(["--runs", str(old), "--out", str(tmp_path / "out"), "--bilm", "aaaa", *ACCEPT])
     from reporting.table_directory import collect  # records of two identities in one place: both kept
 
     for path in sorted(old.glob("**/results.json")):
@@ -71,7 +81,19 @@ def test_runs_of_different_biLMs_are_never_averaged_or_collected_together(tmp_pa
     collected = sorted(p.parent.name for p in (tmp_path / "out" / "runs" / "ner").glob("*/results.json"))
     assert len(collected) == 3 and sum("@" in name for name in collected) == 1  # both ELMo records kept
     with pytest.raises(SystemExit, match="matches 0 biLMs"):
-        report.main(["--runs", str(old), str(new), "--out", str(tmp_path / "elsewhere"), "--bilm", "cccc"])
+        report.main(
+            [
+                "--runs",
+                str(old),
+                str(new),
+                "--out",
+                str(tmp_path / "elsewhere"),
+                "--bilm",
+                "cccc",
+                "--accept",
+                *BEFORE_VECTORS,
+            ]
+        )
 
 
 def test_transformer_runs_go_to_encoders_md_never_into_the_paper_tables(tmp_path):
@@ -102,7 +124,7 @@ def test_transformer_runs_go_to_encoders_md_never_into_the_paper_tables(tmp_path
     }
     (runs / "bert_probe").mkdir()
     (runs / "bert_probe" / "results.json").write_text(json.dumps(bert_probe))
-    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out"), *ACCEPT])
     t1 = (tmp_path / "out" / "table1.md").read_text()
     assert has_cell(t1, "91.00", 3) and "86.00" not in t1  # ELMo cell holds the biLM runs only
     enc = (tmp_path / "out" / "encoders.md").read_text()
@@ -132,14 +154,14 @@ def test_a_debug_run_beside_committed_records_never_changes_a_cell(tmp_path):
     planted.mkdir(parents=True)
     (planted / "results.json").write_text(json.dumps(debug))
     out = tmp_path / "out"
-    report.main(["--runs", str(committed / "runs"), str(tmp_path / "planted"), "--out", str(out)])
+    report.main(["--runs", str(committed / "runs"), str(tmp_path / "planted"), "--out", str(out), *ACCEPT])
     for name in ("table1", "table2", "table3"):
         assert (out / f"{name}.csv").read_bytes() == (committed / f"{name}.csv").read_bytes()
         ours, theirs = ((d / f"{name}.md").read_text().split("Rebuilt from")[0] for d in (out, committed))
         assert ours == theirs
     extras = (out / "extras.md").read_text()
     assert "trainer.max_epochs=1 (prescribed 12)" in extras and "29.43" in extras
-    assert f"--runs {committed / 'runs'} {tmp_path / 'planted'} --out {out}`" in (out / "table1.md").read_text()
+    assert f"--runs {committed / 'runs'} {tmp_path / 'planted'} --out {out} --accept" in (out / "table1.md").read_text()
 
 
 def test_tables_of_another_biLM_are_never_rewritten_in_place(tmp_path):
@@ -149,10 +171,10 @@ def test_tables_of_another_biLM_are_never_rewritten_in_place(tmp_path):
         for path in root.glob("**/results.json"):
             with_bilm(path, sha)
     with pytest.raises(SystemExit, match=r"holds the tables of other runs \(profile quick, biLM aaaaaaaaaaaa"):
-        report.main(["--runs", str(new), "--out", str(tmp_path / "out"), "--collect"])
+        report.main(["--runs", str(new), "--out", str(tmp_path / "out"), "--collect", *ACCEPT])
     assert not (tmp_path / "out" / "table1.md").exists()
-    report.main(["--runs", str(new), "--out", str(tmp_path / "elsewhere")])
-    assert f"--runs {new} --out {tmp_path / 'elsewhere'}`" in (tmp_path / "elsewhere" / "table1.md").read_text()
+    report.main(["--runs", str(new), "--out", str(tmp_path / "elsewhere"), *ACCEPT])
+    assert f"--runs {new} --out {tmp_path / 'elsewhere'} --accept" in (tmp_path / "elsewhere" / "table1.md").read_text()
 
 
 def test_accepted_keys_let_deliberate_variations_into_the_tables(tmp_path):
@@ -171,10 +193,12 @@ def test_accepted_keys_let_deliberate_variations_into_the_tables(tmp_path):
     for entry in (r.get("predictions") or {}).values():  # the predictions travel with the record
         (tmp_path / "runs" / "ner" / "x" / entry["file"]).write_bytes((source.parent / entry["file"]).read_bytes())
     with pytest.raises(SystemExit, match="every record below .* differs from what its profile prescribes"):
-        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "a")])
-    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "b"), "--accept", "trainer.max_epochs"])
+        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "a"), *ACCEPT])
+    report.main(
+        ["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "b"), *ACCEPT, "--accept", "trainer.max_epochs"]
+    )
     t1 = (tmp_path / "b" / "table1.md").read_text()
-    assert "(runs may differ from it in: trainer.max_epochs)" in t1 and "--accept trainer.max_epochs`" in t1
+    assert "trainer.min_updates, trainer.max_epochs)" in t1 and "--accept trainer.max_epochs`" in t1
 
 
 def test_a_baselines_elmo_settings_never_make_it_an_extra():
@@ -190,8 +214,8 @@ def test_a_baselines_elmo_settings_never_make_it_an_extra():
     runs = [Record.read(p) for d in (made_then, kept) for p in sorted(d.glob("*/results.json"))]
     baseline = next(r for r in runs if r.ablation == "baseline" and r.fraction == 1.0)
     elmo = next(r for r in runs if r.ablation == "elmo" and r.fraction == 1.0 and r.config["elmo"]["dropout"] == 0.5)
-    assert baseline.config["elmo"]["dropout"] == 0.5 and differences(baseline) == {}
-    assert differences(elmo) == {"elmo.dropout": (0.5, 0.0)}
+    assert baseline.config["elmo"]["dropout"] == 0.5 and differences(baseline, tuple(BEFORE_VECTORS)) == {}
+    assert differences(elmo, tuple(BEFORE_VECTORS)) == {"elmo.dropout": (0.5, 0.0)}
 
 
 def test_a_run_on_other_data_never_joins_its_cell_whatever_its_directory_says(tmp_path):
@@ -215,7 +239,7 @@ def test_a_run_on_other_data_never_joins_its_cell_whatever_its_directory_says(tm
     planted.mkdir(parents=True)
     (planted / "results.json").write_text(json.dumps(other))
     out = tmp_path / "out"
-    report.main(["--runs", str(committed / "runs"), str(tmp_path / "planted"), "--out", str(out)])
+    report.main(["--runs", str(committed / "runs"), str(tmp_path / "planted"), "--out", str(out), *ACCEPT])
     assert (out / "table1.csv").read_bytes() == (committed / "table1.csv").read_bytes()
     extras = (out / "extras.md").read_text()
     assert "data.train (file content)='000000000000'" in extras and "56.70" in extras
@@ -237,7 +261,7 @@ def test_a_record_whose_metric_contradicts_its_own_history_never_joins_a_cell(tm
     edited["dev"]["accuracy"] = 99.0
     (runs / "results.json").write_text(json.dumps(edited))
     with pytest.raises(SystemExit, match="differs from what its profile prescribes") as refused:
-        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
+        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), *ACCEPT])
     assert f"dev.accuracy (against epoch {edited['best_epoch']} of its history)=99.0" in str(refused.value)
     assert not (tmp_path / "out").exists()  # a refused report writes nothing
 
@@ -264,7 +288,7 @@ def test_a_run_fills_every_cell_its_configuration_is_however_its_command_spelled
     run = tmp_path / "runs" / "ner" / "elmo.position:both+profile:quick+source:local"
     run.mkdir(parents=True)
     (run / "results.json").write_text(json.dumps(demo))
-    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), *ACCEPT])
     table3 = (tmp_path / "out" / "table3.csv").read_text()
     assert f"{demo['dev']['f1']:.2f} (n=1)" in table3.splitlines()[1] and not (tmp_path / "out" / "extras.md").exists()
 
@@ -321,7 +345,7 @@ def test_a_rerun_on_the_seeded_finetuning_replaces_one_on_an_unseeded_draw(tmp_p
     runs = tmp_path / "runs"
     write_record(runs, "ner", "baseline", 0, 70.0)
     write_record(runs / "unseeded", "ner", "elmo", 0, 80.0, finetune=True, date="2026-11-24T10:00:00+00:00")
-    report.main(["--runs", str(runs), "--out", str(tmp_path / "before")])
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "before"), *ACCEPT])
     assert "80.00 (n=1)" in (tmp_path / "before" / "variants.md").read_text()
     assert not (tmp_path / "before" / "extras.md").exists()
 
@@ -340,7 +364,7 @@ def test_a_rerun_on_the_seeded_finetuning_replaces_one_on_an_unseeded_draw(tmp_p
             r["bilm_finetune"]["seed"] = 0
         path.write_text(json.dumps(r))
         with_composed_config(path, "encoder.finetune=true")
-    report.main(["--runs", str(runs), "--out", str(tmp_path / "after")])
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "after"), *ACCEPT])
     variants = (tmp_path / "after" / "variants.md").read_text()
     assert "84.00 (n=1)" in variants and "80.00" not in variants
     extras = (tmp_path / "after" / "extras.md").read_text()

@@ -10,11 +10,14 @@ import shutil
 
 import pytest
 from conftest import REPO
+from report_records import BEFORE_VECTORS
 
 from experiments.rescoring import rescore, rescoring_status
 from reporting import report
 
 COMMITTED = REPO / "results" / "history" / "small-v2_quick" / "runs" / "ner"
+
+ACCEPT = ["--accept", *BEFORE_VECTORS]  # records made before the static vectors
 
 
 def table1_ner_records():
@@ -48,7 +51,7 @@ def test_committed_records_are_rescored_to_their_numbers():
 def test_a_consistently_raised_metric_never_joins_a_cell(tmp_path):
     records = table1_ner_records()
     copy_records(records, tmp_path / "runs")
-    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "before")])
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "before"), *ACCEPT])
     for path in records:  # the same records raised by 7, dev.f1 and the best epoch's dev_f1 alike, beside them
         r = json.loads(path.read_text())
         r["dev"]["f1"] += 7
@@ -56,7 +59,7 @@ def test_a_consistently_raised_metric_never_joins_a_cell(tmp_path):
         d = tmp_path / "runs" / "raised" / "ner" / path.parent.name
         shutil.copytree(path.parent, d)
         (d / "results.json").write_text(json.dumps(r))
-    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "after")])
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "after"), *ACCEPT])
     assert ner_row(tmp_path / "after") == ner_row(tmp_path / "before")
     extras = (tmp_path / "after" / "extras.md").read_text()
     assert extras.count("dev.f1 (re-scored from its predictions)") == len(records)
@@ -74,16 +77,16 @@ def test_edited_predictions_are_caught(tmp_path):
     data = gzip.compress(json.dumps(body).encode())
     (d / entry["file"]).write_bytes(data)
     with pytest.raises(SystemExit, match=r"differs from what its profile prescribes .*dev predictions"):
-        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])  # hash differs
+        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), *ACCEPT])  # hash differs
     entry["sha256"] = hashlib.sha256(data).hexdigest()  # and with the hash 'fixed' in the record too
     (d / "results.json").write_text(json.dumps(record))
     with pytest.raises(SystemExit, match=r"dev.f1 \(re-scored from its predictions\)=[\d.]+ \(prescribed 0.0\)"):
-        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
+        report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), *ACCEPT])
 
 
 def test_table1_gives_bootstrap_intervals_for_rescored_cells(tmp_path):
     copy_records(table1_ner_records(), tmp_path / "runs")
-    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
+    report.main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), *ACCEPT])
     row = ner_row(tmp_path / "out")
     assert re.search(r"\[[+-][\d.]+, [+-][\d.]+\], p[<=][\d.]+", row), row
     assert "Re-scored from their kept predictions: 6 of 6 records." in (tmp_path / "out" / "table1.md").read_text()

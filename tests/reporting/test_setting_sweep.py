@@ -1,6 +1,7 @@
 """One setting varied against the committed records (reporting.setting_sweep)."""
 
 from conftest import REPO
+from report_records import BEFORE_VECTORS
 
 from reporting.setting_sweep import main
 
@@ -16,6 +17,8 @@ def test_the_committed_SICK_cells_and_their_collapsed_class(tmp_path, capsys):
             "input,elmo",
             "--out",
             str(tmp_path / "t.md"),
+            "--accept",
+            *BEFORE_VECTORS,
         ]
     )
     text = (tmp_path / "t.md").read_text()
