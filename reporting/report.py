@@ -121,6 +121,7 @@ def write_table(
     profiles = sorted(set(sources.profile.dropna())) if sources is not None and "profile" in sources else []
     if profiles:
         title += f" — {', '.join(profiles)} profile"
+    title += inputs_named(sources)
     if target.accepted:
         title += f" (runs may differ from it in: {', '.join(target.accepted)})"
     if not len(frame) or sources is None or sources.empty:  # no placeholder tables: one line instead
@@ -140,6 +141,20 @@ def write_table(
     (out / f"{name}.tex").write_text(frame.to_latex(index=False))
     target.written.append(f"{name}.md")
     target.files += [f"{name}.{suffix}" for suffix in ("csv", "md", "tex")]
+
+
+def inputs_named(sources: pd.DataFrame | None) -> str:
+    """The biLM(s) and word vectors a table's runs read, by name with the biLM's hash (the title's end)."""
+    if sources is None or sources.empty or "bilm_sha256" not in sources:
+        return ""
+    shipped, parts = shipped_bilms(), []
+    for sha, rows in sources.dropna(subset=["bilm_sha256"]).groupby("bilm_sha256"):
+        folder = next(iter(rows.bilm_dir.dropna()), None) if "bilm_dir" in rows else None
+        parts.append(bilm_name(sha, shipped) if sha in shipped or not folder else f"{folder} ({sha[:12]})")
+    said = [f"biLM {', '.join(parts)}"] if parts else []
+    if "vectors_name" in sources and sources.vectors_name.notna().any():
+        said.append(f"vectors {', '.join(sorted(set(sources.vectors_name.dropna())))}")
+    return f", {'; '.join(said)}" if said else ""
 
 
 def refuse_empty(runs: list[Path], extras: dict) -> None:

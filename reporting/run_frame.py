@@ -321,6 +321,7 @@ def run_row(path: Path, r: Record, setting: str) -> dict:
     return {
         "task": row_name(r),  # another data set: a row of its own
         "task_name": r.task,
+        "data_note": ((r.config.get("data") or {}).get("note") if isinstance(r.config, dict) else None),
         "metric": r.metric,
         "value": r.value,
         "test_value": np.nan if r.test_value is None else r.test_value,
@@ -356,6 +357,24 @@ def provenance_fields(r: Record) -> dict:
         "date": r.date,
         "profile": r.profile,
         "bilm_sha256": r.bilm_sha256,
+        "bilm_dir": bilm_dir(r),
+        "vectors_name": vectors_name(r),
         "hardware": f"{machine}, {hw.get('cpus', '?')} CPUs, {hw.get('torch_threads', '?')} torch "
         f"thread(s), {hw.get('device', '?')}" + (f" ({hw['gpu']})" if hw.get("gpu") else ""),
     }
+
+
+def bilm_dir(r: Record) -> str | None:
+    """The folder a run's biLM was read from (its ``options.json``'s), None for the embedded one or none."""
+    encoder = (r.config.get("encoder") or {}) if isinstance(r.config, dict) else {}
+    options = encoder.get("options") if isinstance(encoder, dict) else None
+    return Path(str(options)).parent.name or None if options and r.bilm_sha256 else None
+
+
+def vectors_name(r: Record) -> str | None:
+    """The word vectors a run started from, by name: ``lm-text 50-d`` (the shipped ones), a file's name, or None."""
+    model = ((r.config.get("task") or {}).get("model") or {}) if isinstance(r.config, dict) else {}
+    if not isinstance(model, dict) or not ((r.identity or {}).get("files_sha256") or {}).get("task.model.vectors"):
+        return None
+    value = model.get("vectors")
+    return f"lm-text {model.get('word_dim')}-d" if value == "shipped" else Path(str(value)).name

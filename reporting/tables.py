@@ -231,6 +231,8 @@ def comparability_notes(df: pd.DataFrame, task: str) -> str:
     that never predict a class (a dev accuracy of 0 for it: a stalled run)."""
     notes = [paper.DATA_NOTES[task]] if task in paper.DATA_NOTES else []
     used = pd.concat([cell_values(df, task, s) for s in ("baseline", "elmo")])
+    if "data_note" in used:  # a data set's own note (conf/data/<name>.yaml)
+        notes += sorted({str(n) for n in used.data_note.dropna()})
     profile = used.profile.iloc[0] if "profile" in used and not used.empty else None
     if "fraction" in used and not used.empty and (used.fraction < profile_fraction(task, profile)).any():
         # the data note names the whole training set (or the profile's share of it): these cells had less

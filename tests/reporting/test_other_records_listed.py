@@ -21,3 +21,22 @@ def test_a_record_of_another_bilm_is_listed_with_its_biLM(tmp_path, capsys):
     extras = (tmp_path / "second" / "extras.md").read_text()
     assert "biLM (these tables report another's" in extras and "'bbbbbbbbbbbb' (prescribed 'aaaaaaaaaaaa')" in extras
     assert "1 extras" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_a_tables_title_names_its_biLM_and_vectors(tmp_path):
+    """Names, not only hashes: the biLM by its folder (a shipped one by its name) with its hash, and the vectors."""
+    import json
+
+    runs = tmp_path / "runs"
+    write_record(runs, "ner", "baseline", 0, 80.0, position="none")
+    write_record(runs, "ner", "elmo", 0, 85.0)
+    for path in runs.glob("ner/*/results.json"):
+        with_bilm(path, "c" * 64)
+        r = json.loads(path.read_text())
+        r["config"]["encoder"]["options"] = "/home/me/bilms/my-bilm/options.json"
+        r["config"]["task"]["model"] = {"word_dim": 50, "vectors": "shipped"}
+        r["identity"]["files_sha256"] = {"task.model.vectors": "d" * 64}
+        path.write_text(json.dumps(r))
+    report.main(["--runs", str(runs), "--out", str(tmp_path / "out")])
+    title = (tmp_path / "out" / "table1.md").read_text().splitlines()[0]
+    assert "biLM my-bilm (cccccccccccc)" in title and "vectors lm-text 50-d" in title
