@@ -99,6 +99,8 @@ def report_options(r: Record, runs_root: Path, launch: list[str]) -> str:
         options.append(f"--bilm {r.bilm_sha256[:12]}")
     keys = dict.fromkeys(o.split("=", 1)[0].lstrip("+~") for o in without_elmo(launch) if "=" in o)
     accepted = [k for k in keys if "." in k and not k.startswith(("hydra.", "embed_sample."))]
+    if "task.model.word_dim" in accepted and "task.model.vectors" not in keys:
+        accepted.append("task.model.vectors")  # the shipped vectors follow the size: another file, or none
     options += [f"--accept {' '.join(accepted)}"] if accepted else []
     tables = Path(runs_root).parent / table_folder(r)
     return " ".join([*options, f"--out {shlex.quote(str(tables))}"])

@@ -53,9 +53,7 @@ def test_the_demos_printed_steps_give_table_1s_row(bilm_files, tmp_path):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert re.fullmatch(r"\d+\.\d\d \(n=1\)", cells[1]) and re.fullmatch(r"\d+\.\d\d \(n=1\)", cells[2]), row
     assert re.match(r"[+-]\d+\.\d\d ", cells[3]), row  # the gain
-    assert re.match(r"\[[+-]\d+\.\d\d, [+-]\d+\.\d\d\], p[<=]", cells[4]), (
-        row
-    )  # one seed: its bootstrap in the main table
+    assert re.match(r"\[[+-]\d+\.\d\d, [+-]\d+\.\d\d\] p[<=]", cells[4]), row  # one seed: its bootstrap too
     details = next(line for line in lines if line.startswith("| ner (f1; paper"))
     cells = [c.strip() for c in details.strip("|").split("|")]
     assert re.match(r"[+-]\d+\.\d\d / ", cells[3]), details  # the gain and its relative error reduction

@@ -76,7 +76,7 @@ def test_a_new_data_set_trains_from_its_yaml_file_alone_under_its_own_label(bilm
     chunks = "\n".join("\t".join(r[:3]) if r and not r[0].startswith("-DOCSTART-") else "" for r in rows)
     (tmp_path / "train").write_text(chunks + "\n")
     (tmp_path / "dev").write_text(chunks + "\n")
-    argv = ["task=ner", "data=wnut17", f"data.dir={tmp_path}", "+data.label='Tiny chunking'", f"encoder.options={o}",
+    argv = ["task=ner", "data=wnut17", f"data.dir={tmp_path}", "data.label='Tiny chunking'", f"encoder.options={o}",
             f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", f"runs_root={tmp_path / 'runs'}",
             "trainer.max_epochs=1", "trainer.min_updates=0", "task.model.hidden=[8]", "task.model.char_filters=4",
             "task.model.word_dim=8", "logger=none"]  # fmt: skip
