@@ -13,7 +13,7 @@ from reporting import report
     "edit, said",
     [
         (lambda r: r["config"].update(data=5), "config.data=5 is not a mapping"),
-        (lambda r: r.update(epochs="x"), "epochs='x' is not list or null"),
+        (lambda r: r.update(epochs="x"), "epochs='x' is not list or int or null"),
         (lambda r: r.update(identity=[]), "identity=[] is not dict or null"),
         (lambda r: r.update(mixing_weights="x"), "mixing_weights='x' is not dict or null"),
         (lambda r: r.update(command=5), "command=5 is not str"),
