@@ -304,7 +304,7 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
     changed = sorted(str(p.relative_to(tmp_path)) for p in after if before.get(p) != after[p])
     assert not changed
     with pytest.raises(
-        SystemExit, match=r"small-v1_quick was built with --accept \['elmo.dropout'\], not \['task.model'\]"
+        SystemExit, match=r"small-v1_quick was built with --accept \['elmo.dropout', .*\], not \['task.model'\]"
     ):
         report.main(["--out", "results/history/small-v1_quick", "--accept", "task.model"])
     with pytest.raises(SystemExit, match="no results.json under outputs/runs"):
