@@ -59,3 +59,25 @@ def test_curves_that_cannot_be_written_are_a_warning_and_the_run_records(bilm_fi
     assert "cannot write the curves" in capsys.readouterr().err
     runner.train(as_run(tiny_ner_cfg(bilm_files, tmp_path, "elmo.position=input")), out)
     assert json.loads((out / "results.json").read_text())["task"] == "ner"
+
+
+def test_a_runs_root_above_the_working_directory_keeps_only_the_record(tmp_path):
+    """``runs_root=..``: the run's record goes above the folder it was started in; a relaunch of the finished
+    configuration with its seed spelled out (a different folder name), as a sweep or as a dry run, leaves no
+    folder behind, outside the working directory or anywhere else."""
+    work, data = tmp_path / "work", tmp_path / "data"
+    work.mkdir(), data.mkdir()
+    sentences = "EU\tB-ORG\nrejects\tO\nGerman\tB-MISC\ncall\tO\n\nPeter\tB-PER\nBlackburn\tI-PER\n\n" * 4
+    (data / "train").write_text(sentences), (data / "dev").write_text(sentences)
+    base = [sys.executable, str(REPO / "run.py"), "task=ner", "source=local", "runs_root=..", "data=wnut17",
+            f"data.dir={data}", "+ablation=baseline", "trainer.max_epochs=1", "trainer.min_updates=0"]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    for extra in ([], ["seed=0"], ["-m", "seed=0"], ["mode=dry_run"]):
+        done = subprocess.run([*base, *extra], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (extra, done.stderr[-2000:])
+    records = list(tmp_path.glob("ner/*/results.json"))
+    assert len(records) == 1, records
+    folders = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_dir()}
+    run = records[0].parent.relative_to(tmp_path).as_posix()
+    assert folders <= {"work", "data", "ner", run, f"{run}/tensorboard"}, folders
+    assert not any(p.is_dir() and not any(p.iterdir()) for p in (tmp_path / "ner").iterdir())
