@@ -10,7 +10,9 @@ Without ``--vectors``, each task's profile's own (``task.model.vectors``, the sh
 from __future__ import annotations
 
 import argparse
+import platform
 import sys
+from datetime import date
 from pathlib import Path
 
 import pandas as pd
@@ -81,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     text = table.to_markdown(index=False)
     print(text)
     if args.out:
-        write_text_atomic(args.out, text + "\n")
+        command = " ".join(["python -m reporting.vector_coverage", *(argv if argv is not None else sys.argv[1:])])
+        machine = f"{platform.machine()}, Python {platform.python_version()}"
+        made = f"Made by `{command}` on {date.today().isoformat()} ({machine})."
+        write_text_atomic(args.out, f"{made}\nThe share of each split's tokens and words with a vector.\n\n{text}\n")
     return 0
 
 
