@@ -62,8 +62,12 @@ def register(conf: Path = CONF) -> None:
     if _REGISTERED[0] == key:
         return
     _REGISTERED[0] = None  # a registration stopped half way is none
-    OmegaConf.register_new_resolver("run_dir_excludes", run_dir_excludes, replace=True)  # hydra.job.config
-    OmegaConf.register_new_resolver("table1_tasks", lambda: ",".join(table_tasks()), replace=True)  # +sweep=table1
+    from .hydra_dirs import mode_dir, run_dir_name, sweep_dir
+
+    resolvers = {"run_dir_excludes": run_dir_excludes, "table1_tasks": lambda: ",".join(table_tasks()),
+                 "run_dir_name": run_dir_name, "mode_dir": mode_dir, "sweep_dir": sweep_dir}  # fmt: skip
+    for name, resolver in resolvers.items():  # the resolvers conf/config.yaml and the sweep files name
+        OmegaConf.register_new_resolver(name, resolver, replace=True)
     store = ConfigStore.instance()
     chosen = ("task", "data", "elmo", "encoder", "cache", "trainer", "source")  # the groups chosen in conf/
     store.store(name="run_defaults", node={k: v for k, v in plain(RunConfig()).items() if k not in chosen})
@@ -95,3 +99,14 @@ def compose(overrides=(), conf: Path = CONF, hydra_config: bool = False) -> Dict
     register(conf)
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
         return hydra_compose("config", overrides=list(overrides), return_hydra_config=hydra_config)
+
+
+def config_groups(conf: Path = CONF) -> dict[str, list[str]]:
+    """Group name -> its options, as Hydra lists them (the YAML files of ``conf/<group>/`` and the ConfigStore)."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    register(conf)
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        return {group: loader.get_group_options(group) for group in loader.list_groups("") if group != "hydra"}

@@ -27,10 +27,11 @@ from encoders.activation_cache import size_text
 from suite_common.errors import WeightsError
 
 from . import train_state
+from .hydra_dirs import run_dir_name
 from .pipeline import build_run
 from .plan import RunPlan
 from .run_config import RunConfig
-from .run_directories import finished_run, read_record, run_dir_name
+from .run_directories import finished_run, read_record
 from .time_estimate import COUNTS, estimate, measure
 from .trainer import epochs_for, passes_per_epoch
 

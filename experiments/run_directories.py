@@ -24,7 +24,6 @@ from omegaconf import OmegaConf
 from suite_common.atomic_files import process_alive, write_text_atomic
 from suite_common.bounded_files import read_bounded
 from suite_common.errors import DataError
-from suite_common.hashing import sha256_hex
 from suite_common.machine import cpu_model
 
 from .plan import record_digest
@@ -67,19 +66,6 @@ def record_dir(out_dir: Path, digest: str, name: str = "results.json") -> Path:
         flush=True,
     )
     return alternative
-
-
-def run_dir_name(overrides: str, limit: int = 120) -> str:
-    """A run directory's name: its overrides (``key:value+key:value``), or when they are longer than
-    ``limit`` characters their start and a hash of the whole (file names have a length limit). A ``/``
-    in a value becomes ``%2F`` and a name of dots only is prefixed, so a name never leaves the runs root."""
-    overrides = overrides.replace("/", "%2F").replace("\\", "%5C")
-    if overrides.strip(".") == "":
-        overrides = f"_{overrides}"
-    if len(overrides.encode("utf-8")) <= limit:
-        return overrides
-    head = overrides.encode("utf-8")[: limit - 12].decode("utf-8", "ignore").rstrip("+")
-    return f"{head}+{sha256_hex(overrides)[:10]}"
 
 
 RUNNING = "running.pid"  # in a run directory while its run is going: "<host> <pid> <digest>"
@@ -140,13 +126,6 @@ def release_claims() -> list[Path]:
         (d / RUNNING).unlink(missing_ok=True)
         _CLAIMED.pop(d).close()
     return claimed
-
-
-def scratch_dir() -> Path:
-    """Hydra's output folder for the modes that write nothing there (evaluate, predict, a dry run): the user's
-    own cache (``$XDG_CACHE_HOME`` or ``~/.cache``), never a folder of the system's shared by every user."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "elmo-suite" / "scratch"
 
 
 def stopped_message(claimed: set[Path]) -> str:

@@ -132,3 +132,16 @@ def parallel_jobs(n_jobs) -> int:
     if not isinstance(n_jobs, int) or isinstance(n_jobs, bool) or n_jobs == 0:
         return 1
     return n_jobs if n_jobs > 0 else max(1, available_cpus() + 1 + n_jobs)
+
+
+def set_torch_threads(run) -> int:
+    """torch's CPU threads for ``run`` (``threads``; ``auto`` divides the free cores among the jobs of a parallel
+    launcher), said in one line."""
+    import torch
+    from hydra.core.hydra_config import HydraConfig
+
+    launcher = HydraConfig.get().launcher if HydraConfig.initialized() else {}
+    threads = choose_threads(run.threads, parallel_jobs(launcher.get("n_jobs") if "n_jobs" in launcher else 1))
+    torch.set_num_threads(threads)
+    print(f"torch threads: {threads} (threads={run.threads})", flush=True)
+    return threads

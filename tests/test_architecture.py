@@ -294,13 +294,12 @@ def test_every_mode_takes_the_typed_run():
     """``run.py``'s modes: the first parameter of each is the typed run (``RunConfig``), never the composed one."""
     import inspect
 
-    sys.path.insert(0, str(REPO))
-    import run
     from experiments import runner, trained_runs
     from experiments.dry_run import dry_run
+    from experiments.embed_sample import embed_sample
     from experiments.predictor import predict_mode
 
-    for mode in (runner.train, runner.finetune, trained_runs.evaluate, dry_run, predict_mode, run.embed_sample):
+    for mode in (runner.train, runner.finetune, trained_runs.evaluate, dry_run, predict_mode, embed_sample):
         first = next(iter(inspect.signature(mode).parameters.values()))
         assert first.name == "run" and "DictConfig" not in str(first.annotation), mode.__qualname__
 

@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from experiments.override_check import RENAMED, check_overrides
+from experiments.command_line import RENAMED, check_overrides, read
 from experiments.plan import record_digest, run_digest
 from experiments.record import RECORD_VERSION
 from suite_common.errors import ConfigError
@@ -103,7 +103,7 @@ def test_a_transformer_configuration_carries_no_bilm_keys():
 def test_an_earlier_key_on_the_command_line_names_the_new_one(old):
     key = old.lstrip("+").split("=")[0]
     with pytest.raises(ConfigError) as e:
-        check_overrides(["task=ner", old])
+        check_overrides(read(["task=ner", old]))
     message = str(e.value)
     assert "\n" not in message and f"{key} is now {RENAMED[key]}" in message and "nothing was run" in message
 

@@ -9,17 +9,22 @@ import sys
 import pytest
 from conftest import REPO, SHARED
 
-sys.path.insert(0, str(REPO))
-from run import choose_data_source, overrides_first  # noqa: E402
+from experiments.command_line import choose_data_source, overrides_first, prepare, read
+from experiments.hydra_adapter import hydra_flags
+
+
+def chosen(argv: list[str], reachable) -> list[str]:
+    """The command line after the data source's choice (``source=local`` added or not)."""
+    return choose_data_source(read(argv), reachable=reachable).argv
 
 
 def test_the_hub_when_reachable_else_the_local_copies(tmp_path, monkeypatch, capsys):
     (tmp_path / "data").mkdir()
     monkeypatch.setenv("ELMO_SHARED", str(tmp_path))
     argv = ["task=ner", "elmo.position=both"]
-    assert choose_data_source(argv, reachable=lambda: True) == argv
+    assert chosen(argv, reachable=lambda: True) == argv
     assert "source=hf" in capsys.readouterr().err
-    assert choose_data_source(argv, reachable=lambda: False) == ["source=local", *argv]
+    assert chosen(argv, reachable=lambda: False) == ["source=local", *argv]
     assert f"local copies under {tmp_path / 'data'}" in capsys.readouterr().err
 
 
@@ -28,9 +33,9 @@ def test_a_choice_on_the_command_line_or_a_mode_without_task_data_is_left_alone(
     monkeypatch.setenv("ELMO_SHARED", str(tmp_path))
     never = lambda: (_ for _ in ()).throw(AssertionError("the hub was asked"))  # noqa: E731
     for argv in (["task=ner", "source=hf"], ["mode=evaluate", "checkpoint=x"], ["task=ner", "data.dir=/d"]):
-        assert choose_data_source(argv, reachable=never) == argv
+        assert chosen(argv, reachable=never) == argv
     monkeypatch.setenv("ELMO_SHARED", str(tmp_path / "absent"))
-    assert choose_data_source(["task=ner"], reachable=lambda: False) == ["task=ner"]  # the hub's error says more
+    assert chosen(["task=ner"], reachable=lambda: False) == ["task=ner"]  # the hub's error says more
 
 
 def test_the_design_cards_command_runs_offline_as_typed(tmp_path):
@@ -80,16 +85,13 @@ FLAG_PLACEMENTS = [
 
 @pytest.mark.parametrize("argv", FLAG_PLACEMENTS, ids=" ".join)
 def test_the_chosen_source_joins_the_overrides_wherever_hydras_flags_are(argv, tmp_path, monkeypatch):
-    from hydra._internal.utils import get_args_parser
-
     (tmp_path / "data").mkdir()
     monkeypatch.setenv("ELMO_SHARED", str(tmp_path))
-    before = get_args_parser().parse_intermixed_args(argv)
-    chosen = choose_data_source(overrides_first(argv), reachable=lambda: False)
-    after = get_args_parser().parse_args(chosen)  # Hydra's own parser: exits on a split run of overrides
-    assert after.overrides == ["source=local", *before.overrides]
+    before = hydra_flags(argv)
+    after = hydra_flags(chosen(argv, reachable=lambda: False), intermixed=False)  # as hydra.main reads it
+    assert after is not None and after.overrides == ["source=local", *before.overrides]
     with_source = overrides_first(["source=hf", *argv])  # chosen by the user: kept, and the line still readable
-    assert get_args_parser().parse_args(with_source).overrides == ["source=hf", *before.overrides]
+    assert hydra_flags(with_source, intermixed=False).overrides == ["source=hf", *before.overrides]
     for flag in ("cfg", "resolve", "multirun", "config_name", "info"):
         assert getattr(after, flag) == getattr(before, flag)
 
@@ -128,13 +130,13 @@ def test_a_sweep_with_the_flag_first_runs_offline(tmp_path):
     ids=" ".join,
 )  # fmt: skip
 def test_two_of_hydras_commands_at_once_are_one_line(argv, named):
-    from run import check_one_command
+    from experiments.command_line import check_one_command
     from suite_common.errors import ConfigError
 
     with pytest.raises(ConfigError, match=f"^{re.escape(named)} together: .*nothing was run$"):
-        check_one_command(argv)
+        check_one_command(read(argv))
     for alone in (["task=ner", "-m", "seed=0,1"], ["--cfg", "job", "task=ner"], ["--info"], ["task=ner"]):
-        check_one_command(alone)  # one command (or none: --run) is Hydra's to run
+        check_one_command(read(alone))  # one command (or none: --run) is Hydra's to run
 
 
 def test_a_sweep_asked_for_its_configuration_stops_in_one_line_offline():
@@ -153,7 +155,7 @@ def test_a_sweep_asked_for_its_configuration_stops_in_one_line_offline():
 def test_hydras_own_help_and_shell_completion_run_as_its_docs_show(argv, expected):
     """Hydra composes its own help without the app's defaults (so a source= the suite added would fail it), and
     shell completion's install=bash is a word for Hydra, not an override of the suite's."""
-    assert choose_data_source(argv, reachable=lambda: False) == argv
+    assert prepare(argv, reachable=lambda: False) == argv
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ELMO_SHARED": str(SHARED), "OMP_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "run.py", *argv], cwd=REPO, capture_output=True, text=True, env=env)
     assert done.returncode == 0 and expected in done.stdout, done.stderr[-2000:]
@@ -165,10 +167,10 @@ def test_hydras_own_help_and_shell_completion_run_as_its_docs_show(argv, expecte
 
 def test_changing_into_the_run_directory_is_refused_in_one_line():
     """hydra.job.chdir=true would read runs_root=outputs/runs and ../shared from inside the run directory."""
-    from run import check_no_chdir
+    from experiments.command_line import check_no_chdir
     from suite_common.errors import ConfigError
 
     for arg in ("hydra.job.chdir=True", "++hydra.job.chdir=true", "hydra.job.chdir=1"):
         with pytest.raises(ConfigError, match=r"^\+*hydra\.job\.chdir=.*leave hydra\.job\.chdir out; nothing was run$"):
-            check_no_chdir(["task=ner", arg])
-    check_no_chdir(["task=ner", "hydra.job.chdir=false", "hydra.run.dir=/tmp/x"])  # the default, said aloud
+            check_no_chdir(read(["task=ner", arg]))
+    check_no_chdir(read(["task=ner", "hydra.job.chdir=false", "hydra.run.dir=/tmp/x"]))  # the default, said aloud

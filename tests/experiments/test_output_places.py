@@ -14,8 +14,9 @@ from conftest import REPO
 from run_configs import tiny_ner_cfg
 
 from experiments import runner
+from experiments.hydra_dirs import scratch_dir
 from experiments.run_config import as_run
-from experiments.run_directories import claim, scratch_dir
+from experiments.run_directories import claim
 from experiments.training_log import open_training_log
 from suite_common.errors import StorageError
 from suite_common.output_paths import forbidden_output

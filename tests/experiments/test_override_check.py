@@ -1,4 +1,4 @@
-"""Every key and group option on the command line exists (experiments.override_check): a typo stops the
+"""Every key and group option on the command line exists (experiments.command_line): a typo stops the
 command in one line with exit status 2, naming the nearest valid key, and writes nothing."""
 
 import subprocess
@@ -7,7 +7,7 @@ import sys
 import pytest
 from conftest import REPO
 
-from experiments.override_check import check_overrides
+from experiments.command_line import check_overrides, read
 from suite_common.errors import ConfigError
 
 
@@ -38,7 +38,7 @@ from suite_common.errors import ConfigError
 )
 def test_unknown_keys_and_options_are_refused(args, message):
     with pytest.raises(ConfigError) as e:
-        check_overrides(args)
+        check_overrides(read(args))
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
@@ -52,7 +52,7 @@ def test_unknown_keys_and_options_are_refused(args, message):
     ],
 )
 def test_valid_command_lines_pass(args):
-    check_overrides(args)
+    check_overrides(read(args))
 
 
 @pytest.mark.parametrize("override", ["elmo.positon=both", "+elmo.positon=both", "task=nre"])
@@ -107,7 +107,7 @@ def test_a_bad_value_in_any_sweep_job_stops_the_sweep_before_the_first_job(tmp_p
 
 
 def test_the_quoted_pin_the_message_suggests_is_read():
-    check_overrides(['encoder.weights="https://example.org/w.hdf5#sha256=00ff"'])
+    check_overrides(read(['encoder.weights="https://example.org/w.hdf5#sha256=00ff"']))
 
 
 def test_a_record_of_a_newer_version_is_not_called_earlier(tmp_path):

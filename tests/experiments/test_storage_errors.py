@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+from experiments.command_line import check_files_given, check_output_folders, read
+from experiments.run_errors import one_line
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, StorageError
-
-sys.path.insert(0, str(REPO))
-import run  # noqa: E402  (the entry point's helpers)
 
 
 def test_threads_zero_is_one_line_and_leaves_no_run_directory(tmp_path):
@@ -82,12 +81,12 @@ def test_torchs_unexpected_pos_on_a_full_disk_says_the_disk_is_full(tmp_path, mo
     ],
 )
 def test_the_entry_point_turns_storage_and_memory_errors_into_one_line(error, expected, tmp_path):
-    assert expected in run.one_line(error, tmp_path)
+    assert expected in one_line(error, tmp_path)
 
 
 def test_programming_errors_keep_their_traceback(tmp_path):
-    assert run.one_line(RuntimeError("shape mismatch"), tmp_path) is None
-    assert run.one_line(OSError(errno.ENOENT, "no such file"), tmp_path) is None
+    assert one_line(RuntimeError("shape mismatch"), tmp_path) is None
+    assert one_line(OSError(errno.ENOENT, "no such file"), tmp_path) is None
 
 
 def test_a_runs_root_that_cannot_be_written_stops_before_hydra(tmp_path, monkeypatch):
@@ -98,31 +97,31 @@ def test_a_runs_root_that_cannot_be_written_stops_before_hydra(tmp_path, monkeyp
 
     monkeypatch.setattr(tempfile, "mkdtemp", refused)
     with pytest.raises(ConfigError, match=rf"runs_root=.*: {tmp_path} cannot be written \(permission denied\)"):
-        run.check_runs_root([f"runs_root={tmp_path / 'a' / 'b'}"])
+        check_output_folders(read([f"runs_root={tmp_path / 'a' / 'b'}"]))
     monkeypatch.undo()
-    run.check_runs_root([f"runs_root={tmp_path / 'a' / 'b'}"])  # writable: nothing said, nothing left
+    check_output_folders(read([f"runs_root={tmp_path / 'a' / 'b'}"]))  # writable: nothing said, nothing left
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("value", ["", "  "])
 def test_an_empty_runs_root_or_output_directory_is_refused(value, monkeypatch):
     with pytest.raises(ConfigError, match="runs_root=.*an empty path"):
-        run.check_runs_root([f"runs_root={value}"])
+        check_output_folders(read([f"runs_root={value}"]))
     with pytest.raises(ConfigError, match="embed_sample.out=.*an empty path"):
-        run.check_runs_root([f"embed_sample.out={value}"])
+        check_output_folders(read([f"embed_sample.out={value}"]))
     monkeypatch.setenv("ELMO_RUNS_ROOT", value)
     with pytest.raises(ConfigError, match="ELMO_RUNS_ROOT=.*an empty path"):
-        run.check_runs_root([])
+        check_output_folders(read([]))
 
 
 def test_a_file_or_a_virtual_file_system_as_runs_root_is_one_line(tmp_path):
     (tmp_path / "f").write_text("x")
     for root in (tmp_path / "f", tmp_path / "f" / "sub"):
         with pytest.raises(ConfigError, match=rf"{tmp_path / 'f'} is a file, not a directory"):
-            run.check_runs_root([f"runs_root={root}"])
+            check_output_folders(read([f"runs_root={root}"]))
     if Path("/proc/self").exists():
         with pytest.raises(ConfigError, match="runs_root=/proc/x: /proc/x is inside the system folder /proc"):
-            run.check_runs_root(["runs_root=/proc/x"])
+            check_output_folders(read(["runs_root=/proc/x"]))
 
 
 @pytest.mark.parametrize("key", ["runs_root", "cache.dir", "data.dir", "data.train_path", "checkpoint"])
@@ -144,18 +143,19 @@ def test_a_file_setting_on_the_command_line_is_checked_before_anything_is_writte
     with pytest.raises(
         ConfigError, match=r"encoder.weights=.*weights.hdf5: no such file; .*biLM holds lm_weights.hdf5"
     ):
-        run.check_files_given([f"encoder.weights={tmp_path / 'biLM/weights.hdf5'}"])
+        check_files_given(read([f"encoder.weights={tmp_path / 'biLM/weights.hdf5'}"]))
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(ConfigError, match=r"data.train_path=.*fifo: a named pipe \(FIFO\), not a regular file"):
-        run.check_files_given([f"data.train_path={tmp_path / 'fifo'}"])
+        check_files_given(read([f"data.train_path={tmp_path / 'fifo'}"]))
     with pytest.raises(ConfigError, match="data.dev_path=/dev/zero: a character device, not a regular file"):
-        run.check_files_given(["data.dev_path=/dev/zero"])
+        check_files_given(read(["data.dev_path=/dev/zero"]))
     with open(tmp_path / "sparse", "wb") as f:
         f.truncate(20 << 30)  # 20 GB of nothing, no disk used
     with pytest.raises(ConfigError, match=r"20.0 GB, over the 2 GB a data file may have \(MAX_DATA_FILE_BYTES"):
-        run.check_files_given([f"data.train_path={tmp_path / 'sparse'}"])
-    run.check_files_given(["encoder.weights=https://example.org/w.hdf5", "data.train_path=null", "seed=1",
-                           "data.dev_path=${oc.env:HOME}/dev.txt"])  # a URL, none, an interpolation: later  # fmt: skip
+        check_files_given(read([f"data.train_path={tmp_path / 'sparse'}"]))
+    later = ["encoder.weights=https://example.org/w.hdf5", "data.train_path=null", "seed=1",
+             "data.dev_path=${oc.env:HOME}/dev.txt"]  # a URL, none, an interpolation: checked later  # fmt: skip
+    check_files_given(read(later))
 
 
 def test_a_missing_weights_file_is_one_line_and_leaves_no_directory(tmp_path):

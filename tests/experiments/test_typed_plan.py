@@ -224,12 +224,12 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
         cfg = compose_cfg([f"mode={mode}", f"checkpoint={trained['run_dir']}", f"data.test_path={test}"])
         (evaluate if mode == "evaluate" else predict_mode)(as_run(cfg), tmp_path / "out")
     else:
-        import run
+        from experiments.embed_sample import embed_sample
 
         (tmp_path / "sample").mkdir()
         sample = ["embed_sample.limit=3", f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}"]
         bilm = [f"encoder.options={bilm_files[0]}", f"encoder.weights={bilm_files[1]}"]
-        run.embed_sample(as_run(compose_cfg(sample + bilm)), tmp_path / "sample")
+        embed_sample(as_run(compose_cfg(sample + bilm)), tmp_path / "sample")
     assert resolved, f"mode={mode} did not resolve a plan"
     if mode != "embed_sample":
         assert built, f"mode={mode} did not build through the plan"
