@@ -1,7 +1,7 @@
 """What ``profile=paper`` costs at the paper's full scale (Peters et al. 2018 §4 and appendix A), measured
 on this machine and projected to the paper's datasets.
 
-    python -m benchmarks.paper_scale [--options F --weights F] [--tasks ner,sst,srl,qa,nli,coref]
+    python -m benchmarks.paper_scale [--options F --weights F] [--tasks T1,T2,...]
                                      [--sample-tokens 3000] [--updates 4] [--threads 1] [--out outputs/paper_scale.md]
 
 With no ``--options/--weights`` it builds a biLM of the original size (2 x 4096 cells, 512
@@ -71,10 +71,11 @@ TASKS = tuple(
 )
 
 
-def SENTENCE_LENGTHS() -> list[list[str]]:
-    """The sentences of the local SRL training file (Universal PropBank, English Web Treebank): the
-    stand-in for CoNLL-2012's sentence lengths, for SRL and coreference alike."""
-    cfg = compose(["task=srl", "source=local"])
+def local_sentences(task_name: str) -> list[list[str]]:
+    """The sentences of a task's local training file: the stand-in for a paper training set's sentence
+    lengths (``training_set["sentence_lengths_from"]``; Universal PropBank's for CoNLL-2012's, SRL and
+    coreference alike)."""
+    cfg = compose([f"task={task_name}", "source=local"])
     built = build_run(RunPlan.resolve(as_run(cfg)), layers=False, finetune=False)
     return built.task.sentences(built.splits["train"])
 
@@ -253,12 +254,11 @@ def full_scale(task_name: str, task, full, part) -> dict:
             "source": "counted on the local copy (the full training set)",
         }
     lengths = dict(spec.get("lengths", {}))
-    if task_name == "qa":
-        contexts = {row: len(t) for row, t in zip(part["context_row"], part["context_tokens"])}
-        lengths.setdefault("context", float(np.mean(list(contexts.values()))))
-        lengths.setdefault("question", float(np.mean([len(q) for q in part["question_tokens"]])))
-    if "sentence" in spec["texts"]:
-        lengths["sentence"] = float(np.mean([len(s) for s in SENTENCE_LENGTHS()]))
+    for kind, (column, key) in spec.get("measured", {}).items():  # mean tokens of a column, one per distinct key
+        texts = dict(zip(part[key], part[column])) if key else dict(enumerate(part[column]))
+        lengths.setdefault(kind, float(np.mean([len(t) for t in texts.values()])))
+    if spec.get("sentence_lengths_from"):
+        lengths["sentence"] = float(np.mean([len(s) for s in local_sentences(spec["sentence_lengths_from"])]))
     tokens = sum(n * lengths[kind] for kind, n in spec["texts"].items())
     examples = spec.get("examples")
     if examples is None:  # SRL: one example per predicate, at the local rate per sentence

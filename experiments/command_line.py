@@ -104,7 +104,7 @@ def prepare(argv: list[str], reachable=None) -> list[str]:
 
 def overrides_first(argv: list[str]) -> list[str]:
     """``argv`` with the overrides first, in their order, then Hydra's flags in theirs. Hydra's parser reads the
-    overrides as one run of positional arguments, so ``task=ner --cfg job seed=1`` (or an override the suite adds
+    overrides as one run of positional arguments, so ``task=T --cfg job seed=1`` (or an override the suite adds
     in front of ``-m``) is refused there; read intermixed, every placement of ``-m``, ``--cfg job``, ``-cn NAME``,
     ``--info``, ... means the same. Arguments Hydra's parser refuses anyway are left to its error."""
     argv = list(argv)

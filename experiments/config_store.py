@@ -55,7 +55,7 @@ _REGISTERED: list = [None]  # what the store holds now: the conf directory and i
 
 def register(conf: Path = CONF) -> None:
     """Put every base node into Hydra's ConfigStore (registering the same task files again is skipped)."""
-    from tasks.registry import available, table_tasks
+    from tasks.registry import available, sweep_tasks, table_tasks
 
     files = sorted((conf / "task").glob("*.yaml"))
     key = (conf, tuple(available()), tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files))
@@ -65,6 +65,7 @@ def register(conf: Path = CONF) -> None:
     from .hydra_dirs import mode_dir, run_dir_name, sweep_dir
 
     resolvers = {"run_dir_excludes": run_dir_excludes, "table1_tasks": lambda: ",".join(table_tasks()),
+                 "sweep_tasks": lambda sweep: ",".join(sweep_tasks(sweep)),
                  "run_dir_name": run_dir_name, "mode_dir": mode_dir, "sweep_dir": sweep_dir}  # fmt: skip
     for name, resolver in resolvers.items():  # the resolvers conf/config.yaml and the sweep files name
         OmegaConf.register_new_resolver(name, resolver, replace=True)

@@ -1,7 +1,7 @@
 """``mode=dry_run``: what ``mode=train`` would do with a configuration, and whether it fits this machine,
 without building a model or writing a file (the run machinery of Peters et al. 2018's experiments, §4).
 
-    .venv/bin/python run.py task=qa profile=paper source=local +ablation=elmo mode=dry_run
+    .venv/bin/python run.py task=TASK profile=paper source=local +ablation=elmo mode=dry_run
 
 It composes and validates the configuration as a run does, computes the run's identity, reads the
 data (so a malformed file is reported now, with its file and line), and says:

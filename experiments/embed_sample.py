@@ -1,5 +1,6 @@
-"""``mode=embed_sample``: the biLM's representations (Peters et al. 2018 §3.1-3.2) of a sample of CoNLL-2003 dev
-sentences written to an HDF5 file, and the tokens embedded per second, into ``embed_sample.out``."""
+"""``mode=embed_sample``: the biLM's representations (Peters et al. 2018 §3.1-3.2) of a sample of sentences (a
+one-token-per-line file, by default CoNLL-2003's dev file) written to an HDF5 file, and the tokens embedded per
+second, into ``embed_sample.out``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from suite_common.atomic_files import write_text_atomic
+from suite_common.bounded_files import data_file_problem
 from suite_common.errors import ConfigError
 from suite_common.typed_config import plain
 
@@ -21,7 +23,7 @@ def embed_sample(run, out_dir: Path) -> None:
     typed configuration, ``experiments.run_config.RunConfig``)."""
     from elmo_core import load_bilm
     from elmo_core.embed import embed_file
-    from tasks.ner.reader import read_conll2003_file
+    from tasks.common.text_files import token_sentences
 
     out_dir.mkdir(parents=True, exist_ok=True)  # train and finetune write their configuration where they choose
     write_text_atomic(out_dir / "resolved_config.yaml", OmegaConf.to_yaml(OmegaConf.create(plain(run))))
@@ -31,8 +33,10 @@ def embed_sample(run, out_dir: Path) -> None:
     bilm = load_bilm(source.options, source.weights, stateful=source.state != "stateless", device=run.device,
                      allow_extra=source.allow_extra)  # fmt: skip
     sample = run.embed_sample
-    ds, _ = read_conll2003_file(sample.sentences)
-    sentences = list(ds["tokens"])[: sample.limit]
+    problem = data_file_problem(sample.sentences)
+    if problem:
+        raise ConfigError(f"embed_sample.sentences={sample.sentences}: {problem}")
+    sentences = token_sentences(sample.sentences)[: sample.limit]
     text = out_dir / "sentences.txt"
     write_text_atomic(text, "\n".join(" ".join(s) for s in sentences) + "\n")
     start = time.perf_counter()

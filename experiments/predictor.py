@@ -8,7 +8,7 @@ arguments of a bracketed predicate, SQuAD answer spans. Each task reads its raw 
 or from Python::
 
     from experiments.predictor import Predictor
-    predictor = Predictor.from_run("outputs/runs/ner/<run>")
+    predictor = Predictor.from_run("outputs/runs/<task>/<run>")
     predictor.predict_lines(["EU rejects German call to boycott British lamb ."])   # one dict per line
 
 Input: UTF-8 text, one sentence (NER, SST), one ``premise<TAB>hypothesis`` pair (entailment), one

@@ -18,6 +18,7 @@ from encoders.config import BilmConfig, CacheConfig, TransformerConfig
 from suite_common.errors import ConfigError
 from suite_common.typed_config import PathText, build, checked, group, integer, setting, settings_group
 from tasks.common.config import DataConfig, ElmoConfig, TrainerConfig
+from tasks.registry import DEFAULT_TASK
 
 from .threads import threads_problem
 from .training_log import LOGGERS
@@ -63,7 +64,7 @@ class RunConfig:
     logger: Literal[LOGGERS] = setting("tensorboard", counts=False)  # live curves (experiments/training_log.py)
     # the source group only chooses the data files (the task file's data and sources); it holds no settings
     source: checked(dict, lambda v: None if v == {} else "is chosen as source=hf or source=local") = setting({})
-    task: object = group(lambda: task_config_class("ner")())
+    task: object = group(lambda: task_config_class(DEFAULT_TASK)())
     data: object = group(DataConfig)  # its class follows the task (``data_config_class``)
     elmo: ElmoConfig = group(ElmoConfig)
     encoder: object = group(BilmConfig, when=lambda run: run.reads_encoder)

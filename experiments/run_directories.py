@@ -26,6 +26,7 @@ from suite_common.bounded_files import read_bounded
 from suite_common.errors import DataError
 from suite_common.machine import cpu_model
 
+from . import runs_index
 from .plan import record_digest
 from .record import MAX_RECORD_BYTES, RECORD_VERSION
 
@@ -40,16 +41,20 @@ def read_record(path: Path) -> dict | None:
 
 def finished_run(out_dir: Path, runs_root: Path, digest: str, name: str = "results.json") -> dict | None:
     """A record of this identity: in this run directory, its ``@digest`` sibling, or anywhere under
-    runs_root (the same configuration launched under another name); its ``run_dir`` is where it is now."""
-    own = [out_dir / name, out_dir.with_name(f"{out_dir.name}@{digest}") / name]
-    candidates = own + (sorted(runs_root.glob(f"**/{name}")) if runs_root.exists() else [])
-    for path in candidates:
-        record = read_record(path) if path.exists() else None
-        if record is None or record.get("record_version") != RECORD_VERSION:  # another format: never reused
-            continue
-        if record_digest(record) == digest:  # recomputed from its configuration: a stored hash is never trusted
-            return {**record, "run_dir": str(path.parent)}  # where it is now (a runs root may have moved)
-    return None
+    runs_root (the same configuration launched under another name; ``runs_index``: one walk of the root
+    per process); its ``run_dir`` is where it is now."""
+    for path in (out_dir / name, out_dir.with_name(f"{out_dir.name}@{digest}") / name):
+        record = current_record(path) if path.exists() else None
+        if record is not None and record_digest(record) == digest:  # recomputed: a stored hash is never trusted
+            return {**record, "run_dir": str(path.parent)}
+    found = runs_index.find(runs_root, digest, name, current_record, record_digest)
+    return {**found[1], "run_dir": str(found[0].parent)} if found else None  # where it is now (roots move)
+
+
+def current_record(path: Path) -> dict | None:
+    """A record of today's format (another format is never reused), or None."""
+    record = read_record(path)
+    return record if record is not None and record.get("record_version") == RECORD_VERSION else None
 
 
 def record_dir(out_dir: Path, digest: str, name: str = "results.json") -> Path:
@@ -180,7 +185,12 @@ def mark_running(out_dir: Path, digest: str = "") -> None:
 
 
 def mark_finished(out_dir: Path) -> None:
+    """The run in ``out_dir`` has ended: its mark removed, its lock released, its record known to this process's
+    walk of the runs root."""
     (out_dir / RUNNING).unlink(missing_ok=True)
+    for name in ("results.json", "finetune.json"):
+        if (out_dir / name).is_file():
+            runs_index.note_written(out_dir / name)
     lock = _CLAIMED.pop(Path(out_dir).resolve(), None)
     if lock is not None:
         lock.close()
@@ -191,7 +201,10 @@ def remove_dead_runs(runs_root: Path) -> list[Path]:
     configuration and its ``running.pid``, whose process on this host is gone) are removed, with a
     task directory left empty; a run still going, or one on another host, is left alone."""
     removed = []
-    for marker in sorted(Path(runs_root).glob(f"*/*/{RUNNING}")) if Path(runs_root).is_dir() else []:
+    root = Path(runs_root).resolve()
+    for marker in runs_index.record_paths(root, RUNNING):
+        if len(marker.relative_to(root).parts) != 3 or not marker.is_file():  # <task>/<run>/running.pid
+            continue
         d = marker.parent
         try:
             host, pid = marker.read_text().split()[:2]

@@ -25,35 +25,13 @@ from tasks.base import TaskSplit
 
 from .trainer import make_optimizer, predict, train_step
 
-COUNTS = {  # what each count a dry run prints means
+COUNTS = {  # what each count a dry run prints means (a task's readers' own: its Task.COUNTS)
     "train_examples": "training examples (after data.fraction)",
     "batches_per_epoch": "training updates per epoch (trainer.batch_size; times the passes of trainer.equal_updates)",
     "max_epochs": "the most epochs the run trains (trainer.max_epochs, raised to reach trainer.min_updates; "
     "it stops after trainer.patience epochs without a better dev score)",
-    "docstart_lines": "-DOCSTART- lines (document breaks, not sentences)",
-    "language_prefix_dropped": "tokens whose language prefix (WikiANN's en:) was dropped, every token having it",
-    "columns": "the widest line's columns, and which were read (the token first, the tag last)",
     "sentences": "sentences read",
     "tokens": "tokens read",
-    "trees": "SST trees (one sentence each)",
-    "phrases": "labelled phrases below the sentence roots (used when task.phrases=true)",
-    "neutral_dropped": "neutral sentences left out (binary SST only)",
-    "pairs": "sentence pairs read",
-    "no_gold_label_dropped": "pairs without a gold label, left out (as the SNLI authors do)",
-    "paragraphs": "SQuAD contexts",
-    "questions": "SQuAD questions",
-    "answers_misaligned": "answers that start or end inside a token: their span is the tokens they overlap "
-    "(SQuAD's own tokenization differs from ours; the official scorer compares text, so these still score)",
-    "answers_realigned": "answers not at their answer_start, moved to the nearest occurrence of their text",
-    "documents": "documents read",
-    "mentions": "gold mentions",
-    "clusters": "gold coreference clusters",
-    "predicates": "predicates (one SRL example each)",
-    "sentences_without_predicate": "sentences with no predicate (no SRL example)",
-    "predicates_without_V": "predicate columns without a V tag, left out",
-    "unannotated_sentences_skipped": "sentences without PropBank columns, left out",
-    "multiword_ranges_skipped": "CoNLL-U multiword token lines (their parts are read instead)",
-    "empty_nodes_skipped": "CoNLL-U empty nodes (enhanced graphs), not tokens",
 }
 
 

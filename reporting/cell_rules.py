@@ -28,6 +28,7 @@ from suite_common.errors import ConfigError
 from suite_common.hashing import content_sha256
 from tasks.common.data_files import data_files
 
+from .per_record import per_record
 from .record_evidence import evidence_differences
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -106,6 +107,7 @@ def settings(config: dict, file_hashes: dict[str, str]) -> dict:
     return flat({**counted_config(run, file_hashes), "identity": {}})
 
 
+@per_record
 def record_settings(r: Record) -> dict:
     """``settings`` of a record's configuration, its files hashed as its identity recorded them."""
     return settings(r.config, (r.identity or {}).get("files_sha256") or {})
@@ -138,6 +140,7 @@ def history_differences(r: Record) -> dict[str, tuple]:
     return {}
 
 
+@per_record
 def data_differences(r: Record) -> dict[str, tuple]:
     """The data files whose content a record's run read differently from what its choices read now
     (another ``data.train_path``, an edited file): such a run never joins the cell, whatever its
@@ -151,6 +154,7 @@ def data_differences(r: Record) -> dict[str, tuple]:
     }
 
 
+@per_record
 def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, ...] | None = None) -> dict[str, tuple]:
     """``key -> (what the run used, what its profile prescribes)`` for every key that sets it apart
     (but ``accepted`` keys, or keys below an accepted prefix such as ``task.model``);

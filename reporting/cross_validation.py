@@ -16,6 +16,7 @@ import pandas as pd
 from experiments.record import Record
 from experiments.rescoring import NotRescored, RescoringFailed, rescore
 
+from .per_record import read as read_record
 from .run_frame import Selection, fold_differences, fold_run, latest_per_fold, records, run_row
 from .uncertainty import format_p, paired_bootstrap, seed_interval
 
@@ -92,7 +93,7 @@ def _pooled(by_arm: dict, folds: list[int]) -> tuple[dict, str, dict | None]:
         "paired bootstrap over units: 95% interval, p": "—",
     }
     try:
-        scored = {arm: [rescore(Record.read(Path(by_arm[arm].path[f]))) for f in folds] for arm in ARMS}
+        scored = {arm: [rescore(read_record(Path(by_arm[arm].path[f]))) for f in folds] for arm in ARMS}
     except (NotRescored, RescoringFailed) as e:
         return empty, f"; not pooled ({e})", None
     if not folds:

@@ -28,6 +28,8 @@ from experiments.record import Record
 from suite_common.hashing import file_sha256
 from tasks.registry import available, is_probe_function
 
+from .per_record import per_record
+
 
 def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -63,6 +65,7 @@ def _date(text) -> datetime.datetime | None:
     return d if d.tzinfo else d.replace(tzinfo=datetime.UTC)
 
 
+@per_record
 def evidence_differences(r: Record) -> dict[str, tuple]:
     """``{what: (what the record holds, what it must hold)}``; empty when the record shows what it must."""
     out: dict[str, tuple] = {}

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.runs_index import forget_walks
+
 from .cell_rules import check_accepted, describe
 from .cross_validation import fold_records
 from .declared_tables import TABLES, ReportInputs
@@ -260,6 +262,7 @@ def main(argv=None) -> None:
 
 def build(args: argparse.Namespace, given: set[str]) -> None:
     """The report of ``main``'s options: checks, ``--collect``, then every table, figure and note."""
+    forget_walks()  # one walk of each runs root per report (experiments.runs_index)
     made = made_before(args.out)  # what this report may remove: what the last one made
     stored_settings(args, given)
     refuse_other_runs(args)
@@ -272,6 +275,7 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
     if args.collect:  # add the records to the directory's own, then report those (nothing written if none fits)
         extras = collect_into(args, roots, select)
         roots = [args.out / "runs"]
+        forget_walks()  # the collected runs, walked as they are now
     options = (
         (f" --profile {args.profile}" if args.profile else "")
         + (f" --bilm {args.bilm}" if args.bilm else "")

@@ -15,10 +15,12 @@ import pandas as pd
 from encoders.bilm import FINETUNE_SEED
 from experiments.plan import record_digest
 from experiments.record import Record, RecordSchemaError
+from experiments.runs_index import record_paths
 
 from . import paper_numbers as paper
 from .cell_rules import cell_settings, differences, variant
 from .figures import bilm_name, shipped_bilms
+from .per_record import read
 
 
 @dataclass(frozen=True)
@@ -84,9 +86,9 @@ def records(roots: list[Path], name: str, select: Selection | None = None, extra
     ``extras`` given, only records that may join a table cell (``cell_rules``); the others go into
     ``extras`` (path -> (record, differing keys))."""
     for root in roots:
-        for path in sorted(Path(root).glob(f"**/{name}")):
+        for path in record_paths(root, name):
             try:
-                r = Record.read(path)
+                r = read(path)
             except RecordSchemaError as e:  # listed apart with why (``malformed``), never read into a table
                 if extras is not None:
                     extras.update(malformed(path, e))
@@ -214,9 +216,9 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
     rows, seen, kept = [], set(), {}
     if extras is not None:  # malformed records, and another profile's or biLM's: listed, with why
         for root in roots:
-            for path in sorted(Path(root).glob("**/results.json")):
+            for path in record_paths(root, "results.json"):
                 try:
-                    r = Record.read(path)
+                    r = read(path)
                 except RecordSchemaError as e:
                     extras.update(malformed(path, e))
                     continue

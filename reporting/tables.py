@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.record import Record
 from experiments.rescoring import NotRescored, RescoringFailed, rescore
 
 from . import paper_numbers as paper
+from .per_record import read as read_record
 from .uncertainty import BootstrapResult, Interval, difference_interval, format_p, paired_bootstrap, seed_interval
 
 NOT_DISTINGUISHABLE = "≈0"  # the mark of a gain whose interval contains zero
@@ -72,7 +72,7 @@ def cell(df: pd.DataFrame, task: str, setting: str, column: str = "value") -> st
 @cache
 def _unit_counts(path: str):
     try:
-        return rescore(Record.read(Path(path)))
+        return rescore(read_record(Path(path)))
     except (NotRescored, RescoringFailed):
         return None
 
@@ -222,7 +222,7 @@ def _mean_and_n(text: str) -> str:
 
 @cache
 def _dev_scores(path: str) -> dict:
-    return Record.read(Path(path)).dev or {}
+    return read_record(Path(path)).dev or {}
 
 
 def comparability_notes(df: pd.DataFrame, task: str) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from suite_common.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent
+DEFAULT_TASK = "ner"  # what run.py runs without task= (conf/config.yaml's default; make demo's task)
 
 
 def available() -> list[str]:
@@ -92,3 +93,9 @@ def paper_reference(name: str):
     else:
         raise _unknown(name)
     return getattr(module, "REFERENCE", None)
+
+
+def sweep_tasks(sweep: str) -> list[str]:
+    """The tasks a quick sweep runs besides Table 1's (``conf/sweep/<sweep>.yaml``): those whose reference names
+    it in ``sweeps`` (``tasks/<name>/paper.py``), in Table 1's order."""
+    return [n for n in table_tasks() if sweep in getattr(paper_reference(n), "sweeps", ())]

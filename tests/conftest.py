@@ -104,6 +104,9 @@ def bilm_tf():
 def _isolated_runs_root(tmp_path, monkeypatch):
     """Runs made by a test never see (or skip because of) the repository's own outputs."""
     monkeypatch.setenv("ELMO_RUNS_ROOT", str(tmp_path / "runs_root"))
+    from experiments import runs_index
+
+    runs_index.forget_walks()  # each test stands for a process of its own: its runs roots walked afresh
 
 
 @pytest.fixture

@@ -68,6 +68,10 @@ def test_a_toy_task_in_one_folder_trains_through_run_py_and_is_reported(tmp_path
     (data / "train.tsv").write_text("".join(lines[:32]))
     (data / "dev.tsv").write_text("".join(lines[32:]))
     env = {**os.environ, "ELMO_SHARED": str(tmp_path / "shared"), "HF_HUB_OFFLINE": "1"}
+    compose = "from experiments.config_store import compose; print(compose(['+sweep=table1'], hydra_config=True)"
+    sweep = subprocess.run([sys.executable, "-c", f"{compose}.hydra.sweeper.params.task)"], cwd=suite, env=env,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert "toy" in sweep.stdout.strip().split(","), sweep.stderr[-2000:]  # Table 1's sweep runs it, no edit made
     runs = tmp_path / "runs"
     train = subprocess.run(
         [sys.executable, "run.py", "-m", "task=toy", "source=local", "+ablation=baseline,elmo", "seed=0,1",

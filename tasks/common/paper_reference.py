@@ -25,5 +25,10 @@ class PaperReference:
     settings: tuple[tuple, ...] = ()
     # the paper's training set, for the cost model (benchmarks.paper_scale): its name, and either "local": the
     # copy under ../shared is the full set (counted there), or published counts of examples and distinct texts
-    # per text field (with mean token lengths where published) and their "source"
+    # per text field (with mean token lengths where published) and their "source"; lengths measured locally:
+    # "measured" (text field -> [token column, column of the text's identity or None]) and "sentence_lengths_from"
+    # (the task whose local training sentences stand in for the paper's sentence lengths)
     training_set: dict[str, object] = field(default_factory=dict)
+    # the quick sweeps beside Table 1's (``conf/sweep/<name>.yaml``) that run this task: table2 and table3 where
+    # the paper's Tables 2-3 have its row, sample_efficiency for Figure 1, encoders for the BERT comparison
+    sweeps: tuple[str, ...] = ()

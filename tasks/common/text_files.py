@@ -48,3 +48,18 @@ def read_text(path: str | Path) -> str:
         line = raw[line_start : raw.find(b"\n", e.start) if b"\n" in raw[e.start :] else len(raw)]
         shifted = UnicodeDecodeError(e.encoding, line, e.start - line_start, e.end - line_start, e.reason)
         raise _undecodable(path, raw.count(b"\n", 0, e.start) + 1, line, shifted) from None
+
+
+def token_sentences(path: str | Path) -> list[list[str]]:
+    """The sentences of a one-token-per-line file (the CoNLL layouts: the token in the first column, a blank line
+    between sentences, ``-DOCSTART-`` lines between documents), read with ``text_lines``' line ends."""
+    sentences, current = [], []
+    for _, line in text_lines(path):
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if current:
+                sentences.append(current)
+            current = []
+        else:
+            current.append(fields[0])
+    return [*sentences, current] if current else sentences

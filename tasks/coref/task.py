@@ -66,6 +66,11 @@ def windows(ds: datasets.Dataset, max_sentences: int) -> datasets.Dataset:
 
 
 class CorefTask(Task):
+    COUNTS = {  # what its readers' counts mean (a dry run prints them)
+        "documents": "documents read",
+        "mentions": "gold mentions",
+        "clusters": "gold coreference clusters",
+    }
     name, metric = "coref", "conll_f1"
     FOLD_UNIT = "doc_id"  # a cross-validation fold holds whole documents
     readers = {"conll2012": lambda path, cfg, split: read_conll2012_coref(path)}

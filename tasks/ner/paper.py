@@ -3,6 +3,7 @@
 from ..common.paper_reference import PaperReference
 
 REFERENCE = PaperReference(
+    sweeps=("encoders",),
     dataset="NER (CoNLL-2003)",
     data_here="CoNLL-2003 NER",
     row=4,

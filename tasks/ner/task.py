@@ -17,6 +17,11 @@ from .tags import bio_to_bioul, bio_to_iob1, bioul_to_bio
 
 
 class NerTask(Task):
+    COUNTS = {  # what its readers' counts mean (a dry run prints them)
+        "docstart_lines": "-DOCSTART- lines (document breaks, not sentences)",
+        "language_prefix_dropped": "tokens whose language prefix (WikiANN's en:) was dropped, every token having it",
+        "columns": "the widest line's columns, and which were read (the token first, the tag last)",
+    }
     name, metric = "ner", "f1"
     readers = {
         "conll2003": lambda path, cfg, split: read_conll2003_file(path),

@@ -3,6 +3,7 @@
 from ..common.paper_reference import PaperReference
 
 REFERENCE = PaperReference(
+    sweeps=("table2", "table3", "sample_efficiency", "encoders"),
     dataset="SNLI",
     data_here="SICK",
     row=2,

@@ -20,6 +20,10 @@ READERS = {"snli": lambda path, cfg, split: read_snli_jsonl(path), "sick": lambd
 
 
 class NliTask(Task):
+    COUNTS = {  # what its readers' counts mean (a dry run prints them)
+        "pairs": "sentence pairs read",
+        "no_gold_label_dropped": "pairs without a gold label, left out (as the SNLI authors do)",
+    }
     name, metric = "nli", "accuracy"
     readers = READERS  # snli (first: the default) | sick
     NOTICES = ("no_gold_label_dropped",)

@@ -3,6 +3,7 @@
 from ..common.paper_reference import PaperReference
 
 REFERENCE = PaperReference(
+    sweeps=("table2", "table3", "encoders"),
     dataset="SQuAD",
     data_here="SQuAD v1.1",
     row=1,
@@ -59,6 +60,7 @@ REFERENCE = PaperReference(
         "name": "SQuAD v1.1 train",
         "examples": 87599,
         "texts": {"context": 18896, "question": 87599},
+        "measured": {"context": ["context_tokens", "context_row"], "question": ["question_tokens", None]},
         "source": "87,599 questions (train-v1.1.json, as the Hugging Face card rajpurkar/squad lists); 18,896 "
         "paragraphs in that file; token lengths of contexts and questions measured locally",
     },

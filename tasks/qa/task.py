@@ -21,6 +21,13 @@ from .reader import from_hf_squad, read_squad_file
 
 
 class QaTask(Task):
+    COUNTS = {  # what its readers' counts mean (a dry run prints them)
+        "paragraphs": "SQuAD contexts",
+        "questions": "SQuAD questions",
+        "answers_misaligned": "answers that start or end inside a token: their span is the tokens they overlap "
+        "(SQuAD's own tokenization differs from ours; the official scorer compares text, so these still score)",
+        "answers_realigned": "answers not at their answer_start, moved to the nearest occurrence of their text",
+    }
     name, metric = "qa", "f1"
     readers = {"squad": lambda path, cfg, split: read_squad_file(path)}
     NOTICES = ("answers_realigned", "answers_misaligned")

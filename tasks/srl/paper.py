@@ -3,6 +3,7 @@
 from ..common.paper_reference import PaperReference
 
 REFERENCE = PaperReference(
+    sweeps=("table2", "table3", "sample_efficiency", "encoders"),
     dataset="SRL (CoNLL-2012)",
     data_here="SRL (Universal PropBank)",
     row=3,
@@ -50,6 +51,7 @@ REFERENCE = PaperReference(
     training_set={
         "name": "CoNLL-2012 (OntoNotes 5.0) train, SRL",
         "texts": {"sentence": 75187},
+        "sentence_lengths_from": "srl",
         "source": "75,187 training sentences (CoNLL-2012 English train, as commonly cited; not verified here); "
         "tokens and predicates per sentence measured on the local stand-in (Universal PropBank EWT)",
     },

@@ -34,6 +34,14 @@ def with_bilm_rows(ds):
 
 
 class SrlTask(Task):
+    COUNTS = {  # what its readers' counts mean (a dry run prints them)
+        "predicates": "predicates (one SRL example each)",
+        "sentences_without_predicate": "sentences with no predicate (no SRL example)",
+        "predicates_without_V": "predicate columns without a V tag, left out",
+        "unannotated_sentences_skipped": "sentences without PropBank columns, left out",
+        "multiword_ranges_skipped": "CoNLL-U multiword token lines (their parts are read instead)",
+        "empty_nodes_skipped": "CoNLL-U empty nodes (enhanced graphs), not tokens",
+    }
     name, metric = "srl", "f1"
     readers = READERS  # conllu (first: the default) | conll2012
     NOTICES = (

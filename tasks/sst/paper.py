@@ -3,6 +3,7 @@
 from ..common.paper_reference import PaperReference
 
 REFERENCE = PaperReference(
+    sweeps=("encoders",),
     dataset="SST-5",
     data_here="SST-5",
     row=5,

@@ -21,6 +21,11 @@ def read_ptb_trees(path, cfg, split: str):
 
 
 class SstTask(Task):
+    COUNTS = {  # what its readers' counts mean (a dry run prints them)
+        "trees": "SST trees (one sentence each)",
+        "phrases": "labelled phrases below the sentence roots (used when task.phrases=true)",
+        "neutral_dropped": "neutral sentences left out (binary SST only)",
+    }
     name, metric = "sst", "accuracy"
     readers = {"ptb": read_ptb_trees}
     NOTICES = ("neutral_dropped",)
