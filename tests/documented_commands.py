@@ -17,7 +17,8 @@ from task_setups import tiny_data
 
 from experiments.run_config import as_run as typed_run
 
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "results" / "README.md"]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "results" / "README.md",
+        REPO / "results" / "provenance.md"]  # fmt: skip
 NOT_RUN = {  # (start of the command) -> why the test does not run it
     "make test": "the test suite itself (CI runs it)",
     "pip install torch": "installs from PyTorch's own index over the network "

@@ -21,7 +21,14 @@ LAYOUT = REPO / "docs" / "layout.md"
 
 
 def rows() -> list[str]:
-    return [line for line in LAYOUT.read_text().splitlines() if line.startswith("|")]
+    """The list's items (a top-level item with its nested ones), each as one line."""
+    items: list[str] = []
+    for line in LAYOUT.read_text().splitlines():
+        if line.startswith("- "):
+            items.append(line)
+        elif items and line.startswith(" "):
+            items[-1] += " " + line.strip()
+    return items
 
 
 def modules():
