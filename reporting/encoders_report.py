@@ -8,20 +8,21 @@ are present; the paper's Tables 1-3 and ``probes.md`` never include them.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
-from omegaconf import OmegaConf
+
+from tasks.registry import sweep_tasks
 
 from . import paper_numbers as paper
 
-SWEEP = Path(__file__).resolve().parents[1] / "conf" / "sweep" / "encoders.yaml"
+FIRST_ROWS = ("ner", "sst", "srl", "nli", "qa")  # the order the committed encoders tables have kept since 2026-11-21
 
 
 def encoder_tasks() -> list[str]:
-    """The table's rows: the tasks of the encoders sweep in its order, then every other task (Table 1's order)."""
-    swept = str(OmegaConf.load(SWEEP).hydra.sweeper.params.task).split(",")
-    return [*swept, *(t for t in paper.TASKS if t not in swept)]
+    """The table's rows: the tasks of the encoders sweep (``tasks.registry.sweep_tasks``), those the committed
+    tables have in their order first, then every other task (Table 1's order)."""
+    swept = sweep_tasks("encoders")
+    ordered = [*(t for t in FIRST_ROWS if t in swept), *(t for t in swept if t not in FIRST_ROWS)]
+    return [*ordered, *(t for t in paper.TASKS if t not in ordered)]
 
 
 def _cell(values: pd.Series) -> str:
