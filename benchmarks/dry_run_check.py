@@ -24,9 +24,9 @@ import platform
 from datetime import UTC, datetime
 from pathlib import Path
 
+from experiments import paper_numbers
 from experiments.config_store import compose
 from experiments.run_config import as_run
-from reporting import paper_numbers
 from suite_common.machine import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]

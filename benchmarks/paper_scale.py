@@ -57,12 +57,12 @@ from elmo_core.pretrain import build_parser, make_training_step
 from elmo_core.pretraining.lm_data import SentenceStream, Vocabulary
 from elmo_core.pretraining.lm_training import LanguageModel, detach_state, lm_optimizer
 from encoders.activation_cache import ActivationCache
+from experiments import paper_numbers
 from experiments.config_store import compose
 from experiments.pipeline import build_run
 from experiments.plan import RunPlan
 from experiments.run_config import as_run
 from experiments.trainer import make_optimizer, on_device, train_step
-from reporting import paper_numbers
 from tasks.base import TaskSplit
 
 # the tasks whose reference gives the paper's training set (tasks/<name>/paper.py: training_set), in Table 1's order

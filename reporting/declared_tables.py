@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paper_numbers as paper
+from experiments import paper_numbers as paper
+
 from .cross_validation import cross_validation_table, pooled_gain_note
 from .encoders_report import NOTES as ENCODER_NOTES
 from .encoders_report import encoders_table, probes_by_encoder

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from experiments import paper_numbers as paper
 from tasks.registry import sweep_tasks
-
-from . import paper_numbers as paper
 
 FIRST_ROWS = ("ner", "sst", "srl", "nli", "qa")  # the order the committed encoders tables have kept since 2026-11-21
 

@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from . import paper_numbers as paper  # noqa: E402
+from experiments import paper_numbers as paper  # noqa: E402
+
 from .uncertainty import seed_interval  # noqa: E402
 
 

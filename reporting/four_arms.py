@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import paper_numbers as paper
+from experiments import paper_numbers as paper
+
 from .tables import cell, cell_values, gain_columns, gains, mean_of, summarize, table1_rows
 
 ARMS = {  # setting -> column

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from experiments import paper_numbers
 from experiments.config_store import compose
 from experiments.run_config import as_run
-
-from . import paper_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 
 from encoders.bilm import FINETUNE_SEED
+from experiments import paper_numbers as paper
 from experiments.plan import record_digest
 from experiments.record import Record, RecordSchemaError
 from experiments.runs_index import record_paths
 
-from . import paper_numbers as paper
 from .cell_rules import cell_settings, differences, variant
 from .figures import bilm_name, shipped_bilms
 from .per_record import read

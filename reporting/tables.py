@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments import paper_numbers as paper
 from experiments.rescoring import NotRescored, RescoringFailed, rescore
 
-from . import paper_numbers as paper
 from .per_record import read as read_record
 from .uncertainty import BootstrapResult, Interval, difference_interval, format_p, paired_bootstrap, seed_interval
 

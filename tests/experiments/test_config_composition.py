@@ -7,8 +7,8 @@ import pytest
 from hydra import initialize_config_dir
 from run_configs import CONF, compose_cfg
 
+from experiments.paper_numbers import TASKS
 from experiments.run_config import as_run
-from reporting.paper_numbers import TASKS
 from tasks.common.layers import ElmoFeatures
 from tasks.registry import available
 
@@ -34,7 +34,7 @@ def test_config_composes(task, profile, position, mix):
 def test_source_local_points_every_task_at_its_shared_data(task):
     from conftest import SHARED
 
-    from reporting.paper_numbers import REFERENCES
+    from experiments.paper_numbers import REFERENCES
 
     local = compose_cfg([f"task={task}", "source=local"])
     assert Path(local.data.dir).parent.name == "data"  # a folder of ../shared/data (ELMO_SHARED)

@@ -6,9 +6,9 @@ import pytest
 from conftest import SHARED, shared_path
 from run_configs import compose_cfg
 
+from experiments.paper_numbers import REFERENCES
 from experiments.pipeline import make_task, training_splits
 from experiments.run_config import as_run
-from reporting.paper_numbers import REFERENCES
 from tasks.common.data_files import data_files
 from tasks.registry import available, is_probe_function
 

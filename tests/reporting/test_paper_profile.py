@@ -2,7 +2,8 @@
 
 import pytest
 
-from reporting import paper_numbers, paper_profile
+from experiments import paper_numbers
+from reporting import paper_profile
 
 
 def test_committed_table_is_current_and_every_setting_matches():
