@@ -33,6 +33,7 @@ from tqdm import tqdm
 from elmo_core.pretraining.lm_data import CorpusIndex, expand_files, heldout_sources, read_sentences
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.errors import ConfigError, SuiteError, WeightsError
+from suite_common.hashing import content_sha256
 
 from .pretraining_data import FileDocument, ListDocument, PairStream, batches, encode_pair
 from .wordpiece import load_tokenizer, piece_ids, prepare_tokenizer
@@ -175,7 +176,7 @@ def identity_of(args, files: list[Path]) -> dict:
     )
     return {
         "args": {k: getattr(args, k) for k in keys},
-        "files": [f.name for f in files],
+        "files_sha256": [content_sha256(f) for f in files],  # the files by their content, not their names
         "tokenizer": str(args.tokenizer) if args.tokenizer else None,
     }
 

@@ -39,6 +39,7 @@ import torch
 import torch.distributed as dist
 
 from suite_common.errors import ConfigError
+from suite_common.hashing import content_sha256
 from suite_common.progress import progress_bar
 
 from .bilm import BiLM
@@ -368,7 +369,7 @@ def training_identity(args, lm: LanguageModel, vocab: Vocabulary, files, meta: d
         "batch_size": args.batch_size,
         "unroll_steps": args.unroll_steps,
         "seed": args.seed,
-        "train": [str(f) for f in files],
+        "train_sha256": [content_sha256(f) for f in files],  # the files by their content, not their paths
         "init_from": meta.get("init_from"),
         "stream_order": args.stream_order,
     }

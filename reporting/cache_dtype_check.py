@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reporting.side_report import emit
+
 
 def records(root: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(root.glob("**/results.json"))]
@@ -86,10 +88,7 @@ def main(argv=None) -> None:
         "(their commands in that directory's tables). Made by `python -m reporting.cache_dtype_check "
         f"--float32 {args.float32} --float16 {args.float16}" + (f" --out {args.out}" if args.out else "") + "`.\n"
     )
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report)
-    print(report)
+    emit(report, args.out)
 
 
 if __name__ == "__main__":

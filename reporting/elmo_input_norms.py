@@ -24,6 +24,7 @@ from encoders import encoder_for
 from experiments.pipeline import build_features, make_task, training_splits, with_layers
 from experiments.record import Record
 from experiments.run_config import as_run
+from reporting.side_report import emit
 from suite_common.checkpoints import load_tensors
 
 
@@ -90,10 +91,7 @@ def main(argv=None) -> None:
         + f"` on {platform.machine()}, "
         + f"{datetime.datetime.now(datetime.UTC).isoformat(timespec='minutes')}.\n"
     )
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+    emit(text, args.out)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.record import Record
+from reporting.side_report import emit
 
 from .cell_rules import differences, flat
 
@@ -85,10 +86,7 @@ def main(argv=None) -> None:
         + (f" --accept {' '.join(args.accept)}" if args.accept else "")
         + "`.\n"
     )
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+    emit(text, args.out)
 
 
 if __name__ == "__main__":

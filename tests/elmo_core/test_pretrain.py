@@ -290,3 +290,29 @@ def test_perplexity_in_a_smaller_vocabularys_event_space(corpus, tmp_path):
     assert folded.average < evaluate_perplexity(lm, stream, False).average  # fewer, larger events
     with pytest.raises(ValueError, match="words this model's lacks"):
         fold_mask(smaller, vocab)
+
+
+def test_a_training_file_counts_by_its_content_not_its_path(tmp_path):
+    """A pretraining checkpoint resumes with the same text moved elsewhere, and refuses the same path edited."""
+    from types import SimpleNamespace
+
+    from bert_core.bert_pretrain import identity_of
+    from elmo_core.pretrain import training_identity
+
+    a, b = tmp_path / "a.txt", tmp_path / "moved" / "b.txt"
+    b.parent.mkdir()
+    a.write_text("the same text\n"), b.write_text("the same text\n")
+    args = SimpleNamespace(batch_size=2, unroll_steps=3, seed=0, stream_order="shuffled", vocab_size=10, hidden=4,
+                           layers=1, heads=1, intermediate=8, max_length=16, lr=0.1, warmup_steps=0, weight_decay=0.0,
+                           max_steps=1, tokenizer=None)  # fmt: skip
+    lm = SimpleNamespace(bilm=SimpleNamespace(opts=SimpleNamespace(to_json_dict=lambda: {"n": 1})))
+    vocab = SimpleNamespace(digest=lambda: "v")
+    for identity in (
+        lambda files: training_identity(args, lm, vocab, files, {}),
+        lambda files: identity_of(args, files),
+    ):
+        before = identity([a])
+        assert identity([b]) == before
+        a.write_text("edited text\n")
+        assert identity([a]) != before
+        a.write_text("the same text\n")
