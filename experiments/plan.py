@@ -10,7 +10,7 @@ identity (``record_digest``). The recipes in ``runner`` follow the plan.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 
 from encoders import Encoder, encoder_for
@@ -25,11 +25,12 @@ from .run_config import RunConfig, as_run
 PROBE_VERSION = 1  # raise when a probe function's code changes its results (part of its records' identity)
 
 
-def make_identity(run: RunConfig, encoder) -> dict:
-    """The run's identity: the content hash of its data and of every file setting that counts in it (an
-    encoder's through the encoder, which resolves the embedded default, presets and downloads), each under
-    the name its field gives, and its task code's version."""
-    data = {k: content_sha256(p) for k, p in data_files(plain(run.data)).items()}
+def make_identity(run: RunConfig, encoder, files: dict | None = None) -> dict:
+    """The run's identity: the content hash of its data (``files``: its data files, worked out once by the plan)
+    and of every file setting that counts in it (an encoder's through the encoder, which resolves the embedded
+    default, presets and downloads), each under the name its field gives, and its task code's version."""
+    files = data_files(plain(run.data)) if files is None else files
+    data = {k: content_sha256(p) for k, p in files.items()}
     name = run.task.name  # the VERSION its task registered; the probe functions share PROBE_VERSION
     version = PROBE_VERSION if is_probe_function(name) else task_class(name).VERSION
     identity = {"bilm_sha256": None, "data_sha256": data, "task_version": version}
@@ -107,6 +108,7 @@ class RunPlan:
     record_name: str  # results.json | finetune.json
     finetuned_encoder: bool  # ELMo read from the biLM fine-tuned on the task's text (§3.4, encoder.finetune)
     encoder: Encoder  # the encoder the configuration names (``encoders.encoder_for``)
+    data_files: dict = field(default_factory=dict)  # split -> the local file it reads (none from the hub)
 
     @classmethod
     def resolve(cls, run: RunConfig | dict, finetune: bool = False) -> RunPlan:
@@ -117,7 +119,8 @@ class RunPlan:
         run = as_run(run)
         encoder = encoder_for(run)
         kind = "finetune" if finetune else "probe" if is_probe_function(run.task.name) else "task"
-        identity = make_identity(run, encoder)
+        files = data_files(plain(run.data))
+        identity = make_identity(run, encoder, files)
         if run.reads_encoder and encoder.kind == "bilm" and (finetune or run.encoder.finetune):
             identity["finetune_seed"] = FINETUNE_SEED  # a fine-tuning made before it was seeded is another run
         return cls(
@@ -128,6 +131,7 @@ class RunPlan:
             digest=run_digest(run, identity),
             record_name="finetune.json" if kind == "finetune" else "results.json",
             finetuned_encoder=encoder.kind == "bilm" and bool(run.encoder.finetune) and run.position != "none",
+            data_files=files,
         )
 
     @property

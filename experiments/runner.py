@@ -64,7 +64,7 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     task, splits, encoder, features, model = built.task, built.splits, built.encoder, built.features, built.model
     fraction = getattr(plan.run.data, "fraction", 1.0)
     used = f"; training on {len(splits['train']):,} of them (data.fraction={fraction})" if fraction != 1.0 else ""
-    print(f"data: {data_origin(plan.run.data)} " + json.dumps(task.data_stats) + used, flush=True)
+    print(f"data: {data_origin(plan)} " + json.dumps(task.data_stats) + used, flush=True)
     for warning in task.data_warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     state_path = out_dir / "train_state.pt"  # resumed when a stopped run of this identity left one
@@ -120,14 +120,12 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     return results
 
 
-def data_origin(data) -> str:
+def data_origin(plan: RunPlan) -> str:
     """Where a run's data are read: the folder(s) of its files, or the hub's data set."""
-    from tasks.common.data_files import data_files
-
-    folders = sorted({str(p.parent) for p in data_files(data).values()})
+    folders = sorted({str(p.parent) for p in plan.data_files.values()})
     if folders:
         return f"the files in {', '.join(folders)}"
-    return f"the Hugging Face hub's {getattr(data, 'hf_name', None) or 'data set'}"
+    return f"the Hugging Face hub's {getattr(plan.run.data, 'hf_name', None) or 'data set'}"
 
 
 def finetune(run: RunConfig, out_dir: Path) -> dict:

@@ -10,6 +10,7 @@ the suite's layout rather than a list: adding a task touches its folder and its 
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from pathlib import Path
@@ -32,8 +33,6 @@ def _unknown(name: str) -> ConfigError:
 
 def task_class(name: str) -> type:
     """The ``Task`` subclass of ``tasks/<name>/task.py``."""
-    from .base import Task  # the task contract loads torch and datasets; finding tasks needs neither
-
     if not isinstance(name, str) or name not in available():  # a plain folder name, never a path
         raise _unknown(name)
     if not (ROOT / name / "task.py").is_file():
@@ -43,6 +42,14 @@ def task_class(name: str) -> type:
                 "it has no Task class; run.py runs it through probe_function"
             )
         raise _unknown(name)
+    return _task_class_in(name)
+
+
+@functools.cache
+def _task_class_in(name: str) -> type:
+    """The one ``Task`` subclass of ``tasks/<name>/task.py``, looked up once per process."""
+    from .base import Task  # the task contract loads torch and datasets; finding tasks needs neither
+
     module = importlib.import_module(f"tasks.{name}.task")
     found = [
         c

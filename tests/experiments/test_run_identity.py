@@ -14,8 +14,8 @@ from conftest import FIXTURES, REPO, random_bilm
 from run_configs import tiny_ner_run_cfg as _ner
 
 from elmo_core import save_bilm
+from experiments import hydra_dirs, runner
 from experiments import plan as run_identity
-from experiments import run_directories, runner
 from experiments.record import RECORD_NAMES
 from experiments.run_config import as_run
 from suite_common import hashing
@@ -173,9 +173,9 @@ def test_word_vectors_count_by_content_and_never_name_the_run_directory(tmp_path
     plain = {"task": {"name": "ner", "model": {"word_dim": 2, "vectors": None}}, "elmo": {"position": "none"}}
     assert "files_sha256" not in run_identity.make_identity(as_run(plain), None)  # unset: identities as before
     assert "task.model.vectors" in runner_excludes()
-    name = run_directories.run_dir_name("task.model.vectors:../../../../x/vec.txt+seed:0")
+    name = hydra_dirs.run_dir_name("task.model.vectors:../../../../x/vec.txt+seed:0")
     assert "/" not in name and (tmp_path / name).resolve().parent == tmp_path.resolve()
-    assert run_directories.run_dir_name("..") != ".."
+    assert hydra_dirs.run_dir_name("..") != ".."
 
 
 def runner_excludes():
