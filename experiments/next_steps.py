@@ -17,31 +17,28 @@ from .record import Record
 RUN_PY = Path(__file__).resolve().parents[1] / "run.py"
 
 
-def announce(record: dict, results_path: Path, runs_root: Path, reused: bool = False) -> None:
+def announce(r: Record, results_path: Path, runs_root: Path, reused: bool = False) -> None:
     """The run's dev metric and the command that scores a file with its model (also when a
     finished configuration is skipped: the model is in the directory that trained it, and the metric
     shown is the one its kept predictions give, not the number its record holds)."""
-    metric = record.get("metric")
-    if not metric or metric not in (record.get("dev") or {}):
+    if not r.metric or not isinstance(r.dev, dict) or r.metric not in r.dev:
         return
-    shown = f"{record['dev'][metric]:.2f}"
-    if reused:
-        shown = rescored_metric(record, Path(record.get("run_dir") or results_path.parent) / results_path.name)
-    print(f"dev {metric}: {shown}  ->  {results_path}", flush=True)
-    trained_in = Path(record.get("reused_from") or record.get("run_dir") or results_path.parent)
-    for line in next_steps(record, trained_in, runs_root):
+    shown = rescored_metric(r) if reused else f"{r.dev[r.metric]:.2f}"
+    print(f"dev {r.metric}: {shown}  ->  {results_path}", flush=True)
+    trained_in = Path(r.reused_from or r.run_dir or results_path.parent)
+    for line in next_steps(r, trained_in, runs_root):
         print(line, flush=True)
 
 
-def rescored_metric(record: dict, path: Path) -> str:
+def rescored_metric(r: Record) -> str:
     """A reused record's dev metric as its kept predictions score it (``experiments.rescoring``), saying
     so, and saying what the record holds when that differs; or the recorded one, saying why it is not
     re-scored."""
     from .rescoring import TOLERANCE, NotRescored, RescoringFailed, rescore
 
-    recorded = record["dev"][record["metric"]]
+    recorded = r.dev[r.metric]
     try:
-        found = rescore(Record.read(path)).value
+        found = rescore(r).value
     except (NotRescored, RescoringFailed, SuiteError) as e:
         return f"{recorded:.2f} (as recorded; not re-scored: {e})"
     if isinstance(recorded, (int, float)) and abs(found - recorded) <= TOLERANCE:
@@ -49,23 +46,19 @@ def rescored_metric(record: dict, path: Path) -> str:
     return f"{found:.2f} (re-scored from its kept predictions; its record says {recorded}, so no table takes it)"
 
 
-def next_steps(record: dict, trained_in: Path, runs_root: Path) -> list[str]:
+def next_steps(r: Record, trained_in: Path, runs_root: Path) -> list[str]:
     """What to run next, each line as it runs when pasted: score a file with the trained model (its own
     dev file when it read a local one, which exists), the same configuration without ELMo when it had
     ELMo, and the report that makes a table of the runs under this launch's ``runs_root``."""
     from tasks.common.data_files import data_files
 
-    python, run_py, config = python_command(), reachable(RUN_PY), record.get("config") or {}
+    python, run_py = python_command(), reachable(RUN_PY)
     lines = []
     if (trained_in / "best.pt").is_file():
-        dev = data_files(config.get("data") or {}).get("dev")
+        dev = data_files(r.config.get("data") or {}).get("dev")
         test = override_word("data.test_path", str(dev)) if dev is not None and dev.is_file() else "data.test_path=FILE"
         checkpoint = override_word("checkpoint", str(trained_in))
         lines.append(f"score a file with it: {python} {run_py} mode=evaluate {checkpoint} {test}")
-    try:
-        r = Record.from_dict(record)
-    except SuiteError:
-        return lines
     root = shlex.quote(str(runs_root))
     launch = launch_overrides()
     if r.uses_encoder and not r.is_probe:

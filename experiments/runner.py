@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from suite_common.atomic_files import torch_save_atomic
-from suite_common.errors import ConfigError
+from suite_common.errors import ConfigError, SuiteError
 from tasks.registry import probe_function
 
 from .next_steps import announce
@@ -55,7 +55,12 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     if previous is not None:
         if launch_dir.resolve() != out_dir.resolve():  # the folder Hydra made for this launch stays empty
             remove_if_unused(launch_dir, Path(plan.run.runs_root))
-        announce(previous, out_dir / plan.record_name, Path(plan.run.runs_root), reused=True)
+        try:  # the record as it is now, where it is now (read once: announced and re-scored from this object)
+            reused = Record.from_dict(previous, out_dir / plan.record_name)
+        except SuiteError as e:
+            print(f"note: the finished record cannot be shown ({e})", file=sys.stderr, flush=True)
+        else:
+            announce(reused, out_dir / plan.record_name, Path(plan.run.runs_root), reused=True)
         return previous
     results_path = out_dir / plan.record_name
     if plan.kind == "probe":
@@ -115,9 +120,8 @@ def train(run: RunConfig, out_dir: Path) -> dict:
     record.write(results_path)
     state_path.unlink(missing_ok=True)  # the record and best.pt hold everything now
     mark_finished(out_dir)
-    results = record.to_dict()
-    announce(results, results_path, Path(plan.run.runs_root))
-    return results
+    announce(record, results_path, Path(plan.run.runs_root))
+    return record.to_dict()
 
 
 def data_origin(plan: RunPlan) -> str:
