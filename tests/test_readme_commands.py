@@ -2,8 +2,8 @@
 results/README.md runs on tiny data (fixtures, a tiny biLM, one epoch, a temporary runs root), with only data paths
 and sizes substituted. A Hydra sweep (``-m``) has every one of its jobs composed and validated and
 its first job run. Commands that cannot run here are listed in ``NOT_RUN`` with the reason; a new
-command that matches no rule fails the test. The reports over the committed records run in a test of
-their own, so that the two halves run side by side."""
+command that matches no rule fails the test. The runs with the reports that read them, the tools, and the reports
+over the committed records are three tests, so that pytest-xdist runs them side by side."""
 
 import itertools
 import re
@@ -160,12 +160,28 @@ def reads_committed_results(argv: list[str]) -> bool:
     )
 
 
-@pytest.mark.parametrize("part", ["runs and tools", "reports of the committed records"])
+def reads_the_runs(argv: list[str]) -> bool:
+    """A command that makes runs (``run.py``, ``make demo``) or reads the runs the documented ones make (the
+    report and the side reports, whose default runs root is ``outputs/runs``)."""
+    if argv[:2] in (["python", "run.py"], ["make", "demo"]):
+        return True
+    module = argv[2] if argv[:2] == ["python", "-m"] and len(argv) > 2 else ""
+    return module.startswith("reporting.") or any(a in ("RUNS", "CACHE") or "outputs/runs" in a for a in argv)
+
+
+def part_of(argv: list[str]) -> str:
+    """Which of the three tests runs a documented command (pytest-xdist runs them side by side)."""
+    if reads_committed_results(argv):
+        return "reports of the committed records"
+    return "runs and their reports" if reads_the_runs(argv) else "tools"
+
+
+@pytest.mark.parametrize("part", ["runs and their reports", "tools", "reports of the committed records"])
 def test_every_documented_command_runs(part, env, tmp_path):
     before = checkout_files()
     commands = [(w, as_run(a)) for w, a in documented_commands()]
     assert len(commands) > 30
-    commands = [(w, a) for w, a in commands if reads_committed_results(a) == (part != "runs and tools")]
+    commands = [(w, a) for w, a in commands if part_of(a) == part]
     assert commands
     made: dict = {}
     later = []
