@@ -199,8 +199,12 @@ def test_every_documented_command_runs(part, env, tmp_path):
             later.append((where, argv))  # modules run after the runs they may read
         else:
             pytest.fail(f"{where}: no rule runs this documented command: {line}")
+    ran: set = set()
     for where, argv in later:
-        run_module(argv, where, env, tmp_path)
+        key = tuple(first_alternatives(on_cpu(argv)))  # a command documented twice (or once per device) runs once
+        if key not in ran:
+            ran.add(key)
+            run_module(argv, where, env, tmp_path)
     assert checkout_files() <= before, sorted(checkout_files() - before)  # the commands wrote only under tmp_path
 
 
