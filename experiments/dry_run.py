@@ -101,7 +101,9 @@ def dry_run(run: RunConfig, out_dir: Path | None = None, estimate_finished: bool
 
     plan = RunPlan.resolve(run)
     where = launch_dir(run)
-    previous = finished_run(where, Path(run.runs_root), plan.digest, plan.record_name)
+    previous = finished_run(
+        where, Path(run.runs_root), plan.digest, plan.record_name, keep_index=False
+    )  # writes nothing
     report = {"task": str(run.task.name), "digest": plan.digest, "run_dir": str(where), "kind": plan.kind}
     state = where / "train_state.pt"
     if previous is not None:  # said at once: nothing to read, build or time for a run that would not train

@@ -39,15 +39,17 @@ def read_record(path: Path) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
-def finished_run(out_dir: Path, runs_root: Path, digest: str, name: str = "results.json") -> dict | None:
+def finished_run(
+    out_dir: Path, runs_root: Path, digest: str, name: str = "results.json", keep_index: bool = True
+) -> dict | None:
     """A record of this identity: in this run directory, its ``@digest`` sibling, or anywhere under
     runs_root (the same configuration launched under another name; ``runs_index``: one walk of the root
-    per process); its ``run_dir`` is where it is now."""
+    per process, its digests kept unless ``keep_index=False``); its ``run_dir`` is where it is now."""
     for path in (out_dir / name, out_dir.with_name(f"{out_dir.name}@{digest}") / name):
         record = current_record(path) if path.exists() else None
         if record is not None and record_digest(record) == digest:  # recomputed: a stored hash is never trusted
             return {**record, "run_dir": str(path.parent)}
-    found = runs_index.find(runs_root, digest, name, current_record, record_digest)
+    found = runs_index.find(runs_root, digest, name, current_record, record_digest, keep=keep_index)
     return {**found[1], "run_dir": str(found[0].parent)} if found else None  # where it is now (roots move)
 
 

@@ -79,9 +79,12 @@ def _save_index(root: Path, entries: dict) -> None:
         pass
 
 
-def find(runs_root: Path, digest: str, name: str, read_record, record_digest) -> tuple[Path, dict] | None:
+def find(
+    runs_root: Path, digest: str, name: str, read_record, record_digest, keep: bool = True
+) -> tuple[Path, dict] | None:
     """``(path, record)`` of the first ``name`` record below ``runs_root`` whose recomputed digest is ``digest``
-    (``read_record(path) -> dict | None``, ``record_digest(record) -> str | None``); None if there is none."""
+    (``read_record(path) -> dict | None``, ``record_digest(record) -> str | None``); None if there is none.
+    ``keep=False``: the index is read but not written (a dry run writes nothing)."""
     root = Path(runs_root).resolve()
     paths = record_paths(root, name)  # resolved: the index's keys are relative to the resolved root
     if not paths:
@@ -105,6 +108,6 @@ def find(runs_root: Path, digest: str, name: str, read_record, record_digest) ->
             record = read_record(path)  # read again: the index only points, the record's own content decides
             if record is not None and record_digest(record) == digest:
                 match = (path, record)
-    if changed or set(kept) != set(entries):
+    if keep and (changed or set(kept) != set(entries)):
         _save_index(root, kept)
     return match

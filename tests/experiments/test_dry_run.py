@@ -1,5 +1,6 @@
 """``mode=dry_run``: what a training run would do and whether its cache fits, with nothing written."""
 
+import json
 import subprocess
 import sys
 
@@ -49,8 +50,14 @@ def test_dry_run_says_when_the_cache_does_not_fit(bilm_files, tmp_path, capsys):
 
 
 def test_dry_run_from_the_command_line_leaves_no_directory(bilm_files, tmp_path):
+    """Nothing is written, not even the runs index of a runs root that holds another run's record."""
+    from experiments.record import RECORD_VERSION
+
     o, w = bilm_files
     runs = tmp_path / "runs"
+    other = runs / "ner" / "another_run" / "results.json"
+    other.parent.mkdir(parents=True)
+    other.write_text(json.dumps({"record_version": RECORD_VERSION, "config": {}, "identity": {}}))
     done = subprocess.run(
         [
             sys.executable,
@@ -73,7 +80,7 @@ def test_dry_run_from_the_command_line_leaves_no_directory(bilm_files, tmp_path)
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert '"would": "train"' in done.stdout and "fits:" in done.stdout
-    assert not runs.exists() and not (tmp_path / "cache").exists()
+    assert [p for p in runs.rglob("*") if p.is_file()] == [other] and not (tmp_path / "cache").exists()
 
 
 def test_dry_run_counts_the_training_batches_the_trainer_makes(bilm_files, tmp_path, capsys):

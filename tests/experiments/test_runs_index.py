@@ -87,3 +87,11 @@ def test_a_link_in_the_runs_root_is_not_followed(tmp_path):
     (tmp_path / "root" / "ner").symlink_to(outside / "ner")
     calls, digest = _counting()
     assert runs_index.find(tmp_path / "root", "d0", "results.json", read, digest) is None
+
+
+def test_a_lookup_that_keeps_nothing_writes_no_index(tmp_path):
+    """A dry run writes nothing: its lookup reads the index where there is one and never writes one."""
+    _records(tmp_path, 2)
+    calls, digest = _counting()
+    assert runs_index.find(tmp_path, "d1", "results.json", read, digest, keep=False)[0].parent.name == "run1"
+    assert not (tmp_path / runs_index.INDEX_NAME).exists()
