@@ -55,7 +55,7 @@ def next_steps(r: Record, trained_in: Path, runs_root: Path) -> list[str]:
     python, run_py = python_command(), reachable(RUN_PY)
     lines = []
     if (trained_in / "best.pt").is_file():
-        dev = data_files(r.config.get("data") or {}).get("dev")
+        dev = data_files(r.run.data).get("dev")
         test = override_word("data.test_path", str(dev)) if dev is not None and dev.is_file() else "data.test_path=FILE"
         checkpoint = override_word("checkpoint", str(trained_in))
         lines.append(f"score a file with it: {python} {run_py} mode=evaluate {checkpoint} {test}")
@@ -108,7 +108,7 @@ def table_folder(r: Record) -> str:
 
     if not (r.uses_encoder and r.bilm_sha256) or r.bilm_sha256 == content_sha256(model_dir() / "weights.hdf5"):
         return "tables"
-    options = ((r.config.get("encoder") or {}).get("options")) or ""
+    options = getattr(r.run.encoder, "options", None) or ""  # a biLM's
     name = re.sub(r"[^A-Za-z0-9_.-]", "", Path(options).parent.name)[:40] if options else ""
     return "-".join(["tables", *([name] if name else []), r.bilm_sha256[:12]])
 

@@ -17,11 +17,14 @@ import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from suite_common.atomic_files import write_text_atomic
 from suite_common.bounded_files import MB, read_bounded
 from suite_common.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from .run_config import RunConfig
 
 RECORD_NAMES = ("results.json", "finetune.json")
 # 2: configurations in the layout of encoder.* and cache.*, digests from the typed configuration
@@ -139,12 +142,18 @@ class Record:
         task = data.get("task") or (data["config"].get("task") or {}).get("name")
         if not task:
             raise DataError(f"{path or 'record'}: not a run record (no task)")
-        return cls(
+        record = cls(
             **{k: v for k, v in data.items() if k in known and k != "task"},
             task=task,
             unknown={k: v for k, v in data.items() if k not in known},
             path=path,
         )
+        if record.composed:
+            try:
+                record.run  # noqa: B018 (read into its typed form once, here)
+            except ConfigError as e:
+                raise RecordSchemaError(f"{path or 'record'}: {e}; not a record this suite writes") from None
+        return record
 
     @classmethod
     def read(cls, path: Path) -> Record:
@@ -180,6 +189,58 @@ class Record:
         write_text_atomic(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
 
     # ---- what the run was, decided once ---------------------------------------------------------
+    @functools.cached_property
+    def _typed(self) -> tuple:
+        from .run_config import stored_run
+
+        try:
+            return stored_run(self.config, self.task)
+        except ConfigError:
+            if self.composed:
+                raise
+        kept: dict = {}  # a hand-made configuration: its groups that read as today's settings
+        for key, value in self.config.items():
+            try:
+                stored_run({**kept, key: value}, self.task)
+                kept[key] = value
+            except ConfigError:
+                continue
+        return stored_run(kept, self.task)
+
+    def made_from(self, run: RunConfig) -> Record:
+        """This record with ``run``, the runner's own typed configuration, as its typed form: a record the
+        runner writes is never parsed back from the plain data it stores (``config``, ``plain(run)``)."""
+        self.__dict__["_typed"] = (run, ())
+        return self
+
+    @property
+    def run(self) -> RunConfig:
+        """The configuration in its typed form (``run_config.stored_run``), read once: every default, today's
+        and a changed one's earlier value, comes from the settings classes. A record without a composed
+        configuration (``composed``) reads as its groups that are today's settings, the rest as defaults."""
+        return self._typed[0]
+
+    @property
+    def settings_since_removed(self) -> tuple[str, ...]:
+        """Keys of the stored configuration that no settings class declares today (left out of ``run``)."""
+        return self._typed[1]
+
+    @property
+    def file_hashes(self) -> dict[str, str]:
+        """The SHA-256 of each file setting the run read, by dotted key (its identity's ``files_sha256``)."""
+        return (self.identity or {}).get("files_sha256") or {}
+
+    @property
+    def data_hashes(self) -> dict[str, str]:
+        """The SHA-256 of each data file the run read, by split (its identity's ``data_sha256``)."""
+        return (self.identity or {}).get("data_sha256") or {}
+
+    @property
+    def composed(self) -> bool:
+        """Whether the record holds the configuration Hydra composed (``config.task.name``); a hand-made one
+        (the report tests') holds only some keys, and its own fields say what the run was."""
+        return "name" in (self.config.get("task") or {})
+
     @property
     def is_probe(self) -> bool:
         return self.task.startswith("probe_")
@@ -192,17 +253,15 @@ class Record:
     def uses_encoder(self) -> bool:
         """Whether the run read contextual layers (ELMo somewhere, a probe, a biLM fine-tuning): the one
         rule, ``run_config.reads_layers``, on the record's configuration."""
-        from .run_config import placement, reads_layers
+        from .run_config import reads_layers
 
-        if not (isinstance(self.config, dict) and self.config):
+        if not self.config:
             return self.elmo_position != "none"
-        task = self.config.get("task") or {}
-        position = placement((self.config.get("elmo") or {}).get("position"), task.get("elmo_position"))
-        return reads_layers(task.get("name", ""), self.config.get("mode"), position)
+        return reads_layers(self.run.task.name, self.run.mode, self.run.position)
 
     @property
     def seed(self) -> Any:
-        return self.config.get("seed")
+        return self.run.seed if "seed" in self.config else None
 
     @property
     def value(self) -> float | None:
@@ -215,11 +274,11 @@ class Record:
 
     @property
     def fraction(self) -> float:
-        return (self.config.get("data") or {}).get("fraction", 1.0)
+        return getattr(self.run.data, "fraction", 1.0)  # a probe's data shape has none: all of its set
 
     @property
     def equal_updates(self) -> bool:
-        return bool((self.config.get("trainer") or {}).get("equal_updates", False))
+        return self.run.trainer.equal_updates
 
     @property
     def bilm_sha256(self) -> str | None:
@@ -237,7 +296,7 @@ class Record:
             return None
         model = str((self.transformer or self.bilm or {}).get("model", "?")).rstrip("/")
         name = "embedded small BERT" if model.endswith("bert_core/pretrained/small") else Path(model).name or model
-        pooling = (self.config.get("encoder") or {}).get("pooling", "first")
+        pooling = getattr(self.run.encoder, "pooling", "first")  # a Transformer's setting
         return (
             f"{name} ({sha[:12]}, {pooling} piece)"
             if pooling == "first"
@@ -246,7 +305,7 @@ class Record:
 
     @property
     def encoder_kind(self) -> str:
-        return (self.config.get("encoder") or {}).get("kind", "bilm")
+        return self.run.encoder.kind
 
     @property
     def variant(self) -> str:
@@ -254,9 +313,9 @@ class Record:
         biLM state policy other than stateless, a fine-tuned biLM (§3.4), a Transformer's layers."""
         if not self.uses_encoder:
             return ""
-        encoder = self.config.get("encoder") or {}
-        parts = [f"state={encoder['state']}"] if encoder.get("state", "stateless") != "stateless" else []
-        parts += ["finetuned biLM"] if encoder.get("finetune") else []
+        state, tuned = getattr(self.run.encoder, "state", "stateless"), getattr(self.run.encoder, "finetune", False)
+        parts = [f"state={state}"] if state != "stateless" else []
+        parts += ["finetuned biLM"] if tuned else []
         return ",".join(parts + (["encoder=transformer"] if self.encoder else []))
 
     @property
@@ -267,10 +326,10 @@ class Record:
             return self.ablation
         if self.elmo_position == "none":
             return "baseline"
-        elmo = self.config.get("elmo") or {}
-        if self.elmo_position == (self.config.get("task") or {}).get("elmo_position") and elmo.get("mix") == "all":
+        elmo = self.run.elmo
+        if self.elmo_position == self.run.task.elmo_position and elmo.mix == "all":
             return "elmo"
-        return f"{self.elmo_position}/{elmo.get('mix')}/l2={elmo.get('l2')}"
+        return f"{self.elmo_position}/{elmo.mix}/l2={elmo.l2}"
 
     @property
     def setting(self) -> str:
@@ -280,9 +339,9 @@ class Record:
     def choices(self) -> tuple[str, ...]:
         """The Hydra choices the run was made with: task, data source, profile, a data set chosen by name,
         ablation, encoder kind."""
-        data, task = self.config.get("data") or {}, self.config["task"]["name"]
-        local = bool(data.get("dir") or any(data.get(f"{s}_path") for s in ("train", "dev", "test")))
-        source = ("sample" if reads_the_sample(task, data.get("dir")) else "local") if local else "hf"
+        data, task = self.run.data, self.run.task.name
+        local = bool(data.dir or any(getattr(data, f"{s}_path", None) for s in ("train", "dev", "test")))
+        source = ("sample" if reads_the_sample(task, data.dir) else "local") if local else "hf"
         out = [f"task={task}", f"source={source}"]
         out += [f"profile={self.profile}"] if self.profile else []
         out += [f"data={self.data_set}"] if self.data_set else []

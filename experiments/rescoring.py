@@ -16,16 +16,15 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from experiments.predictions_file import entry_path, read_predictions_file
 from experiments.record import Record
-from experiments.run_config import as_run
 from suite_common.errors import SuiteError
 from suite_common.hashing import content_sha256
+from suite_common.typed_config import plain
 from tasks.common.data_files import data_files
 from tasks.common.folds import fold_splits
 from tasks.registry import task_class
@@ -55,17 +54,22 @@ class RescoringFailed(Exception):
     """The record's predictions are missing, altered, or score another number than the record says."""
 
 
-@cache
-def _dev_split(task_name: str, task_json: str, data_json: str, dev_path: str, train_path: str | None = None):
-    """The task and its dev split, built from the record's typed settings (``ConfigError`` for settings that
-    no longer exist: the record is then not re-scored); a cross-validation fold's from both files."""
-    run = as_run({"task": json.loads(task_json), "data": json.loads(data_json)})
-    task = task_class(task_name)(run.task)
-    ds, _ = task.read_file(Path(dev_path), run.data, "dev")
-    if getattr(run.data, "folds", None) is not None:
-        train, _ = task.read_file(Path(train_path), run.data, "train")
-        ds = fold_splits({"train": train, "dev": ds}, run.data.folds, run.data.fold, task.FOLD_UNIT)["dev"]
-    return task, task.prepare(ds, "dev")
+_SPLITS: dict[tuple, tuple] = {}
+
+
+def _dev_split(r: Record, settings: tuple, dev_path: Path, train_path: Path | None = None):
+    """The task and its dev split, built once per ``settings`` (the task's and data's, as text) from the
+    record's typed configuration; a cross-validation fold's from both files."""
+    key = (*settings, str(dev_path), str(train_path))
+    if key not in _SPLITS:
+        run = r.run
+        task = task_class(r.task)(run.task)
+        ds, _ = task.read_file(dev_path, run.data, "dev")
+        if getattr(run.data, "folds", None) is not None:
+            train, _ = task.read_file(train_path, run.data, "train")
+            ds = fold_splits({"train": train, "dev": ds}, run.data.folds, run.data.fold, task.FOLD_UNIT)["dev"]
+        _SPLITS[key] = (task, task.prepare(ds, "dev"))
+    return _SPLITS[key]
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,8 +79,8 @@ def dev_file(r: Record, split: str = "dev") -> Path:
     """The dev file (or ``split``'s) the record's run read, here: its configured path (from the working
     directory, else from the checkout, else below ``ELMO_SHARED`` for a path into ``shared/``), checked against
     the SHA-256 in its identity (``NotRescored`` when the file is not here or holds other bytes)."""
-    path = data_files(r.config.get("data") or {}).get(split)
-    wanted = ((r.identity or {}).get("data_sha256") or {}).get(split)
+    path = data_files(r.run.data).get(split)
+    wanted = r.data_hashes.get(split)
     if path is None or wanted is None:
         raise NotRescored(f"no local {split} file recorded")
     candidates = [Path(path), REPO / path]
@@ -104,32 +108,29 @@ def rescore(r: Record) -> Rescored:
         path = entry_path(r.path.parent, entry)  # a plain file name in the record's own directory
     except SuiteError as e:
         raise RescoringFailed(str(e)) from None
-    return _rescored(
-        str(path),
-        json.dumps(entry, sort_keys=True),
-        r.task,
-        r.metric,
-        json.dumps(r.config, sort_keys=True),
-        json.dumps(r.identity, sort_keys=True),
-    )
+    key = (str(path), *(json.dumps(x, sort_keys=True) for x in (entry, r.task, r.metric, r.config, r.identity)))
+    if key not in _RESCORED:  # asked of one record several times a report: its files are read and checked once
+        _RESCORED[key] = _rescored(r, path, entry)
+    return _RESCORED[key]
 
 
-@cache
-def _rescored(predictions_path, entry_json, task_name, metric, config_json, identity_json) -> Rescored:
-    entry, config = json.loads(entry_json), json.loads(config_json)
-    probe = Record(config=config, task=task_name, metric=metric, identity=json.loads(identity_json))
-    dev = dev_file(probe)
-    folded = (config.get("data") or {}).get("folds") is not None  # a cross-validation fold: its dev is part of both
-    train = str(dev_file(probe, "train")) if folded else None
+_RESCORED: dict[tuple, Rescored] = {}
+
+
+def _rescored(r: Record, predictions_path: Path, entry: dict) -> Rescored:
+    dev = dev_file(r)
+    train = (
+        dev_file(r, "train") if getattr(r.run.data, "folds", None) is not None else None
+    )  # a fold: its dev is part of both
     try:
-        predictions = read_predictions_file(Path(predictions_path), entry)
+        predictions = read_predictions_file(predictions_path, entry)
     except SuiteError as e:
         raise RescoringFailed(str(e)) from None
-    task_json, data_json = json.dumps(config["task"], sort_keys=True), json.dumps(config["data"], sort_keys=True)
-    key = (entry["sha256"], task_name, metric, task_json, data_json, str(dev), train)  # the bytes were just checked
+    settings = (r.task, r.metric, *(json.dumps(plain(group), sort_keys=True) for group in (r.run.task, r.run.data)))
+    key = (entry["sha256"], *settings, str(dev), str(train))  # the bytes were just checked
     if key not in _SCORED:  # a run reused under another name (Table 1's 'elmo' as Table 3's 'both') scores once
         try:
-            _SCORED[key] = _score(predictions, task_name, metric, task_json, data_json, str(dev), train)
+            _SCORED[key] = _score(predictions, r, settings, dev, train)
         except SuiteError as e:  # a task or setting that does not exist here
             raise RescoringFailed(str(e)) from None
     return _SCORED[key]
@@ -138,18 +139,18 @@ def _rescored(predictions_path, entry_json, task_name, metric, config_json, iden
 _SCORED: dict[tuple, Rescored] = {}
 
 
-def _score(predictions: list, task_name: str, metric: str, task_json: str, data_json: str, dev: str, train=None):
-    task, ds = _dev_split(task_name, task_json, data_json, dev, train)
+def _score(predictions: list, r: Record, settings: tuple, dev: Path, train: Path | None = None) -> Rescored:
+    task, ds = _dev_split(r, settings, dev, train)
     if len(predictions) != len(ds):
         raise RescoringFailed(f"{len(predictions)} predictions for {len(ds)} dev examples")
     try:
         scores = task.score(ds, predictions)
-        value = float(scores[metric])
+        value = float(scores[r.metric])
         units, counts = task.unit_counts(ds, predictions)
     except (ValueError, KeyError, IndexError, TypeError) as e:
         raise RescoringFailed(f"its predictions do not fit the dev file ({type(e).__name__}: {e})") from None
     per_layer = scores.get("accuracy_per_layer")
-    return Rescored(value=value, units=tuple(units), counts=counts, task=task_name, per_layer=per_layer)
+    return Rescored(value=value, units=tuple(units), counts=counts, task=r.task, per_layer=per_layer)
 
 
 def rescoring_differences(r: Record) -> dict[str, tuple]:

@@ -16,8 +16,17 @@ from typing import Literal
 
 from encoders.config import BilmConfig, CacheConfig, TransformerConfig
 from suite_common.errors import ConfigError
-from suite_common.typed_config import PathText, build, checked, group, integer, setting, settings_group
-from tasks.common.config import DataConfig, ElmoConfig, TrainerConfig
+from suite_common.typed_config import (
+    PathText,
+    build,
+    checked,
+    declared_only,
+    group,
+    integer,
+    setting,
+    settings_group,
+)
+from tasks.common.config import DataConfig, ElmoConfig, TaskConfig, TrainerConfig
 from tasks.registry import DEFAULT_TASK
 
 from .threads import threads_problem
@@ -108,6 +117,36 @@ def _built(text: str) -> RunConfig:
     mapping["data"] = build(data_config_class(mapping["task"].name), mapping.get("data"), "data.")
     mapping["encoder"] = build(ENCODERS[kind], encoder, "encoder.")
     return build(RunConfig, mapping, "")
+
+
+def stored_run(mapping: dict, task_name: str) -> tuple[RunConfig, tuple[str, ...]]:
+    """A stored configuration (a record's) in its typed form, and the settings it held that no class declares
+    today (settings since removed: left out, named). Its task is ``task_name`` where it names none; a task
+    not in this checkout reads as the common task settings. Every default is its settings class's own, so
+    a record read here and a run configured today agree on what a missing key meant."""
+    return _stored(json.dumps(mapping, sort_keys=True, default=str), task_name)
+
+
+@lru_cache(maxsize=1024)
+def _stored(text: str, task_name: str) -> tuple[RunConfig, tuple[str, ...]]:
+    from tasks.registry import available
+
+    mapping = json.loads(text)
+    task = {k: v for k, v in (mapping.get("task") or {}).items() if k not in TASK_FILE_SECTIONS}
+    task.setdefault("name", task_name)
+    known = task["name"] in available()
+    encoder = mapping.get("encoder") or {}
+    classes = {
+        "task": task_config_class(task["name"]) if known else TaskConfig,
+        "data": data_config_class(task["name"]) if known else DataConfig,
+        "encoder": ENCODERS.get(encoder.get("kind", "bilm"), BilmConfig),
+    }
+    kept, removed = declared_only(RunConfig, {**mapping, "task": task, "data": mapping.get("data") or {}})
+    for key, cls in classes.items():
+        kept[key], gone = declared_only(cls, kept.get(key) or {}, f"{key}.")
+        kept[key] = build(cls, kept[key], f"{key}.")
+        removed += gone
+    return build(RunConfig, kept, ""), tuple(removed)
 
 
 def task_config_class(name: str) -> type:

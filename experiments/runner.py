@@ -106,7 +106,7 @@ def train(run: RunConfig, out_dir: Path) -> dict:
         predictions=kept_predictions,
         bilm_finetune=encoder.finetune_report,
         resumed_from_epoch=result.get("resumed_from_epoch"),
-    )
+    ).made_from(plan.run)
     torch_save_atomic(
         {
             "config": plan.resolved,

@@ -20,43 +20,35 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.record import Record
 from reporting.side_report import emit
 
 
-def records(root: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(root.glob("**/results.json"))]
+def records(root: Path) -> list[Record]:
+    return [Record.read(p) for p in sorted(root.glob("**/results.json"))]
 
 
-def cache_dtype(r: dict) -> str:
-    return r["config"]["cache"]["dtype"]
+def cache_dtype(r: Record) -> str:
+    return r.run.cache.dtype
 
 
-def key(r: dict) -> tuple:
-    return (
-        r["task"],
-        r.get("ablation"),
-        r.get("profile"),
-        r["config"]["seed"],
-        (r.get("identity") or {}).get("bilm_sha256"),
-    )
+def key(r: Record) -> tuple:
+    return (r.task, r.ablation, r.profile, r.seed, r.bilm_sha256)
 
 
-def table(float32: list[dict], float16: list[dict]) -> tuple[str, list[str]]:
-    plain = {
-        key(r): r for r in float32 if cache_dtype(r) == "float32" and r["config"]["data"].get("fraction", 1.0) == 1.0
-    }
+def table(float32: list[Record], float16: list[Record]) -> tuple[str, list[str]]:
+    plain = {key(r): r for r in float32 if cache_dtype(r) == "float32" and r.fraction == 1.0}
     by_task: dict[str, list[tuple[float, float]]] = {}
     for r in float16:
         if cache_dtype(r) != "float16" or key(r) not in plain:
             continue
-        metric = r["metric"]
-        by_task.setdefault(f"{r['task']} ({metric})", []).append((plain[key(r)]["dev"][metric], r["dev"][metric]))
+        by_task.setdefault(f"{r.task} ({r.metric})", []).append((plain[key(r)].value, r.value))
     lines = [
         "| task | seeds | float32, per seed | float16, per seed | float32 mean ± std | float16 mean ± std "
         "| difference of the means | in float32 std |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    commands = sorted({r.get("command", "?") for r in float16})
+    commands = sorted({r.command for r in float16})
     for task, pairs in sorted(by_task.items()):
         a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
         std = a.std(ddof=1) if len(a) > 1 else float("nan")
@@ -76,8 +68,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     text, commands = table(records(args.float32), records(args.float16))
     f16 = records(args.float16)
-    dates = sorted(r.get("date", "?") for r in f16)
-    hardware = sorted({json.dumps(r.get("hardware"), sort_keys=True) for r in f16})
+    dates = sorted(r.date for r in f16)
+    hardware = sorted({json.dumps(r.hardware, sort_keys=True) for r in f16})
     report = (
         "# float16 against float32 activation cache (dev)\n\n"
         + text

@@ -109,8 +109,11 @@ def settings(config: dict, file_hashes: dict[str, str]) -> dict:
 
 @per_record
 def record_settings(r: Record) -> dict:
-    """``settings`` of a record's configuration, its files hashed as its identity recorded them."""
-    return settings(r.config, (r.identity or {}).get("files_sha256") or {})
+    """``settings`` of a record's configuration, read from its typed form, its files hashed as its identity
+    recorded them; one with a setting since removed is compared by its own keys."""
+    if r.settings_since_removed:
+        return described_by_own_keys(r.config)
+    return flat({**counted_config(r.run, r.file_hashes), "identity": {}})
 
 
 def described_by_own_keys(config: dict) -> dict:
@@ -145,7 +148,7 @@ def data_differences(r: Record) -> dict[str, tuple]:
     """The data files whose content a record's run read differently from what its choices read now
     (another ``data.train_path``, an edited file): such a run never joins the cell, whatever its
     directory's name says. Files not here now cannot be compared and count as the same."""
-    ran = (r.identity or {}).get("data_sha256") or {}
+    ran = r.data_hashes
     wanted = prescribed_data(r.choices)
     return {
         f"data.{split} (file content)": (sha[:12], wanted[split][:12])
@@ -163,7 +166,7 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
     without a composed configuration (no ``config.task.name``, dated before run.py's records kept their
     evidence, e.g. the report tests' hand-made records) has no configuration to compare beyond that."""
     evidence = evidence_differences(r)
-    if "name" not in (r.config.get("task") or {}) or "task" in evidence:  # nothing more can be read of it
+    if not r.composed or "task" in evidence:  # nothing more can be read of it
         return evidence
     try:
         wanted = prescribed(choices or r.choices)
@@ -210,7 +213,7 @@ def cell_settings(r: Record, accepted: tuple[str, ...] = ()) -> tuple[str, ...]:
     is Table 3's input-and-output cell). Empty: the run belongs to no cell (an extra)."""
     if evidence_differences(r):
         return ()
-    if "name" not in (r.config.get("task") or {}):
+    if not r.composed:
         return (r.base_setting,)
     if r.ablation:  # its own cell, and every other ablation whose configuration it is (no alias record needed)
         if differences(r, accepted):
@@ -237,7 +240,7 @@ def variant(r: Record) -> str:
     task's text (§3.4) where the profile reads the base one, or the base one where the profile fine-tunes
     (``profile=paper`` for SQuAD and SNLI), a Transformer's layers. Records not made by ``run.py`` (no
     composed configuration) keep the record's own rule (``Record.variant``)."""
-    if not r.uses_encoder or "name" not in (r.config.get("task") or {}):
+    if not r.uses_encoder or not r.composed:
         return r.variant
     try:
         wanted = prescribed(r.choices)

@@ -37,7 +37,7 @@ def cross_validation_table(roots: list[Path], select: Selection) -> tuple[pd.Dat
     if not found:
         return None
     rows, notes, pooled_gains, sources = [], [], [], [run_row(p, r, r.ablation) for p, r in found]
-    runs = pd.DataFrame([{**row, "fold": r.config["data"]["fold"], "folds": r.config["data"]["folds"]}
+    runs = pd.DataFrame([{**row, "fold": r.run.data.fold, "folds": r.run.data.folds}
                          for row, (_, r) in zip(sources, found)])  # fmt: skip
     for (task, folds, seed), group in runs.groupby(["task", "folds", "seed"], sort=True):
         by_arm = {arm: group[group.setting == arm].set_index("fold") for arm in ARMS}

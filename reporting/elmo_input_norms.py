@@ -64,7 +64,7 @@ def row(run_dir: Path) -> str:
     lowest = min(per_class.items(), key=lambda kv: kv[1]) if per_class else None
     return (
         f"| {record.task} | {record.profile} | {record.setting} ({record.position}) | {record.seed} "
-        f"| {record.config['elmo']['dropout']} | {record.value:.2f} | "
+        f"| {record.run.elmo.dropout} | {record.value:.2f} | "
         f"{f'{lowest[0]} {lowest[1]:.1f}' if lowest else '-'} | {mix.get('gamma', float('nan')):.3f} | "
         f"{' / '.join(f'{s:.2f}' for s in mix.get('s', []))} | {norms['word']:.2f} | {norms['elmo']:.2f} | "
         f"{norms['elmo'] / norms['word']:.2f} | `{run_dir}` |"

@@ -102,7 +102,6 @@ def evidence_differences(r: Record) -> dict[str, tuple]:
         dev = r.predictions.get("dev") if isinstance(r.predictions, dict) else None
         if not isinstance(dev, dict):
             out["predictions.dev"] = (None, f"kept by every task run not listed in {MANIFEST_NAME}")
-        data = (r.identity or {}).get("data_sha256") if isinstance(r.identity, dict) else None
-        if not isinstance(data, dict) or not data.get("dev"):
-            out["identity.data_sha256"] = (data, "the SHA-256 of every data file read")
+        if not r.data_hashes.get("dev"):
+            out["identity.data_sha256"] = (r.data_hashes or None, "the SHA-256 of every data file read")
     return out

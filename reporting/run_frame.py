@@ -54,8 +54,7 @@ FOLD_KEYS = ("data.folds", "data.fold", "trainer.keep")  # what sets a cross-val
 def fold_run(r: Record) -> bool:
     """Whether a record is one fold of a cross-validation (``data.folds`` set): its own table reports it
     (``cross_validation``), never a cell of Tables 1-3."""
-    data = r.config.get("data") if isinstance(r.config, dict) else None
-    return isinstance(data, dict) and data.get("folds") is not None
+    return getattr(r.run.data, "folds", None) is not None
 
 
 KEEP_LAST = "trainer.keep (a cross-validation fold keeps its last epoch: no choice is made on the fold it holds out)"
@@ -66,7 +65,7 @@ def fold_differences(r: Record, accepted: tuple[str, ...] = ()) -> dict[str, tup
     """What keeps a fold's record out of the cross-validation table: any key but the fold's own, or a fold
     run that kept its best dev epoch (``trainer.keep=best_dev``: the held-out fold chose it)."""
     diff = differences(r, (*accepted, *FOLD_KEYS))
-    keep = (r.config.get("trainer") or {}).get("keep", "best_dev")
+    keep = r.run.trainer.keep
     return {**diff, KEEP_LAST: (keep, "last")} if keep != "last" else diff
 
 
@@ -75,8 +74,8 @@ def latest_per_fold(found: list[tuple[Path, Record]]) -> tuple[list[tuple[Path, 
     elsewhere); and the records it supersedes."""
     chosen: dict[tuple, tuple[Path, Record]] = {}
     for pr in sorted(found, key=lambda pr: (str(pr[1].date), str(pr[0]))):
-        data = pr[1].config.get("data") or {}
-        chosen[(pr[1].task, data.get("folds"), data.get("fold"), pr[1].ablation, pr[1].seed)] = pr
+        data = pr[1].run.data
+        chosen[(pr[1].task, getattr(data, "folds", None), getattr(data, "fold", None), pr[1].ablation, pr[1].seed)] = pr
     kept = {str(p) for p, _ in chosen.values()}
     return list(chosen.values()), [pr for pr in found if str(pr[0]) not in kept]
 
@@ -233,7 +232,7 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
             extras[str(path)] = (r, diff)
     for path, r in latest_per_fold([(p, r) for p, r in folds if not fold_differences(r, accepted)])[1]:
         if extras is not None:
-            extras[str(path)] = (r, {FOLD_TAKEN: (r.config["data"].get("fold"), "a fold no later record holds")})
+            extras[str(path)] = (r, {FOLD_TAKEN: (r.run.data.fold, "a fold no later record holds")})
     for path, r in found:  # the earliest record of a configuration counts (a seeded fine-tuning before an unseeded one)
         if r.task in paper.PROBES or fold_run(r):
             continue  # reported by probes_table and the cross-validation table
@@ -313,7 +312,7 @@ def row_name(r: Record) -> str:
     data set's own ``label`` where its YAML gives one (``label: CoNLL-2000 chunking``)."""
     if not r.data_set:
         return r.task
-    label = (r.config.get("data") or {}).get("label") if isinstance(r.config, dict) else None
+    label = getattr(r.run.data, "label", None)
     return str(label) if label else f"{r.task} ({r.data_set})"
 
 
@@ -323,7 +322,7 @@ def run_row(path: Path, r: Record, setting: str) -> dict:
     return {
         "task": row_name(r),  # another data set: a row of its own
         "task_name": r.task,
-        "data_note": ((r.config.get("data") or {}).get("note") if isinstance(r.config, dict) else None),
+        "data_note": getattr(r.run.data, "note", None),
         "metric": r.metric,
         "value": r.value,
         "test_value": np.nan if r.test_value is None else r.test_value,
@@ -348,7 +347,7 @@ def read_vectors(r: Record) -> bool | None:
     record without an identity."""
     if r.identity is None:
         return None
-    return "task.model.vectors" in ((r.identity or {}).get("files_sha256") or {})
+    return "task.model.vectors" in r.file_hashes
 
 
 def provenance_fields(r: Record) -> dict:
@@ -368,15 +367,13 @@ def provenance_fields(r: Record) -> dict:
 
 def bilm_dir(r: Record) -> str | None:
     """The folder a run's biLM was read from (its ``options.json``'s), None for the embedded one or none."""
-    encoder = (r.config.get("encoder") or {}) if isinstance(r.config, dict) else {}
-    options = encoder.get("options") if isinstance(encoder, dict) else None
+    options = getattr(r.run.encoder, "options", None)
     return Path(str(options)).parent.name or None if options and r.bilm_sha256 else None
 
 
 def vectors_name(r: Record) -> str | None:
     """The word vectors a run started from, by name: ``lm-text 50-d`` (the shipped ones), a file's name, or None."""
-    model = ((r.config.get("task") or {}).get("model") or {}) if isinstance(r.config, dict) else {}
-    if not isinstance(model, dict) or not ((r.identity or {}).get("files_sha256") or {}).get("task.model.vectors"):
+    model = getattr(r.run.task, "model", None)
+    if not r.file_hashes.get("task.model.vectors"):
         return None
-    value = model.get("vectors")
-    return f"lm-text {model.get('word_dim')}-d" if value == "shipped" else Path(str(value)).name
+    return f"lm-text {model.word_dim}-d" if model.vectors == "shipped" else Path(str(model.vectors)).name

@@ -22,6 +22,7 @@ import numpy as np
 
 from experiments.record import Record
 from reporting.side_report import emit
+from suite_common.typed_config import plain
 
 from .cell_rules import differences, flat
 
@@ -35,7 +36,7 @@ def rows(roots: list[Path], key: str, ablations: set[str] | None = None, accepte
                 continue
             if ablations and r.ablation not in ablations:
                 continue
-            value = flat(r.config).get(key)
+            value = flat(plain(r.run)).get(key)
             encoder = r.encoder_kind if r.uses_encoder else "-"
             groups.setdefault((r.profile, r.task, r.ablation, encoder, value), []).append(r)
     return groups

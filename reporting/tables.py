@@ -15,6 +15,7 @@ import pandas as pd
 
 from experiments import paper_numbers as paper
 from experiments.rescoring import NotRescored, RescoringFailed, rescore
+from experiments.run_config import as_run
 
 from .per_record import read as read_record
 from .uncertainty import BootstrapResult, Interval, difference_interval, format_p, paired_bootstrap, seed_interval
@@ -260,7 +261,7 @@ def profile_fraction(task: str, profile: str | None) -> float:
 
     try:
         choices = (f"task={task}", "source=local", *([f"profile={profile}"] if profile else []))
-        return float((composed(choices).get("data") or {}).get("fraction", 1.0))
+        return float(as_run(composed(choices)).data.fraction)
     except Exception:  # a task or profile that does not compose here (a record from another checkout)
         return 1.0
 

@@ -129,6 +129,25 @@ def with_earlier_defaults(cls, mapping: dict) -> dict:
     return out
 
 
+def declared_only(cls, mapping: dict, where: str = "") -> tuple[dict, list[str]]:
+    """``mapping`` less the keys ``cls`` does not declare (nested groups walked the same way), and those keys
+    by dotted name: what a stored configuration held of settings since removed. A group whose class follows
+    a value (a field typed ``object``) is kept as it is, for its owner to read with its own class."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kept, removed = {}, []
+    for key, value in mapping.items():
+        f = fields.get(key)
+        if f is None:
+            removed.append(f"{where}{key}")
+            continue
+        nested = f.default_factory() if f.metadata.get("group") else None
+        if dataclasses.is_dataclass(nested) and f.type not in ("object", object) and isinstance(value, dict):
+            value, inner = declared_only(type(nested), value, f"{where}{key}.")
+            removed += inner
+        kept[key] = value
+    return kept, removed
+
+
 def file_value(group, f: dataclasses.Field):
     """The file a file setting of ``group`` names (its ``resolve`` applied), or None."""
     value = getattr(group, f.name)

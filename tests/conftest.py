@@ -50,6 +50,21 @@ SHARED = Path(os.environ.get("ELMO_SHARED", REPO.parent / "shared"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def _sample_folders() -> dict[str, Path]:
+    """Each task's sample folder, the one its task file names (``sources.sample.dir``): samples have one home."""
+    import yaml
+
+    out = {}
+    for path in sorted((REPO / "conf" / "task").glob("*.yaml")):
+        sample = ((yaml.safe_load(path.read_text()) or {}).get("sources") or {}).get("sample") or {}
+        if sample.get("dir"):
+            out[path.stem] = REPO / sample["dir"]
+    return out
+
+
+SAMPLES = _sample_folders()
+
+
 def shared_path(rel: str) -> Path:
     p = SHARED / rel
     if not p.exists():

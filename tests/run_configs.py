@@ -1,7 +1,7 @@
 """Composed configurations the tests share: the full default (``compose_cfg``) and tiny NER and QA runs
 on the fixtures with a given biLM (``tiny_ner_cfg``, ``tiny_qa_cfg``)."""
 
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 
 from experiments import config_store
 from experiments.config_store import compose
@@ -18,7 +18,7 @@ def tiny_ner_cfg(bilm_files, tmp_path, *overrides):
     return compose_cfg(
         [
             "task=ner",
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES['ner']}",
             "data.train_file=ner_tiny.conll",
             "data.dev_file=ner_tiny.conll",
             f"encoder.options={o}",
@@ -40,7 +40,7 @@ def tiny_qa_cfg(bilm_files, tmp_path, *overrides):
     return compose_cfg(
         [
             "task=qa",
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES['qa']}",
             "data.train_file=squad_tiny.json",
             "data.dev_file=squad_tiny.json",
             f"encoder.options={o}",
@@ -55,7 +55,7 @@ def tiny_qa_cfg(bilm_files, tmp_path, *overrides):
     )
 
 
-def tiny_ner_run_cfg(bilm, tmp_path, data_dir=FIXTURES, *overrides):
+def tiny_ner_run_cfg(bilm, tmp_path, data_dir=SAMPLES["ner"], *overrides):
     o, w = bilm
     return compose_cfg(
         [
@@ -88,7 +88,7 @@ def run_tiny_ner(tmp_path, *overrides, timeout=300):
             sys.executable,
             str(REPO / "run.py"),
             "task=ner",
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES['ner']}",
             "data.train_file=ner_tiny.conll",
             "data.dev_file=ner_tiny.conll",
             f"runs_root={tmp_path / 'runs'}",

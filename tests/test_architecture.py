@@ -329,3 +329,21 @@ def test_no_task_is_named_outside_tasks_in_the_sweeps_the_run_machinery_and_the_
         if names.search(line) and line.strip() != "- override /task: coref"
     ]
     assert found == []
+
+
+def test_each_tasks_sample_lives_in_its_task_folder_and_nowhere_else():
+    """One home for samples: a task file's ``sources.sample.dir`` is a folder below ``tasks/`` holding the files
+    it names, and ``tests/fixtures`` holds none of them."""
+    import yaml
+
+    named = []
+    for path in sorted((REPO / "conf" / "task").glob("*.yaml")):
+        sample = (yaml.safe_load(path.read_text()).get("sources") or {}).get("sample") or {}
+        folder = REPO / sample["dir"]
+        assert sample["dir"].startswith("tasks/") and folder.name == "sample" and folder.is_dir(), path
+        files = [sample[k] for k in ("train_file", "dev_file") if sample.get(k)] or [
+            f"{w}.pos" for w in sample["words"]
+        ]
+        assert all((folder / f).is_file() for f in files), (path, files)
+        named += files
+    assert len(named) >= 8 and not any((REPO / "tests" / "fixtures" / f).exists() for f in named)

@@ -7,7 +7,7 @@ import shlex
 import subprocess
 import sys
 
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 from report_records import with_bilm, write_record
 
 
@@ -23,7 +23,7 @@ def _demo_command() -> list[str]:
 def test_the_demos_printed_steps_give_table_1s_row(bilm_files, tmp_path):
     o, w = bilm_files
     runs = tmp_path / "runs"
-    tiny = [f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+    tiny = [f"data.dir={SAMPLES['ner']}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
             f"encoder.options={o}", f"encoder.weights={w}", f"cache.dir={tmp_path / 'cache'}", f"runs_root={runs}",
             "trainer.max_epochs=2", "trainer.min_updates=0", "task.model.hidden=[8]", "task.model.char_filters=4",
             "task.model.word_dim=8", "threads=1"]  # fmt: skip

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, shared_path
+from conftest import REPO, SAMPLES, shared_path
 from documented_commands import (
     DOCS,
     NOT_RUN,
@@ -116,7 +116,7 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
         run_dir = made["ner"]
         raw = env["root"] / "raw.txt"  # mode=predict reads raw text
         raw.write_text("EU rejects German call to boycott British lamb .\n")
-        test = FIXTURES / "ner_tiny.conll" if "mode=evaluate" in overrides else raw
+        test = SAMPLES["ner"] / "ner_tiny.conll" if "mode=evaluate" in overrides else raw
         overrides = [
             f"checkpoint={run_dir}"
             if o.startswith("checkpoint=")
@@ -222,8 +222,8 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
     sub = {
         "O": str(env["bilm"] / "options.json"),
         "W": str(env["bilm"] / "weights.hdf5"),
-        "key.conll": str(FIXTURES / "coref_tiny.conll"),
-        "response.conll": str(FIXTURES / "coref_tiny.conll"),
+        "key.conll": str(SAMPLES["coref"] / "coref_tiny.conll"),
+        "response.conll": str(SAMPLES["coref"] / "coref_tiny.conll"),
         "outputs/runs": str(env["root"] / "runs"),  # the runs the documented run.py commands made
         "RUNS": str(env["root"] / "runs"),
         "CACHE": str(env["root"] / "cache"),

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 from hydra import compose, initialize_config_dir
 from task_setups import TASKS, tiny_data
 
@@ -104,7 +104,7 @@ def test_a_run_whose_cache_would_exceed_the_limit_stops_with_one_line_and_writes
             str(REPO / "run.py"),
             "task=ner",
             "source=local",
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES['ner']}",
             "data.train_file=ner_tiny.conll",
             "data.dev_file=ner_tiny.conll",
             f"encoder.options={o}",

@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 import torch
-from conftest import FIXTURES
+from conftest import SAMPLES
 from run_configs import compose_cfg
 
 from encoders import BiLMEncoder
@@ -80,7 +80,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
         cfg = compose_cfg(
             [
                 "task=ner",
-                f"data.dir={FIXTURES}",
+                f"data.dir={SAMPLES['ner']}",
                 "data.train_file=ner_tiny.conll",
                 "data.dev_file=ner_tiny.conll",
                 f"encoder.options={base / 'options.json'}",
@@ -116,7 +116,7 @@ def test_finetuned_biLM_is_trained_once_and_reported(tmp_path):
         [
             "mode=evaluate",
             f"checkpoint={tmp_path / 'b'}",
-            f"data.test_path={FIXTURES / 'ner_tiny.conll'}",
+            f"data.test_path={SAMPLES['ner'] / 'ner_tiny.conll'}",
             f"cache.dir={tmp_path / 'cache' / 'activations'}",
         ]
     )
@@ -223,7 +223,7 @@ def _finetunable_encoder(tmp_path):
         cache_config=CacheConfig(dir=str(tmp_path / "cache" / "activations")),
         finetune_epochs=1,
     )
-    text = (FIXTURES / "ner_tiny.conll").read_text().split("\n\n")[0]
+    text = (SAMPLES["ner"] / "ner_tiny.conll").read_text().split("\n\n")[0]
     return encoder, text, finetune_key(encoder.sha256, text, text, 1)
 
 

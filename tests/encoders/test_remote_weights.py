@@ -11,7 +11,7 @@ import threading
 
 import h5py
 import pytest
-from conftest import FIXTURES
+from conftest import SAMPLES
 from run_configs import compose_cfg
 
 from elmo_core.embed import main as embed_main
@@ -45,7 +45,7 @@ def test_a_run_trains_and_the_embed_command_embeds_from_urls_downloading_once(se
     cfg = compose_cfg(
         [
             "task=ner",
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES['ner']}",
             "data.train_file=ner_tiny.conll",
             "data.dev_file=ner_tiny.conll",
             *urls,

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from task_setups import TASKS
@@ -112,7 +112,7 @@ def test_evaluate_a_model_trained_on_a_transformer(tmp_path):
     cfg = _cfg(_task_overrides("ner", tmp_path, model_dir))
     trained = runner.train(as_run(cfg), out)
     report = trained_runs.evaluate(
-        as_run(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]))
+        as_run(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={SAMPLES['ner'] / 'ner_tiny.conll'}"]))
     )
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
     assert report["encoder_kind"] == "transformer" and report["encoder"]["sha256"] == trained["transformer"]["sha256"]
@@ -120,7 +120,7 @@ def test_evaluate_a_model_trained_on_a_transformer(tmp_path):
     (model_dir / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())  # the files changed
     with pytest.raises(Exception, match="not the model this model was trained with"):
         trained_runs.evaluate(
-            as_run(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]))
+            as_run(_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={SAMPLES['ner'] / 'ner_tiny.conll'}"]))
         )
 
 
@@ -168,7 +168,7 @@ def test_probes_read_every_transformer_layer(probe, extra, layers, tmp_path):
     cfg = _cfg(
         [
             f"task={probe}",
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES[probe]}",
             "encoder=transformer",
             f"encoder.model={model_dir}",
             f"cache.dir={tmp_path / 'cache'}",

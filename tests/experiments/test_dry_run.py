@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 from run_configs import tiny_ner_cfg, tiny_qa_cfg
 
 from experiments import runner
@@ -64,7 +64,7 @@ def test_dry_run_from_the_command_line_leaves_no_directory(bilm_files, tmp_path)
             str(REPO / "run.py"),
             "mode=dry_run",
             "task=ner",
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES['ner']}",
             "data.train_file=ner_tiny.conll",
             "data.dev_file=ner_tiny.conll",
             f"encoder.options={o}",

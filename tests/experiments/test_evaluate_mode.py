@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 from run_configs import compose_cfg, tiny_ner_cfg
 
 from experiments import runner, trained_runs
@@ -18,7 +18,7 @@ def test_evaluate_mode_scores_any_file(bilm_files, tmp_path):
     out.mkdir()
     trained = runner.train(as_run(cfg), out)
     ev = compose_cfg(
-        ["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]
+        ["mode=evaluate", f"checkpoint={out / 'best.pt'}", f"data.test_path={SAMPLES['ner'] / 'ner_tiny.conll'}"]
     )
     report = trained_runs.evaluate(as_run(ev), out)
     assert report["metrics"]["f1"] == pytest.approx(trained["dev"]["f1"])
@@ -48,7 +48,7 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
         str(REPO / "run.py"),
         "task=nli",
         "source=local",
-        f"data.dir={FIXTURES}",
+        f"data.dir={SAMPLES['nli']}",
         "data.train_file=sick_tiny.tsv",
         "data.dev_file=sick_tiny.tsv",
         f"encoder.options={o}",
@@ -68,7 +68,10 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     line = next(x for x in done.stdout.splitlines() if x.startswith("score a file with it: "))
     command = shlex.split(line.split(": ", 1)[1])  # exactly what a user pastes
     run_dir = Path(command[3].split("=", 1)[1])  # checkpoint=<run dir>
-    assert command[1:3] == ["run.py", "mode=evaluate"] and command[-1] == f"data.test_path={FIXTURES / 'sick_tiny.tsv'}"
+    assert (
+        command[1:3] == ["run.py", "mode=evaluate"]
+        and command[-1] == f"data.test_path={SAMPLES['nli'] / 'sick_tiny.tsv'}"
+    )
     assert "=" not in run_dir.name and "," not in run_dir.name
     # a new shell that has not activated the virtual environment: no VIRTUAL_ENV, the system's PATH
     import os
@@ -80,7 +83,7 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
     written = next(run_dir.glob("evaluations/sick_tiny.tsv@*/eval_results.json"))
     assert written.is_file()
     lines = [x for x in printed.stdout.strip().splitlines() if not x.startswith("torch threads:")]
-    assert len(lines) == 3 and lines[0].startswith(f"nli accuracy on {FIXTURES / 'sick_tiny.tsv'}: ")
+    assert len(lines) == 3 and lines[0].startswith(f"nli accuracy on {SAMPLES['nli'] / 'sick_tiny.tsv'}: ")
     assert lines[-1].endswith(str(written)) and "{" not in printed.stdout
     later = [x for x in done.stdout.splitlines() if x.startswith(("the same without ELMo: ", "a table of the runs: "))]
     assert [x.split(": ", 1)[0] for x in later] == ["the same without ELMo", "a table of the runs"]
@@ -92,15 +95,15 @@ def test_printed_evaluate_line_pastes_as_it_is_and_keeps_the_training_format(bil
         "trainer.min_updates=0",
         "task.model.hidden=8",
         f"runs_root={runs}",
-        f"data.dir={FIXTURES}",
+        f"data.dir={SAMPLES['nli']}",
     ):
         assert kept in baseline, (kept, baseline)
     assert not any(o.startswith(("encoder.", "elmo.", "cache.")) for o in baseline), baseline
     reports = []
     for name in ("sick_tiny.tsv", "copy.tsv"):
-        test_file = FIXTURES / name if name != "copy.tsv" else tmp_path / name
+        test_file = SAMPLES["nli"] / name if name != "copy.tsv" else tmp_path / name
         if name == "copy.tsv":
-            test_file.write_text("\n".join((FIXTURES / "sick_tiny.tsv").read_text().splitlines()[:4]) + "\n")
+            test_file.write_text("\n".join((SAMPLES["nli"] / "sick_tiny.tsv").read_text().splitlines()[:4]) + "\n")
         evaluate = [*command[:-1], f"data.test_path={test_file}", f"runs_root={runs}"]
         done = subprocess.run(evaluate, capture_output=True, text=True, cwd=REPO, timeout=300, env=shell)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -126,7 +129,7 @@ def test_embed_sample_writes_into_its_own_folder(bilm_files, tmp_path):
             "mode=embed_sample",
             f"encoder.options={o}",
             f"encoder.weights={w}",
-            f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}",
+            f"embed_sample.sentences={SAMPLES['ner'] / 'ner_tiny.conll'}",
             "embed_sample.limit=3",
             f"embed_sample.out={out}",
             f"runs_root={runs}",
@@ -154,7 +157,7 @@ def test_run_py_reports_library_errors_as_one_line(tmp_path):
         (
             [
                 "task=nli",
-                f"data.dir={FIXTURES}",
+                f"data.dir={SAMPLES['nli']}",
                 "data.train_file=sick_tiny.tsv",
                 "data.dev_file=sick_tiny.tsv",
                 "data.format=xml",
@@ -189,7 +192,7 @@ def test_evaluate_refuses_an_edited_options_json_and_keeps_earlier_evaluations(b
     out = tmp_path / "run"
     out.mkdir()
     runner.train(as_run(cfg), out)
-    ev = compose_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"])
+    ev = compose_cfg(["mode=evaluate", f"checkpoint={out}", f"data.test_path={SAMPLES['ner'] / 'ner_tiny.conll'}"])
     first = trained_runs.evaluate(as_run(ev), out)
     written = Path(first["prediction_file"]).parent
     saved = (written / "eval_results.json").read_bytes()
@@ -201,7 +204,9 @@ def test_evaluate_refuses_an_edited_options_json_and_keeps_earlier_evaluations(b
     assert (written / "eval_results.json").read_bytes() == saved
     # another input (a reader override) beside it, not over it
     assert (
-        trained_runs.evaluation_dir(out / "best.pt", FIXTURES / "ner_tiny.conll", {"encoder": {}, "overrides": {}})
+        trained_runs.evaluation_dir(
+            out / "best.pt", SAMPLES["ner"] / "ner_tiny.conll", {"encoder": {}, "overrides": {}}
+        )
         != written
     )
     assert (written / "eval_results.json").read_bytes() == saved

@@ -14,7 +14,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from conftest import FIXTURES, REPO, random_bilm
+from conftest import REPO, SAMPLES, random_bilm
 
 from elmo_core import save_bilm
 
@@ -24,7 +24,7 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
 def _sentences() -> list[list[tuple[str, str]]]:
     """The NER fixture's sentences, as (token, tag) pairs."""
     out, current = [], []
-    for line in (FIXTURES / "ner_tiny.conll").read_text().splitlines():
+    for line in (SAMPLES["ner"] / "ner_tiny.conll").read_text().splitlines():
         if not line.strip() or line.startswith("-DOCSTART-"):
             if current:
                 out.append(current)
@@ -46,7 +46,7 @@ def workload(tmp_path_factory):
         sentence = base[k % len(base)]
         lines += [f"{tok}{k if i == 0 else ''} NN O {tag}" for i, (tok, tag) in enumerate(sentence)] + [""]
     (root / "train.conll").write_text("\n".join(lines) + "\n")
-    (root / "dev.conll").write_text((FIXTURES / "ner_tiny.conll").read_text())
+    (root / "dev.conll").write_text((SAMPLES["ner"] / "ner_tiny.conll").read_text())
     (root / "text.txt").write_text(
         "\n".join(" ".join(t for t, _ in base[k % len(base)]) + f" x{k}" for k in range(3000)) + "\n"
     )

@@ -1,7 +1,7 @@
 """A rerun of a finished configuration answers like the first run: its dev metric and the command
 that scores a file with its model (`make demo` twice)."""
 
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 from hydra import compose, initialize_config_dir
 
 from experiments import next_steps, runner
@@ -15,7 +15,7 @@ def test_a_skipped_run_prints_its_metric_and_evaluate_line(bilm_files, tmp_path,
             "config",
             overrides=[
                 "task=ner",
-                f"data.dir={FIXTURES}",
+                f"data.dir={SAMPLES['ner']}",
                 "data.train_file=ner_tiny.conll",
                 "data.dev_file=ner_tiny.conll",
                 f"encoder.options={o}",

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 
 TINY = [
     "task=ner",
@@ -44,10 +44,10 @@ def records(tmp_path):
 
 def test_two_launches_on_different_data_started_together_both_keep_their_records(tmp_path):
     a, b = tmp_path / "a.conll", tmp_path / "b.conll"
-    shutil.copyfile(FIXTURES / "ner_tiny.conll", a)
-    text = (FIXTURES / "ner_tiny.conll").read_text()
+    shutil.copyfile(SAMPLES["ner"] / "ner_tiny.conll", a)
+    text = (SAMPLES["ner"] / "ner_tiny.conll").read_text()
     b.write_text(text.replace(" I-PER", " O", 2))  # other content, same name below its own directory
-    common = [f"data.dev_path={FIXTURES / 'ner_tiny.conll'}", "+ablation=baseline", "hydra.job.chdir=false"]
+    common = [f"data.dev_path={SAMPLES['ner'] / 'ner_tiny.conll'}", "+ablation=baseline", "hydra.job.chdir=false"]
     first = launch(tmp_path, f"data.train_path={a}", *common)
     second = launch(tmp_path, f"data.train_path={b}", *common)
     outputs = [p.communicate(timeout=300)[0] for p in (first, second)]
@@ -60,7 +60,7 @@ def test_two_launches_on_different_data_started_together_both_keep_their_records
 
 
 def test_two_launches_of_one_configuration_train_once(tmp_path):
-    common = [f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+    common = [f"data.dir={SAMPLES['ner']}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
               "+ablation=baseline"]  # fmt: skip
     first, second = launch(tmp_path, *common), launch(tmp_path, *common)
     outputs = [p.communicate(timeout=300)[0] for p in (first, second)]
@@ -76,7 +76,7 @@ def test_another_options_json_is_another_run(tmp_path, bilm_files):
     d = json.loads(options.read_text())
     d["lstm"]["cell_clip"] = 1  # another network for the same weights
     other.write_text(json.dumps(d))
-    common = [f"data.dir={FIXTURES}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
+    common = [f"data.dir={SAMPLES['ner']}", "data.train_file=ner_tiny.conll", "data.dev_file=ner_tiny.conll",
               f"encoder.weights={weights}", "+ablation=elmo", "elmo.dropout=0.0"]  # fmt: skip
     for opts in (options, other):
         p = launch(tmp_path, f"encoder.options={opts}", *common)
@@ -92,10 +92,10 @@ def test_another_options_json_is_another_run(tmp_path, bilm_files):
 
 def test_a_run_routed_to_another_directory_that_fails_leaves_nothing_there(tmp_path):
     good, bad = tmp_path / "good.conll", tmp_path / "bad.conll"
-    shutil.copyfile(FIXTURES / "ner_tiny.conll", good)
-    lines = (FIXTURES / "ner_tiny.conll").read_text().splitlines(keepends=True)
+    shutil.copyfile(SAMPLES["ner"] / "ner_tiny.conll", good)
+    lines = (SAMPLES["ner"] / "ner_tiny.conll").read_text().splitlines(keepends=True)
     bad.write_text("".join(lines[:5]) + "a line with no tag columns\n" + "".join(lines[5:]))
-    common = [f"data.dev_path={FIXTURES / 'ner_tiny.conll'}", "+ablation=baseline"]
+    common = [f"data.dev_path={SAMPLES['ner'] / 'ner_tiny.conll'}", "+ablation=baseline"]
     first = launch(tmp_path, f"data.train_path={good}", *common)
     assert first.wait(timeout=300) == 0
     failed = launch(tmp_path, f"data.train_path={bad}", *common)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, random_bilm
+from conftest import REPO, SAMPLES, random_bilm
 from run_configs import tiny_ner_run_cfg as _ner
 
 from elmo_core import save_bilm
@@ -20,6 +20,8 @@ from experiments.record import RECORD_NAMES
 from experiments.run_config import as_run
 from suite_common import hashing
 from suite_common.atomic_files import remove_dead_leftovers, temporary_path
+
+NER_SAMPLE = SAMPLES["ner"]
 
 
 def _second_bilm(tmp_path):
@@ -33,27 +35,28 @@ def _no_training(monkeypatch):
 
 def test_another_bilm_keeps_both_records_and_each_is_skipped_after(bilm_files, tmp_path, monkeypatch):
     launch = tmp_path / "runs" / "ner" / "elmo.position=input"
-    first = runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")), launch)
+    first = runner.train(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, "elmo.position=input")), launch)
     first_record = (launch / "results.json").read_text()
-    second = runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=input")), launch)
+    second = runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, NER_SAMPLE, "elmo.position=input")), launch)
     assert (launch / "results.json").read_text() == first_record  # the first biLM's record is untouched
     assert second["run_dir"] != first["run_dir"] and Path(second["run_dir"]).name.startswith("elmo.position=input@")
     assert (Path(second["run_dir"]) / "best.pt").exists() and (launch / "best.pt").exists()
     assert second["identity"]["bilm_sha256"] != first["identity"]["bilm_sha256"]
     _no_training(monkeypatch)
     assert (
-        runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")), launch)["dev"] == first["dev"]
+        runner.train(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, "elmo.position=input")), launch)["dev"]
+        == first["dev"]
     )
-    again = runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=input")), launch)
+    again = runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, NER_SAMPLE, "elmo.position=input")), launch)
     assert again["dev"] == second["dev"] and again["run_dir"] == second["run_dir"]
 
 
 def test_data_content_decides_not_its_path(bilm_files, tmp_path, monkeypatch):
     launch = tmp_path / "runs" / "ner" / "run"
-    done = runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")), launch)
+    done = runner.train(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, "elmo.position=input")), launch)
     moved = tmp_path / "moved_checkout"
     moved.mkdir()
-    shutil.copy(FIXTURES / "ner_tiny.conll", moved / "ner_tiny.conll")
+    shutil.copy(NER_SAMPLE / "ner_tiny.conll", moved / "ner_tiny.conll")
     with monkeypatch.context() as m:  # same bytes elsewhere (a moved checkout, ELMO_SHARED): the same run
         _no_training(m)
         assert (
@@ -68,17 +71,17 @@ def test_data_content_decides_not_its_path(bilm_files, tmp_path, monkeypatch):
 
 def test_runs_without_elmo_do_not_depend_on_the_biLM(bilm_files, tmp_path, monkeypatch):
     launch = tmp_path / "runs" / "ner" / "baseline"
-    done = runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none")), launch)
+    done = runner.train(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, "elmo.position=none")), launch)
     assert done["identity"]["bilm_sha256"] is None
     _no_training(monkeypatch)
     assert (
-        runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, FIXTURES, "elmo.position=none")), launch)["dev"]
+        runner.train(as_run(_ner(_second_bilm(tmp_path), tmp_path, NER_SAMPLE, "elmo.position=none")), launch)["dev"]
         == done["dev"]
     )
 
 
 def test_task_version_is_part_of_the_identity(bilm_files, tmp_path, monkeypatch):
-    cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")
+    cfg = _ner(bilm_files, tmp_path, NER_SAMPLE, "elmo.position=input")
     from experiments.plan import RunPlan
 
     before = RunPlan.resolve(as_run(cfg))
@@ -192,11 +195,11 @@ def test_a_run_on_the_seeded_finetuning_is_another_run_than_one_on_an_unseeded_d
     from experiments.plan import RunPlan
 
     tuned = RunPlan.resolve(
-        as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", "encoder.finetune=true"))
+        as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, "elmo.position=input", "encoder.finetune=true"))
     )
     assert tuned.identity["finetune_seed"] == FINETUNE_SEED
     before = {k: v for k, v in tuned.identity.items() if k != "finetune_seed"}
     assert run_identity.run_digest(tuned.resolved, before) != tuned.digest
     for plain in ("elmo.position=input", "elmo.position=none encoder.finetune=true"):
-        plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, FIXTURES, *plain.split())))
+        plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, *plain.split())))
         assert "finetune_seed" not in plan.identity

@@ -5,12 +5,12 @@ the plan decides a run's kind, position, encoder use, identity and record once."
 import json
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 from run_configs import tiny_ner_run_cfg as _ner
 
 from experiments import runner
 from experiments.plan import RunPlan, run_digest
-from experiments.record import RECORD_VERSION, Record
+from experiments.record import RECORD_VERSION, Record, RecordSchemaError
 from experiments.run_config import as_run
 from suite_common.errors import DataError
 from tasks.common.data_files import data_files
@@ -105,7 +105,7 @@ def test_the_plan_decides_kind_position_encoder_use_and_record_once(bilm_files, 
     assert plan.identity["bilm_sha256"] == plan.encoder.sha256
     assert set(data_files(plan.run.data)) == {"train", "dev"}
     assert plan.digest == run_digest(plan.resolved, plan.identity)
-    baseline = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=none")))
+    baseline = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, SAMPLES["ner"], "elmo.position=none")))
     assert (baseline.run.position, baseline.run.reads_encoder) == ("none", False)
     assert baseline.identity["bilm_sha256"] is None
     tuning = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path)), finetune=True)
@@ -118,3 +118,36 @@ def test_the_record_a_run_writes_is_what_the_report_reads(bilm_files, tmp_path):
     record = Record.read(launch / "results.json")
     assert record.to_dict() == done and record.position == "input" and record.test is None
     assert record.digest() == done["config_hash"] and record.bilm_sha256 == done["identity"]["bilm_sha256"]
+
+
+def test_a_record_is_read_into_its_typed_configuration_once_with_the_settings_defaults():
+    r = _record(
+        config={**_record().config, "task": {"name": "ner", "elmo_position": "input", "model": {"dropout": 0.4}}}
+    )
+    assert r.run is r.run and r.run.task.name == "ner" and r.settings_since_removed == ()
+    assert (r.run.data.fraction, r.run.trainer.keep, r.run.encoder.state) == (0.1, "best_dev", "stateless")
+    assert r.run.task.model.embedding_init == "normal"  # a key the record lacks: the value it had then (``earlier``)
+    assert (r.run.task.model.dropout, r.run.task.model.word_dim) == (
+        0.4,
+        50,
+    )  # as stored; today's default of the task's own class (tasks/ner/config.py)
+
+
+def test_a_setting_since_removed_is_named_and_left_out_of_the_typed_form():
+    config = {**_record().config, "task": {"name": "ner", "elmo_position": "input", "batch_size": 8}}
+    r = _record(config=config)
+    assert r.settings_since_removed == ("task.batch_size",) and r.run.task.name == "ner"
+    assert r.to_dict()["config"]["task"]["batch_size"] == 8  # kept as stored
+
+
+def test_a_composed_configuration_of_values_no_setting_takes_is_not_a_record_the_suite_writes():
+    config = {**_record().config, "elmo": {"position": "sideways"}}
+    with pytest.raises(RecordSchemaError, match="elmo.position='sideways'"):
+        _record(config=config)
+
+
+def test_the_record_a_run_writes_carries_the_runs_own_typed_configuration(bilm_files, tmp_path):
+    run = as_run(_ner(bilm_files, tmp_path))
+    launch = tmp_path / "runs" / "ner" / "x"
+    runner.train(run, launch)
+    assert Record.read(launch / "results.json").run == run  # what the report reads back is what ran

@@ -9,7 +9,7 @@ import sys
 import h5py
 import numpy as np
 import pytest
-from conftest import FIXTURES, REPO, random_bilm
+from conftest import REPO, SAMPLES, random_bilm
 from run_configs import tiny_qa_cfg as _qa_cfg
 
 from elmo_core import load_bilm, save_bilm
@@ -132,7 +132,7 @@ def test_squad_answer_that_cannot_be_found_is_an_error_naming_file_and_question(
 
 
 def test_realigned_answers_are_warned_in_the_runs_output(bilm_files, tmp_path, capsys):
-    data = json.loads((FIXTURES / "squad_tiny.json").read_text())
+    data = json.loads((SAMPLES["qa"] / "squad_tiny.json").read_text())
     qa = data["data"][0]["paragraphs"][0]["qas"][0]
     qa["answers"][0]["answer_start"] += 3
     (tmp_path / "shifted.json").write_text(json.dumps(data))
@@ -145,7 +145,7 @@ def test_realigned_answers_are_warned_in_the_runs_output(bilm_files, tmp_path, c
         "data.fraction=1.0",
         f"data.dir={tmp_path}",
         "data.train_file=shifted.json",
-        f"data.dev_path={FIXTURES / 'squad_tiny.json'}",
+        f"data.dev_path={SAMPLES['qa'] / 'squad_tiny.json'}",
     )
     record = runner.train(as_run(cfg), tmp_path / "run")
     assert "warning: qa/train: 1 answers realigned" in capsys.readouterr().err
@@ -172,7 +172,7 @@ def test_realigned_answers_are_warned_in_the_runs_output(bilm_files, tmp_path, c
 def test_impossible_values_fail_at_start_up_with_one_line(tmp_path, override, message):
     runs = tmp_path / "runs"
     done = subprocess.run(
-        [sys.executable, str(REPO / "run.py"), "task=ner", f"data.dir={FIXTURES}", override, f"runs_root={runs}"],
+        [sys.executable, str(REPO / "run.py"), "task=ner", f"data.dir={SAMPLES['ner']}", override, f"runs_root={runs}"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

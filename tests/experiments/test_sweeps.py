@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from conftest import FIXTURES, REPO, random_bilm
+from conftest import REPO, SAMPLES, random_bilm
 
 from elmo_core import save_bilm
 
@@ -19,7 +19,7 @@ def _multirun(tmp_path, launcher):
         f"hydra/launcher={launcher}",
         "task=ner",
         "elmo.position=none,input",
-        f"data.dir={FIXTURES}",
+        f"data.dir={SAMPLES['ner']}",
         "data.train_file=ner_tiny.conll",
         "data.dev_file=ner_tiny.conll",
         f"encoder.options={tmp_path / 'o.json'}",

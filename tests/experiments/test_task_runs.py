@@ -4,7 +4,7 @@ QA, NLI, unknown data formats, QA subsampling."""
 import json
 
 import pytest
-from conftest import FIXTURES
+from conftest import SAMPLES
 from run_configs import compose_cfg, tiny_qa_cfg
 from task_setups import TRAINABLE
 
@@ -22,7 +22,7 @@ def test_sst_end_to_end_and_binary(bilm_files, tmp_path):
         cfg = compose_cfg(
             [
                 "task=sst",
-                f"data.dir={FIXTURES}",
+                f"data.dir={SAMPLES['sst']}",
                 "data.train_file=sst_tiny.txt",
                 "data.dev_file=sst_tiny.txt",
                 f"encoder.options={o}",
@@ -50,7 +50,7 @@ def test_srl_end_to_end_shares_biLM_rows(bilm_files, tmp_path):
     cfg = compose_cfg(
         [
             "task=srl",
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES['srl']}",
             "data.train_file=srl_tiny.conllu",
             "data.dev_file=srl_tiny.conllu",
             f"encoder.options={o}",
@@ -103,7 +103,7 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
             [
                 "task=nli",
                 "data.format=sick",
-                f"data.dir={FIXTURES}",
+                f"data.dir={SAMPLES['nli']}",
                 "data.train_file=sick_tiny.tsv",
                 "data.dev_file=sick_tiny.tsv",
                 f"encoder.options={o}",
@@ -134,7 +134,7 @@ def test_nli_end_to_end_deterministic(bilm_files, tmp_path):
 def test_unknown_data_format_is_a_clear_error(task, bilm_files, tmp_path):
     o, w = bilm_files
     cfg = compose_cfg(
-        [f"task={task}", f"data.dir={FIXTURES}", "data.format=xml", f"encoder.options={o}", f"encoder.weights={w}"]
+        [f"task={task}", f"data.dir={SAMPLES[task]}", "data.format=xml", f"encoder.options={o}", f"encoder.weights={w}"]
     )
     with pytest.raises(ConfigError, match="data.format must be one of .* got 'xml'"):
         runner.train(as_run(cfg), tmp_path)

@@ -8,7 +8,7 @@ import json
 import typing
 
 import pytest
-from conftest import FIXTURES, REPO, random_bilm
+from conftest import REPO, SAMPLES, random_bilm
 from omegaconf import OmegaConf
 from run_configs import compose_cfg
 from run_configs import tiny_ner_run_cfg as _ner
@@ -60,7 +60,7 @@ def test_every_file_field_of_a_run_is_hashed_into_its_identity(bilm_files, tmp_p
     vectors = tmp_path / "vec.txt"
     vectors.write_text("EU 0.1 0.2\n")
     plan = RunPlan.resolve(
-        as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"task.model.vectors={vectors}"))
+        as_run(_ner(bilm_files, tmp_path, SAMPLES["ner"], "elmo.position=input", f"task.model.vectors={vectors}"))
     )
     wanted = {"bilm_sha256", "bilm_options_sha256", "files_sha256"}
     assert wanted <= set(plan.identity) and plan.identity["files_sha256"]["task.model.vectors"]
@@ -79,7 +79,7 @@ def test_changing_what_any_file_field_holds_changes_the_digest(field, bilm_files
 
     def digest():
         hashing._file_sha256.cache_clear()
-        cfg = _ner((files["options"], files["weights"]), tmp_path, FIXTURES, "elmo.position=input",
+        cfg = _ner((files["options"], files["weights"]), tmp_path, SAMPLES["ner"], "elmo.position=input",
                    f"task.model.vectors={vectors}")  # fmt: skip
         return RunPlan.resolve(as_run(cfg)).digest
 
@@ -110,7 +110,7 @@ def test_no_package_below_experiments_imports_omegaconf():
 
 
 def test_the_task_its_model_and_the_encoder_get_typed_settings(bilm_files, tmp_path):
-    plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")))
+    plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, SAMPLES["ner"], "elmo.position=input")))
     built = build_run(plan, layers=False)
     assert dataclasses.is_dataclass(built.task.cfg) and dataclasses.is_dataclass(built.task.cfg.model)
     assert type(plan.run.encoder) is BilmConfig and dataclasses.is_dataclass(plan.run.data)
@@ -193,7 +193,7 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
     plan of its checkpoint's configuration; embed_sample takes the plan's encoder."""
     launch = tmp_path / "runs" / "ner" / "run"
     trained = (
-        runner.train(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input")), launch)
+        runner.train(as_run(_ner(bilm_files, tmp_path, SAMPLES["ner"], "elmo.position=input")), launch)
         if mode != "train"
         else None
     )
@@ -207,27 +207,27 @@ def test_every_mode_builds_its_run_through_the_plan(mode, bilm_files, tmp_path, 
     for name in ("runner", "trained_runs", "dry_run"):  # every mode's module, where it took build_run from
         module = importlib.import_module(f"experiments.{name}")
         monkeypatch.setattr(module, "build_run", lambda *a, **k: built.append(1) or build_run(*a, **k))
-    cfg = _ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", f"mode={mode}")
+    cfg = _ner(bilm_files, tmp_path, SAMPLES["ner"], "elmo.position=input", f"mode={mode}")
     if mode == "train":
         runner.train(as_run(cfg), tmp_path / "runs" / "ner" / "again")
     elif mode == "dry_run":  # of a configuration not trained yet (one with its record says skip, building nothing)
         from experiments.dry_run import dry_run
 
-        dry_run(as_run(_ner(bilm_files, tmp_path, FIXTURES, "elmo.position=input", "mode=dry_run", "seed=7")))
+        dry_run(as_run(_ner(bilm_files, tmp_path, SAMPLES["ner"], "elmo.position=input", "mode=dry_run", "seed=7")))
     elif mode in ("evaluate", "predict"):
         from experiments.predictor import predict_mode
         from experiments.trained_runs import evaluate
 
         raw = tmp_path / "raw.txt"
         raw.write_text("EU rejects German call\n")
-        test = FIXTURES / "ner_tiny.conll" if mode == "evaluate" else raw
+        test = SAMPLES["ner"] / "ner_tiny.conll" if mode == "evaluate" else raw
         cfg = compose_cfg([f"mode={mode}", f"checkpoint={trained['run_dir']}", f"data.test_path={test}"])
         (evaluate if mode == "evaluate" else predict_mode)(as_run(cfg), tmp_path / "out")
     else:
         from experiments.embed_sample import embed_sample
 
         (tmp_path / "sample").mkdir()
-        sample = ["embed_sample.limit=3", f"embed_sample.sentences={FIXTURES / 'ner_tiny.conll'}"]
+        sample = ["embed_sample.limit=3", f"embed_sample.sentences={SAMPLES['ner'] / 'ner_tiny.conll'}"]
         bilm = [f"encoder.options={bilm_files[0]}", f"encoder.weights={bilm_files[1]}"]
         embed_sample(as_run(compose_cfg(sample + bilm)), tmp_path / "sample")
     assert resolved, f"mode={mode} did not resolve a plan"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import FIXTURES, REPO
+from conftest import REPO, SAMPLES
 from run_configs import compose_cfg
 
 from experiments import trained_runs
@@ -50,7 +50,7 @@ def test_evaluate_refuses_a_planted_best_pt(tmp_path):
     marker = tmp_path / "marker"
     plant(tmp_path / "run" / "best.pt", marker)
     cfg = compose_cfg(
-        ["mode=evaluate", f"checkpoint={tmp_path / 'run'}", f"data.test_path={FIXTURES / 'ner_tiny.conll'}"]
+        ["mode=evaluate", f"checkpoint={tmp_path / 'run'}", f"data.test_path={SAMPLES['ner'] / 'ner_tiny.conll'}"]
     )
     with pytest.raises(SuiteError, match="best.pt"):
         trained_runs.evaluate(as_run(cfg), tmp_path / "run")

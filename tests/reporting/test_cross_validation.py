@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pandas as pd
-from conftest import FIXTURES, REPO, random_bilm
+from conftest import REPO, SAMPLES, random_bilm
 
 from elmo_core import save_bilm
 from reporting import report
@@ -20,7 +20,7 @@ ACCEPT += ["trainer.max_epochs", "trainer.min_updates", "encoder.options", "enco
 
 def _documents(tmp_path):
     """The tiny coreference fixture's three documents: two as train, one as dev."""
-    text = (FIXTURES / "coref_tiny.conll").read_text()
+    text = (SAMPLES["coref"] / "coref_tiny.conll").read_text()
     docs = ["#begin document" + d for d in text.split("#begin document")[1:]]
     assert len(docs) == 3
     (tmp_path / "data").mkdir()

@@ -4,7 +4,7 @@ reader (``tasks.common.text_files.text_lines``); a token that holds a space is r
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from conftest import SAMPLES
 
 from suite_common.errors import DataError
 from tasks.ner.reader import read_tagged_columns
@@ -21,14 +21,15 @@ def with_line_ends(source, target, end: bytes):
 @pytest.mark.parametrize(
     "reader, fixture",
     [
-        (read_sick_tsv, "sick_tiny.tsv"),
-        (read_conllu_propbank_file, "srl_tiny.conllu"),
-        (read_tagged_columns, "ner_tiny.conll"),
+        (read_sick_tsv, "nli/sick_tiny.tsv"),
+        (read_conllu_propbank_file, "srl/srl_tiny.conllu"),
+        (read_tagged_columns, "ner/ner_tiny.conll"),
     ],
 )
 def test_windows_and_old_mac_line_ends_read_as_unix_ones(tmp_path, reader, fixture, end):
-    unix, _ = reader(FIXTURES / fixture)
-    other, _ = reader(with_line_ends(FIXTURES / fixture, tmp_path / fixture, end))
+    task, name = fixture.split("/")
+    unix, _ = reader(SAMPLES[task] / name)
+    other, _ = reader(with_line_ends(SAMPLES[task] / name, tmp_path / name, end))
     assert other.to_list() == unix.to_list()
 
 

@@ -8,15 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, SHARED
+from conftest import REPO, SAMPLES, SHARED
 
 from suite_common.errors import DataError
 from tasks.ner.reader import read_conll2003_file, read_tagged_columns
 
 
 def test_columns_reads_conll2003s_own_columns_as_its_reader_does():
-    ours, _ = read_tagged_columns(FIXTURES / "ner_tiny.conll")
-    theirs, _ = read_conll2003_file(FIXTURES / "ner_tiny.conll")
+    ours, _ = read_tagged_columns(SAMPLES["ner"] / "ner_tiny.conll")
+    theirs, _ = read_conll2003_file(SAMPLES["ner"] / "ner_tiny.conll")
     assert ours["tokens"] == theirs["tokens"] and ours["tags"] == theirs["tags"]
 
 
@@ -72,7 +72,7 @@ def test_a_new_data_set_trains_from_its_yaml_file_alone_under_its_own_label(bilm
     tagging data set; the data line names the folder read and the column left out, and the data set's
     ``label`` is the report's row name."""
     o, w = bilm_files
-    rows = [line.split() for line in (FIXTURES / "ner_tiny.conll").read_text().splitlines()]
+    rows = [line.split() for line in (SAMPLES["ner"] / "ner_tiny.conll").read_text().splitlines()]
     chunks = "\n".join("\t".join(r[:3]) if r and not r[0].startswith("-DOCSTART-") else "" for r in rows)
     (tmp_path / "train").write_text(chunks + "\n")
     (tmp_path / "dev").write_text(chunks + "\n")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import FIXTURES, shared_path
+from conftest import SAMPLES, shared_path
 
 from experiments.run_config import as_run
 from tasks.nli.reader import DataFormatError, read_sick_tsv, read_snli_jsonl
@@ -46,7 +46,7 @@ def test_snli_reader_errors(tmp_path, content, message):
 
 
 def test_sick_reader(tmp_path):
-    ds, stats = read_sick_tsv(FIXTURES / "sick_tiny.tsv")
+    ds, stats = read_sick_tsv(SAMPLES["nli"] / "sick_tiny.tsv")
     assert stats["pairs"] == 12 and ds[0]["hypothesis"] == ["A", "person", "plays", "an", "instrument", "."]
     assert list(ds["label"])[:3] == [0, 2, 1]
     (tmp_path / "x.tsv").write_text("pair_ID\tsentence_A\tsentence_B\tentailment_label\n1\ta b\tNEUTRAL\n")
@@ -79,7 +79,7 @@ def test_esim_padding_never_changes_the_prediction():
         }
     ).task
     task = NliTask(cfg)
-    ds, _ = read_sick_tsv(FIXTURES / "sick_tiny.tsv")
+    ds, _ = read_sick_tsv(SAMPLES["nli"] / "sick_tiny.tsv")
     ds = ds.add_column("premise_row", list(range(len(ds)))).add_column("hypothesis_row", list(range(len(ds))))
     task.build_vocab(ds)
     torch.manual_seed(0)
@@ -106,7 +106,7 @@ def test_nli_scores_confusion():
 
     from tasks.nli.task import NliTask
 
-    ds, _ = read_sick_tsv(FIXTURES / "sick_tiny.tsv")
+    ds, _ = read_sick_tsv(SAMPLES["nli"] / "sick_tiny.tsv")
     gold = list(ds["label"])
     s = NliTask(OmegaConf.create({})).score(ds, [0] * len(gold))
     assert s["accuracy"] == pytest.approx(100 * gold.count(0) / len(gold))

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import FIXTURES
+from conftest import SAMPLES
 from run_configs import compose_cfg as _cfg
 
 from experiments import runner
@@ -37,10 +37,11 @@ def _train(task_overrides, tmp_path, bilm_files, name):
     o, w = bilm_files
     out = tmp_path / name
     out.mkdir()
+    task = next(o.split("=", 1)[1] for o in task_overrides if o.startswith("task="))
     cfg = _cfg(
         [
             *task_overrides,
-            f"data.dir={FIXTURES}",
+            f"data.dir={SAMPLES[task]}",
             f"encoder.options={o}",
             f"encoder.weights={w}",
             f"cache.dir={tmp_path / 'cache'}",

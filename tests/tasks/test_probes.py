@@ -4,7 +4,7 @@ import json
 
 import pytest
 import torch
-from conftest import FIXTURES
+from conftest import SAMPLES
 from run_configs import compose_cfg as _cfg
 
 from experiments import runner
@@ -16,7 +16,7 @@ from tasks.probes.wsd import nearest_sense_accuracy, read_senseval, split_80_20
 
 
 def test_pos_reader(tmp_path):
-    sentences, tags = read_tagged(FIXTURES / "pos_tiny.txt")
+    sentences, tags = read_tagged(SAMPLES["probe_pos"] / "pos_tiny.txt")
     assert len(sentences) == 12 and sentences[0] == ["The", "dog", "runs", "."] and tags[0][2] == "VBZ"
     (tmp_path / "bad.txt").write_text("The\tDT\ndog NN\n")
     with pytest.raises(DataFormatError, match=r"bad.txt:2: expected 'token<TAB>tag'"):
@@ -24,7 +24,7 @@ def test_pos_reader(tmp_path):
 
 
 def test_senseval_reader_and_split():
-    inst = read_senseval(FIXTURES / "wsd_tiny_hard.pos")
+    inst = read_senseval(SAMPLES["probe_wsd"] / "wsd_tiny_hard.pos")
     assert len(inst) == 10 and inst[0]["word"] == "hard-a" and inst[0]["sense"] == "HARD1"
     assert inst[0]["tokens"][inst[0]["head"]] == "hard" and inst[0]["tokens"][:3] == ["it", "is", "hard"]
     train, test = split_80_20(inst)
@@ -74,7 +74,7 @@ def _probe(task, data_dir, tmp_path, bilm_files, *extra):
 def test_pos_probe_end_to_end(tmp_path, bilm_files):
     r = _probe(
         "probe_pos",
-        FIXTURES,
+        SAMPLES["probe_pos"],
         tmp_path,
         bilm_files,
         "data.train_file=pos_tiny.txt",
@@ -130,7 +130,7 @@ def test_the_pos_probe_heads_train_as_if_alone():
 
 
 def test_wsd_probe_end_to_end(tmp_path, bilm_files):
-    r = _probe("probe_wsd", FIXTURES, tmp_path, bilm_files, "data.words=[wsd_tiny_hard,wsd_tiny_line]")
+    r = _probe("probe_wsd", SAMPLES["probe_wsd"], tmp_path, bilm_files, "data.words=[wsd_tiny_hard,wsd_tiny_line]")
     assert set(r["dev"]["accuracy_per_layer"]) == {"0", "1", "2", "average", "most_frequent_sense"}
     assert set(r["dev"]["accuracy_per_word"]["1"]) == {"hard-a", "line-n"}
     assert r["data_stats"] == {"train_instances": 16, "test_instances": 4, "senses": 4}

@@ -5,7 +5,7 @@ import json
 
 import pytest
 import torch
-from conftest import FIXTURES
+from conftest import SAMPLES
 
 from tasks.common.tokenizer import tokenize, tokenize_with_offsets
 from tasks.qa.metric import exact_match, f1, normalize_answer, squad_scores
@@ -58,7 +58,7 @@ def test_span_mapping_round_trip_on_offsets():
 
 
 def test_reader_on_fixture_keeps_all_answers():
-    ds, stats = read_squad_file(FIXTURES / "squad_tiny.json")
+    ds, stats = read_squad_file(SAMPLES["qa"] / "squad_tiny.json")
     assert stats == {"paragraphs": 2, "questions": 4, "answers_misaligned": 0, "answers_realigned": 0}
     q1 = ds[0]
     assert q1["answers"] == ["The Amazon", "Amazon"] and q1["spans"] == [[0, 1], [1, 1]]

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, SHARED, shared_path
+from conftest import REPO, SAMPLES, SHARED, shared_path
 from omegaconf import OmegaConf
 from task_setups import TRAINABLE
 
@@ -67,7 +67,7 @@ FORMATS = {  # (task, format) -> (file, reader): every sample, and the formats n
         _task_reader("srl", {"format": "conll2012"}),
     ),
     ("nli", "snli"): (None, _task_reader("nli", {"format": "snli"})),
-    ("probe_wsd", "senseval"): (FIXTURES / "wsd_tiny_hard.pos", read_senseval),
+    ("probe_wsd", "senseval"): (SAMPLES["probe_wsd"] / "wsd_tiny_hard.pos", read_senseval),
 }
 
 

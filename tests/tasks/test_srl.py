@@ -4,7 +4,7 @@ import random
 
 import pytest
 import torch
-from conftest import FIXTURES, shared_path
+from conftest import SAMPLES, shared_path
 
 from tasks.srl.decode import bio_constraints, viterbi
 from tasks.srl.metric import bio_spans, srl_scores
@@ -48,7 +48,7 @@ def test_span_metric_hand_worked():
 
 
 def test_conllu_reader_on_fixture():
-    ds, stats = read_conllu_propbank_file(FIXTURES / "srl_tiny.conllu")
+    ds, stats = read_conllu_propbank_file(SAMPLES["srl"] / "srl_tiny.conllu")
     assert stats["predicates"] == 3 and stats["unannotated_sentences_skipped"] == 1
     assert stats["sentences_without_predicate"] == 1
     assert ds[0]["tags"] == ["B-ARG0", "B-V", "O", "O", "B-ARG1", "O"] and ds[0]["predicate"] == 1

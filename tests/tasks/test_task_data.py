@@ -1,7 +1,7 @@
 """Task readers, tag conversions and the NER metric."""
 
 import pytest
-from conftest import FIXTURES, shared_path
+from conftest import SAMPLES, shared_path
 
 from tasks.ner.metric import span_f1
 from tasks.ner.reader import DataFormatError, read_conll2003_file
@@ -11,7 +11,7 @@ from tasks.sst.reader import read_sst_file
 
 
 def test_conll_reader_counts_docstart_and_converts_iob1():
-    ds, stats = read_conll2003_file(FIXTURES / "ner_tiny.conll")
+    ds, stats = read_conll2003_file(SAMPLES["ner"] / "ner_tiny.conll")
     assert stats == {"docstart_lines": 2, "sentences": 24, "tokens": sum(len(t) for t in ds["tokens"])}
     assert ds[0]["tokens"][:2] == ["Blue", "Bank"]
     assert ds[0]["tags_file"][:2] == ["I-ORG", "I-ORG"] and ds[0]["tags"][:2] == ["B-ORG", "I-ORG"]
@@ -63,11 +63,11 @@ def test_span_f1_follows_conlleval_for_stray_inside_tags():
 
 
 def test_sst_reader_root_labels_binary_and_phrases():
-    ds, stats = read_sst_file(FIXTURES / "sst_tiny.txt")
+    ds, stats = read_sst_file(SAMPLES["sst"] / "sst_tiny.txt")
     assert len(ds) == 24 and ds[0]["tokens"] == ["a", "great", "film", "."] and ds[0]["label"] == 4
-    binary, stats = read_sst_file(FIXTURES / "sst_tiny.txt", binary=True)
+    binary, stats = read_sst_file(SAMPLES["sst"] / "sst_tiny.txt", binary=True)
     assert stats["neutral_dropped"] == 3 and set(binary["label"]) == {0, 1}
-    phrases, stats = read_sst_file(FIXTURES / "sst_tiny.txt", phrases_min_tokens=3)
+    phrases, stats = read_sst_file(SAMPLES["sst"] / "sst_tiny.txt", phrases_min_tokens=3)
     assert stats["phrases"] == 3 and len(phrases) == 24 + 3  # only "(is (a movie))" has >= 3 tokens below a root
 
 
