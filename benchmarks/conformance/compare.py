@@ -172,6 +172,7 @@ def run_suite(task: str, arm: str, seed: int, epochs: int, data: dict, work: Pat
         "threads=1",
         f"trainer.max_epochs={epochs}",
         f"trainer.patience={epochs}",
+        "task.model.vectors=null",  # the reference has no pretrained vectors offline: both sides start from Xavier
         *data_overrides,
         *overrides,
         *extra,

@@ -1,14 +1,15 @@
-"""What every task's ``conformance.py`` shares (``benchmarks/conformance``: each head beside its
-allennlp-models 2.10.1 reference): the data writer and the pieces of an AllenNLP training configuration.
+"""What every task's ``conformance.py`` shares (``benchmarks/conformance``: each head beside its allennlp-models
+2.10.1 reference): the data writer and the pieces of an AllenNLP training configuration.
 
-A task's ``reference_config(data, bilm, elmo, seed, epochs)`` returns ``(config, suite_overrides, matched)``:
-the JSON configuration for ``allennlp_launcher.py``, the suite's ``run.py`` overrides for the same run, and
-the settings that had to be aligned (shown in ``results/conformance.md``). No GloVe or Senna vectors exist
-offline, so every reference word embedding is trainable and initialised as AllenNLP does (Xavier uniform),
-which is what the suite's paper profile does too. Written from the published ``training_config/*.jsonnet``
-files of allennlp-models 2.10.1 (read, not copied), changed where the suite's setting differs as listed in
-``matched``. Its ``prepare(out, limit)`` writes into ``out`` and returns ``{"suite": {override: path},
-"reference": {...}, "notes": [...]}``; the suite's readers do the reading, so both sides see the same tokens.
+A task's ``reference_config(data, bilm, elmo, seed, epochs)`` returns ``(config, suite_overrides, matched)``: the
+JSON configuration for ``allennlp_launcher.py``, the suite's ``run.py`` overrides for the same run, and the
+settings that had to be aligned (shown in ``results/conformance.md``). No GloVe or Senna vectors exist offline, so
+every reference word embedding is trainable and initialised as AllenNLP does (Xavier uniform), and the suite's side
+runs without its shipped vectors (``task.model.vectors=null``, ``compare.run_suite``). Written from the published
+``training_config/*.jsonnet`` files of allennlp-models 2.10.1 (read, not copied), changed where the suite's setting
+differs as listed in ``matched``. Its ``prepare(out, limit)`` writes into ``out`` and returns ``{"suite":
+{override: path}, "reference": {...}, "notes": [...]}``; the suite's readers do the reading, so both sides see the
+same tokens.
 """
 
 from __future__ import annotations
