@@ -26,6 +26,12 @@ REFERENCE = PaperReference(
             "task.model.freeze_vectors",
             "A.7: Senna 50-d, fine-tuned",
         ),
+        (
+            "dropout drawn per element, not per sequence (paper silent)",
+            "standard",
+            "task.model.dropout_style",
+            "allennlp crf_tagger (torch Dropout); conformance.md, NER: closer to it than variational",
+        ),
         ("ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
         (
             "biLM fine-tuned on the task's training text, 1 epoch (§3.4)",
