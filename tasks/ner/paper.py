@@ -32,6 +32,12 @@ REFERENCE = PaperReference(
             "task.model.dropout_style",
             "allennlp crf_tagger (torch Dropout); conformance.md, NER: closer to it than variational",
         ),
+        (
+            "CRF's BIOUL constraints in Viterbi only, not in the likelihood (paper silent)",
+            "decoding",
+            "task.model.crf_constraints",
+            "allennlp crf_tagger (constrain_crf_decoding); conformance.md, NER: the reference's curve",
+        ),
         ("ELMo mix (softmax weights s_j, γ)", "all", "elmo.mix", "§3.2 eq. 1"),
         (
             "biLM fine-tuned on the task's training text, 1 epoch (§3.4)",
