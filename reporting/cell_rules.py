@@ -182,7 +182,7 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
         if not k.startswith(("identity", *unread))
         and k not in VARYING
         and ran.get(k) != wanted.get(k)
-        and not any(k == a or k.startswith(f"{a}.") for a in accepted)
+        and not _accepted(k, accepted)
     )
     data = {
         k: v
@@ -234,12 +234,13 @@ def fills(r: Record, choices: tuple[str, ...], ablation: str, accepted: tuple[st
     return position == r.elmo_position and not differences(r, accepted, wanted)
 
 
-def variant(r: Record) -> str:
+def variant(r: Record, accepted: tuple[str, ...] = ()) -> str:
     """What sets a run apart from the biLM use its profile prescribes (``variants.md``), so that it is
     never averaged into the plain cell: a state policy other than the profile's, a biLM fine-tuned on the
     task's text (§3.4) where the profile reads the base one, or the base one where the profile fine-tunes
     (``profile=paper`` for SQuAD and SNLI), a Transformer's layers. Records not made by ``run.py`` (no
-    composed configuration) keep the record's own rule (``Record.variant``)."""
+    composed configuration) keep the record's own rule (``Record.variant``). A key the report accepts
+    (``--accept encoder.state``) sets no run apart."""
     if not r.uses_encoder or not r.composed:
         return r.variant
     try:
@@ -249,12 +250,16 @@ def variant(r: Record) -> str:
     ran = record_settings(r)
     parts = []
     state = ran.get("encoder.state") or "stateless"
-    if state != (wanted.get("encoder.state") or "stateless"):
+    if state != (wanted.get("encoder.state") or "stateless") and not _accepted("encoder.state", accepted):
         parts.append(f"state={state}")
     tuned = bool(ran.get("encoder.finetune"))
-    if tuned != bool(wanted.get("encoder.finetune")):
+    if tuned != bool(wanted.get("encoder.finetune")) and not _accepted("encoder.finetune", accepted):
         parts.append("finetuned biLM" if tuned else "base biLM (not fine-tuned)")
     return ",".join(parts + (["encoder=transformer"] if r.encoder else []))
+
+
+def _accepted(key: str, accepted: tuple[str, ...]) -> bool:
+    return any(key == a or key.startswith(f"{a}.") for a in accepted)
 
 
 def describe(diff: dict[str, tuple]) -> str:

@@ -240,7 +240,7 @@ def load_runs(roots: list[Path], select: Selection | None = None, extras: dict |
         if not cells:
             extras[str(path)] = (r, differences(r, accepted))
             continue
-        kind = variant(r)  # relative to the biLM use the record's profile prescribes
+        kind = variant(r, accepted)  # relative to the biLM use the record's profile prescribes
         if kind and r.ablation:
             cells = cells[:1]  # a variant stands beside the plain setting it was launched as, once
         for cell in cells:  # one run may serve several settings (Table 1's 'elmo' is Table 3's 'input' for NER)

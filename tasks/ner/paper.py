@@ -46,6 +46,12 @@ REFERENCE = PaperReference(
             "A.1 and Table 7 give NER's fine-tuned perplexity but not its use in Table 1; allennlp-models "
             "ner_elmo.jsonnet reads the original weights",
         ),
+        (
+            "biLM's LSTM states carried from batch to batch (paper silent)",
+            "stateful",
+            "encoder.state",
+            "AllenNLP Elmo (_ElmoBiLm), bilm-tf; conformance.md, NER: the reference's curve",
+        ),
         ("ELMo dropout (paper silent)", 0.0, "elmo.dropout", "allennlp-models ner_elmo.jsonnet"),
         ("layer norm (paper silent)", False, "elmo.layer_norm", "allennlp-models ner_elmo.jsonnet"),
         (

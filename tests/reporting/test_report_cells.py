@@ -315,6 +315,21 @@ def test_a_variant_is_named_against_the_biLM_use_its_profile_prescribes(tmp_path
     quick = next(r for r in elmo_runs("history/small-v2_quick") if not record_settings(r)["encoder.finetune"])
     assert variant(quick) == ""
     assert variant(with_finetune(quick, True)) == "finetuned biLM"
+    assert variant(base, ("encoder.finetune",)) == "" and variant(base, ("encoder",)) == ""  # accepted: no variant
+
+
+def test_a_record_whose_state_policy_is_not_its_profiles_is_a_variant_unless_the_report_accepts_it():
+    """The paper profile's NER reads a stateful biLM (allennlp's; results/conformance.md): its committed runs
+    made with the stateless one are a variant, unless the report was told the runs may differ in it."""
+    from conftest import REPO
+
+    from experiments.record import Record
+    from reporting.cell_rules import variant
+
+    runs = sorted((REPO / "results" / "paper" / "runs" / "ner").glob("*elmo*/results.json"))
+    stateless = [r for r in map(Record.read, runs) if r.run.encoder.state == "stateless"]
+    assert stateless and all(variant(r) == "state=stateless" for r in stateless)
+    assert all(variant(r, ("encoder.state",)) == "" for r in stateless)
 
 
 def test_the_data_a_choice_prescribes_is_read_from_the_working_directory_of_the_moment(tmp_path, monkeypatch):
