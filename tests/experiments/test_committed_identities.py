@@ -53,6 +53,8 @@ SPELLED_TODAY = {
         "profile=paper",
         "task.model.embedding_init=normal",
         "task.model.vectors=null",
+        "task.model.dropout_style=variational",
+        "task.model.crf_constraints=training_and_decoding",
         "elmo.dropout=0.5",
         "seed=0",
     ],
