@@ -223,7 +223,7 @@ def check_overrides(line: CommandLine, conf: Path = CONF) -> None:
 
 
 def sweeper_axes(axes: list[list[str]], conf: Path = CONF) -> list[list[str]]:
-    """The axes of a sweep config's ``hydra.sweeper.params`` (coref_cv's folds) the command line leaves."""
+    """The axes of a sweep config's ``hydra.sweeper.params`` (cross_validation's folds) the command line leaves."""
     params = compose([axis[0] for axis in axes], conf, hydra_config=True).hydra.sweeper.get("params") or {}
     given = {axis[0].partition("=")[0].lstrip("+~") for axis in axes}  # the command line wins, as in Hydra
     return [

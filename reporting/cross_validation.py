@@ -1,9 +1,9 @@
 """A task evaluated by cross-validation (LitBank's own protocol for coreference; Peters et al. 2018 Table 1's
 coreference row, here on 90 LitBank documents): the baseline and ELMo trained on the same folds
-(``+sweep=coref_cv``: ``data.folds``, ``data.fold``, ``trainer.keep=last``), each fold's documents scored by the
-models that never saw them. The table has one row per fold (each arm's metric on it, the gain) and one over
-every held-out unit pooled: each arm's metric of the summed counts, the gain with its paired bootstrap over
-units (every unit held out once), and the mean of the per-fold gains with its t interval over folds.
+(``+sweep=cross_validation task=coref``: ``data.folds``, ``data.fold``, ``trainer.keep=last``), each fold's
+documents scored by the models that never saw them. The table has one row per fold (each arm's metric on it, the
+gain) and one over every held-out unit pooled: each arm's metric of the summed counts, the gain with its paired
+bootstrap over units (every unit held out once), and the mean of the per-fold gains with its t interval over folds.
 """
 
 from __future__ import annotations

@@ -313,8 +313,7 @@ def test_the_receiver_check_finds_a_function_taking_a_dictconfig(tmp_path):
 def test_no_task_is_named_outside_tasks_in_the_sweeps_the_run_machinery_and_the_cost_model():
     """A task's name lives in its folder (``tasks/<name>/``, its ``paper.py`` lists the sweeps it joins) and its
     ``conf/task/<name>.yaml``; the sweeps, the run machinery, ``run.py`` and the cost model find tasks through the
-    registry. The one exception: the cross-validation sweep of coreference chooses its task (its name is part
-    of the committed records' identities)."""
+    registry."""
     import re
 
     from tasks.registry import available
@@ -326,7 +325,7 @@ def test_no_task_is_named_outside_tasks_in_the_sweeps_the_run_machinery_and_the_
         f"{p.relative_to(REPO)}:{k}: {line.strip()}"
         for p in places
         for k, line in enumerate(p.read_text().splitlines(), 1)
-        if names.search(line) and line.strip() != "- override /task: coref"
+        if names.search(line)
     ]
     assert found == []
 

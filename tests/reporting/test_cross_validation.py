@@ -1,7 +1,7 @@
-"""Coreference by cross-validation (``+sweep=coref_cv``): every fold of both arms runs as a sweep job and a
-second launch redoes none; the report makes the cross-validation table (one row per fold, one over every
-held-out document pooled with its paired bootstrap, re-scored from the kept predictions), and its runs join
-no cell of Tables 1-3 and no extras, unless they differ in more than their fold."""
+"""Coreference by cross-validation (``+sweep=cross_validation task=coref``): every fold of both arms runs as a sweep
+job and a second launch redoes none; the report makes the cross-validation table (one row per fold, one over every
+held-out document pooled with its paired bootstrap, re-scored from the kept predictions), and its runs join no cell
+of Tables 1-3 and no extras, unless they differ in more than their fold."""
 
 import json
 import os
@@ -30,8 +30,8 @@ def _documents(tmp_path):
 
 
 def _sweep(tmp_path, data, *extra, folds="data.fold=range(3)"):
-    cmd = [sys.executable, "run.py", "-m", "+sweep=coref_cv", "profile=quick", "source=local", "data.folds=3",
-           folds, f"data.dir={data}", "data.train_file=train.conll", "data.dev_file=dev.conll",
+    cmd = [sys.executable, "run.py", "-m", "+sweep=cross_validation", "task=coref", "profile=quick", "source=local",
+           "data.folds=3", folds, f"data.dir={data}", "data.train_file=train.conll", "data.dev_file=dev.conll",
            "task.model.hidden=8", "task.model.ffnn_size=8", "task.model.feature_size=4", "task.model.word_dim=8",
            "task.model.char_filters=4", "task.max_training_sentences=2", "trainer.max_epochs=2",
            "trainer.min_updates=0",

@@ -82,15 +82,17 @@ def test_keep_last_trains_every_epoch_and_keeps_the_last(bilm_files, tmp_path):
 
 
 def test_a_sweep_configs_own_axes_are_checked_with_the_command_line():
-    """``python run.py -m +sweep=coref_cv ...`` (the command its file documents): the folds come from the sweep
-    file's ``hydra.sweeper.params``, so the check composes each job with them; a key given on the command line
-    replaces the sweep file's axis, and without ``-m`` the sweep file's folds alone are refused."""
+    """``python run.py -m +sweep=cross_validation task=coref ...`` (the command its file documents): the folds come
+    from the sweep file's ``hydra.sweeper.params``, so the check composes each job with them; a key given on the
+    command line replaces the sweep file's axis, and without ``-m`` the sweep file's folds alone are refused."""
     from experiments.command_line import check_overrides, read, sweeper_axes
 
-    check_overrides(read(["-m", "+sweep=coref_cv", "profile=quick", "source=local"]))
-    axes = sweeper_axes([["+sweep=coref_cv"], ["+ablation=elmo"]])
+    check_overrides(read(["-m", "+sweep=cross_validation", "task=coref", "profile=quick", "source=local"]))
+    axes = sweeper_axes([["+sweep=cross_validation"], ["task=coref"], ["+ablation=elmo"]])
     assert axes == [[f"data.fold={k}" for k in range(9)]]
     with pytest.raises(ConfigError, match=r"data.fold=9: must be from 0 to 8 .*\(sweep job ablation=baseline\)"):
-        check_overrides(read(["-m", "+sweep=coref_cv", "profile=quick", "source=local", "data.fold=9"]))
+        check_overrides(
+            read(["-m", "+sweep=cross_validation", "task=coref", "profile=quick", "source=local", "data.fold=9"])
+        )
     with pytest.raises(ConfigError, match=r"^data: data.folds and data.fold are given together"):
-        check_overrides(read(["+sweep=coref_cv", "profile=quick", "source=local"]))
+        check_overrides(read(["+sweep=cross_validation", "task=coref", "profile=quick", "source=local"]))
