@@ -2,11 +2,14 @@
 settings, as the typed groups declare them), so that no YAML file repeats a default: ``run_defaults`` (the
 top level) and each group's defaults (``GROUP_DEFAULTS``); ``task_defaults/<name>``, under the task's file
 ``conf/task/<name>.yaml``; ``data/<name>_<source>`` (the data group's defaults, then the task file's ``data``
-and ``sources.<source>``); ``task_profile/<name>_<profile>`` (the file's ``profiles.<profile>``).
+and ``sources.<source>``); ``task_profile/<name>_<profile>_<encoder>`` (the file's ``profiles.<profile>``, as it
+applies with that encoder kind: ``for_encoder``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 
 from hydra.core.config_store import ConfigStore
@@ -17,7 +20,7 @@ from suite_common.errors import ConfigError
 from suite_common.typed_config import plain
 from tasks.common.config import ElmoConfig, TrainerConfig
 
-from .run_config import TASK_FILE_SECTIONS, RunConfig, data_config_class, run_dir_excludes, task_config_class
+from .run_config import ENCODERS, TASK_FILE_SECTIONS, RunConfig, data_config_class, run_dir_excludes, task_config_class
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 GROUP_DEFAULTS = {
@@ -88,8 +91,22 @@ def register(conf: Path = CONF) -> None:
                 node.dir = str(conf.parent / node.dir)
             store.store(group="data", name=f"{name}_{source}", node=node)
         for profile, node in spec.profiles.items():
-            store.store(group="task_profile", name=f"{name}_{profile}", node=node, package="_global_")
+            for kind in ENCODERS:
+                store.store(group="task_profile", name=f"{name}_{profile}_{kind}", node=for_encoder(node, kind),
+                            package="_global_")  # fmt: skip
     _REGISTERED[0] = key
+
+
+def for_encoder(profile: Mapping, kind: str) -> DictConfig:
+    """A task profile as it applies with encoder ``kind``: its ``encoder`` settings that only another kind declares
+    (a biLM's state policy under ``encoder=transformer``) left out; a key no kind declares stays, to be refused."""
+    encoder = profile.get("encoder")
+    if not encoder:
+        return OmegaConf.create(profile)
+    own = {f.name for f in dataclasses.fields(ENCODERS[kind])}
+    others = {f.name for cls in ENCODERS.values() for f in dataclasses.fields(cls)} - own
+    return OmegaConf.merge({k: v for k, v in profile.items() if k != "encoder"},
+                           {"encoder": {k: v for k, v in encoder.items() if k not in others}})  # fmt: skip
 
 
 def compose(overrides=(), conf: Path = CONF, hydra_config: bool = False) -> DictConfig:
