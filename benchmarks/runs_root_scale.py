@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", type=int, default=100, help="the smaller root of the report's marginal time")
     parser.add_argument("--work", type=Path, help="a folder for the roots (default: a temporary one, removed)")
     args = parser.parse_args(argv)
+    if args.work is not None:
+        args.work.mkdir(parents=True, exist_ok=True)  # a folder named on the command line need not exist yet
     work = Path(tempfile.mkdtemp(prefix="runs-root-scale-", dir=args.work))
     try:
         print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {cpu_model()}, {os.cpu_count()} cores, "
