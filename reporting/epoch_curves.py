@@ -2,8 +2,8 @@
 check of the suite's paper-profile NER (Peters et al. 2018 appendix A.7) against a reference implementation's
 learning curve, setting by setting.
 
-    python -m reporting.epoch_curves --runs results/paper/init_check/runs --task ner --epochs 3 \\
-        --reference 84.43 [--out results/paper/init_check/curves.md]
+    python -m reporting.epoch_curves --runs results/history/paper_small-v2/init_check/runs --task ner --epochs 3 \\
+        --reference 84.43 [--out results/history/paper_small-v2/init_check/curves.md]
 
 Every record below ``--runs`` of the task that ran at least ``--epochs`` epochs gives one row: its settings
 that differ from what its profile and ablation prescribe (``cell_rules.differences``), its seed, the dev

@@ -47,7 +47,7 @@ SPELLED_TODAY = {
         *BEFORE_VECTORS,
         "seed=0",
     ],
-    "results/paper/runs/ner/+ablation:baseline+profile:paper+seed:0+source:local": [
+    "results/history/paper_small-v2/runs/ner/+ablation:baseline+profile:paper+seed:0+source:local": [
         "task=ner",
         "+ablation=baseline",
         "profile=paper",

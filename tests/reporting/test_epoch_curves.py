@@ -41,8 +41,8 @@ def test_rows_per_seed_a_mean_row_and_the_gap_to_the_reference(tmp_path, capsys)
 
 
 def test_the_committed_reference_check_rebuilds_and_errors_are_clear(tmp_path, capsys, monkeypatch):
-    """``results/paper/init_check/curves.md`` is what its records give today with the command in its footer."""
-    committed = (REPO / "results" / "paper" / "init_check" / "curves.md").read_text()
+    """``results/history/paper_small-v2/init_check/curves.md`` is what its records give today with the command in its footer."""
+    committed = (REPO / "results" / "history" / "paper_small-v2" / "init_check" / "curves.md").read_text()
     command = committed.rsplit("Rebuilt from the records with `", 1)[1].split("`")[0].split()
     assert command[:3] == ["python", "-m", "reporting.epoch_curves"] and "--out" in command
     monkeypatch.chdir(REPO)
@@ -52,7 +52,7 @@ def test_the_committed_reference_check_rebuilds_and_errors_are_clear(tmp_path, c
     text = (tmp_path / "curves.md").read_text()
     variational = "| elmo | elmo.dropout=0.5 task.model.dropout_style=variational | mean ± std (n=4) |"
     assert f"{variational} 73.47 / 80.87 / 82.81 ± 0.58 | 1.62 |" in text  # the profile's dropout is per element
-    assert text.replace(str(tmp_path / "curves.md"), "results/paper/init_check/curves.md") == committed
+    assert text.replace(str(tmp_path / "curves.md"), "results/history/paper_small-v2/init_check/curves.md") == committed
     capsys.readouterr()
     assert main(["--runs", str(tmp_path / "missing"), "--task", "ner"]) == 2
     assert "no such directory" in capsys.readouterr().err

@@ -326,7 +326,7 @@ def test_a_record_whose_state_policy_is_not_its_profiles_is_a_variant_unless_the
     from experiments.record import Record
     from reporting.cell_rules import variant
 
-    runs = sorted((REPO / "results" / "paper" / "runs" / "ner").glob("*elmo*/results.json"))
+    runs = sorted((REPO / "results" / "history" / "paper_small-v2" / "runs" / "ner").glob("*elmo*/results.json"))
     stateless = [r for r in map(Record.read, runs) if r.run.encoder.state == "stateless"]
     assert stateless and all(variant(r) == "state=stateless" for r in stateless)
     assert all(variant(r, ("encoder.state",)) == "" for r in stateless)
