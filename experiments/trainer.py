@@ -119,6 +119,14 @@ def epochs_for(t: TrainerConfig, updates_per_epoch: int) -> int:
     return max(t.max_epochs, -(-t.min_updates // max(updates_per_epoch, 1)))
 
 
+def halving_patience(t: TrainerConfig, updates_per_epoch: int) -> int:
+    """The epochs without a better dev score that ``trainer.lr_halving`` lets pass before it halves the
+    learning rate: none by default (A.3: "halved whenever dev accuracy fails to improve", one SNLI epoch),
+    or as many as make ``trainer.lr_halving_updates`` updates, so that a smaller stand-in for the paper's
+    data set (SICK's 139 updates an epoch for SNLI's 17,193) halves after as many updates, not epochs."""
+    return max(0, -(-t.lr_halving_updates // max(updates_per_epoch, 1)) - 1)
+
+
 def fit(
     task,
     model,
@@ -144,7 +152,9 @@ def fit(
     model.to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = make_optimizer(model, t)
-    halve, ema = _schedule_and_average(model, optimizer, t)
+    train, dev = splits["train"], splits["dev"]
+    per_epoch = passes * len(task.batches(train.examples, t.batch_size, shuffle=True, rng=random.Random(0)))
+    halve, ema = _schedule_and_average(model, optimizer, t, per_epoch)
     evaluated = ema.module if ema is not None else model  # the paper's SQuAD model is evaluated with EMA weights
     history, patience, best_state, best_dev = History(), t.patience, None, None
     first_epoch, done, resumed_from, elapsed = 0, False, None, 0.0
@@ -155,8 +165,6 @@ def fit(
         best_state, best_dev, resumed_from = state["best_state"], state["best_dev"], state["epoch"]
         print(f"resuming after epoch {first_epoch} ({state_path})", flush=True)
     started = time.time() - elapsed
-    train, dev = splits["train"], splits["dev"]
-    per_epoch = passes * len(task.batches(train.examples, t.batch_size, shuffle=True, rng=random.Random(0)))
     epochs = epochs_for(t, per_epoch)
     if epochs > t.max_epochs:
         print(f"{epochs} epochs, not {t.max_epochs}: {per_epoch} updates an epoch, at least {t.min_updates} in all")
@@ -198,12 +206,19 @@ def fit(
     return _result(task, model, splits, t, history, best_dev, resumed_from, started)
 
 
-def _schedule_and_average(model, optimizer, t: TrainerConfig):
-    """The learning-rate halving on a dev plateau (``trainer.lr_halving``) and the exponential moving
-    average of the weights (``trainer.ema``), each None when off."""
+def _schedule_and_average(model, optimizer, t: TrainerConfig, updates_per_epoch: int):
+    """The learning-rate halving on a dev plateau (``trainer.lr_halving``, after ``halving_patience``
+    epochs without a better score) and the exponential moving average of the weights (``trainer.ema``),
+    each None when off."""
     halve = None
     if t.lr_halving:
-        halve = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=0)
+        patience = halving_patience(t, updates_per_epoch)
+        halve = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=0.5, patience=patience)
+        if patience:
+            print(
+                f"the learning rate halves after {patience + 1} epochs without a better dev score "
+                f"(trainer.lr_halving_updates={t.lr_halving_updates}, {updates_per_epoch} updates an epoch)"
+            )
     ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(t.ema), use_buffers=True) if t.ema else None
     return halve, ema
 

@@ -177,6 +177,9 @@ class TrainerConfig:
     weight_decay: number(0) = setting(0.0)
     ema: Probability = setting(0.0)
     lr_halving: Flag = setting(False)
+    # the updates without a better dev score before a halving: the paper's data set's epoch, so that a smaller
+    # stand-in halves after as many updates (SICK for SNLI, experiments.trainer.halving_patience); 0: every epoch without one
+    lr_halving_updates: integer(0) = setting(0, added_after_records=True)
     equal_updates: Flag = setting(False, when=_equal_updates_count)
     # best_dev: the epoch of the best dev metric, with early stopping (patience); last: every one of max_epochs
     # epochs and the last kept, no choice made on dev (a cross-validation's held-out fold, data.folds)

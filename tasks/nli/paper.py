@@ -21,6 +21,12 @@ REFERENCE = PaperReference(
         ("optimizer", "adam", "trainer.optimizer", "A.3"),
         ("learning rate", 0.0004, "trainer.lr", "A.3"),
         ("halve learning rate when dev does not improve", True, "trainer.lr_halving", "A.3"),
+        (
+            "updates without a better dev score before a halving (one SNLI epoch)",
+            17193,
+            "trainer.lr_halving_updates",
+            "A.3: halved per SNLI epoch (550,152 pairs, 32 a batch); SICK's epoch is 139 updates",
+        ),
         ("gradient norm clipping", 5.0, "trainer.grad_clip", "A.3"),
         ("batch size", 32, "trainer.batch_size", "A.3"),
         ("ℓ2 on weight matrices", 0.0001, "trainer.weight_decay", "A.3"),

@@ -334,3 +334,35 @@ def test_min_updates_raises_the_epochs_of_a_small_data_set_only():
     assert epochs_for(TrainerConfig(max_epochs=3), 1) == 3
     assert compose_cfg(["task=ner", "source=local"]).trainer.min_updates == 500
     assert compose_cfg(["task=ner", "source=local", "profile=paper"]).trainer.min_updates == 0
+
+
+def test_lr_halving_waits_for_as_many_updates_as_the_papers_data_set_gives_an_epoch():
+    """``trainer.lr_halving_updates``: the learning rate halves after that many updates without a better dev
+    score, counted in whole epochs; 0 (the default) halves after the first such epoch, as A.3 says of SNLI.
+    The paper profile's SICK waits one SNLI epoch (17,193 updates), which it does not reach in 50 epochs."""
+    from experiments.trainer import _schedule_and_average, halving_patience
+    from tasks.common.config import TrainerConfig
+
+    snli = TrainerConfig(lr_halving=True, lr_halving_updates=17193)
+    assert halving_patience(snli, 17193) == 0  # SNLI itself: every epoch without a better score
+    assert halving_patience(snli, 17192) == 1
+    assert halving_patience(snli, 139) == 123  # SICK's 4,439 pairs at 32 a batch
+    assert halving_patience(TrainerConfig(lr_halving=True), 139) == 0
+
+    def lrs(t, per_epoch, scores):
+        weight = torch.nn.Parameter(torch.zeros(1))
+        optimizer = torch.optim.Adam([weight], lr=0.0004)
+        halve, _ = _schedule_and_average(torch.nn.Linear(1, 1), optimizer, t, per_epoch)
+        seen = []
+        for score in scores:
+            halve.step(score)
+            seen.append(optimizer.param_groups[0]["lr"])
+        return seen
+
+    flat = [62.0, 61.0, 61.0, 61.0]
+    assert lrs(TrainerConfig(lr_halving=True), 100, flat) == [0.0004, 0.0002, 0.0001, 0.00005]
+    waits = TrainerConfig(lr_halving=True, lr_halving_updates=300)  # three epochs of 100 updates
+    assert lrs(waits, 100, flat) == [0.0004, 0.0004, 0.0004, 0.0002]
+    assert lrs(waits, 100, [62.0, 61.0, 63.0, 61.0, 61.0]) == [0.0004] * 5  # a better score starts the count again
+    assert compose_cfg(["task=nli", "source=local", "profile=paper"]).trainer.lr_halving_updates == 17193
+    assert compose_cfg(["task=nli", "source=local"]).trainer.lr_halving_updates == 0
