@@ -83,6 +83,24 @@ def _prescribed(conf_dir: Path, shared: str | None, cwd: Path, choices: tuple[st
     return settings(config, hashes)
 
 
+def _prescribed_run(choices: tuple[str, ...]) -> RunConfig | None:
+    try:
+        return as_run(_composed(CONF, os.environ.get("ELMO_SHARED"), choices))
+    except ConfigError:
+        return None
+
+
+def _value(flat_settings: dict, run: RunConfig | None, key: str):
+    """``key``'s value in a configuration's counted settings, or where they leave it out (a setting added
+    after the records, at its default) the value its typed form holds: what the run used, not None."""
+    if key in flat_settings or run is None:
+        return flat_settings.get(key)
+    value = run
+    for part in key.split("."):
+        value = getattr(value, part, None)
+    return value
+
+
 def prescribed_data(choices: tuple[str, ...]) -> dict[str, str]:
     """split -> SHA-256 of the data file these choices read now (``missing`` where it is not here). The
     data paths may be relative (``../shared`` by default), so the working directory is part of the memo's key."""
@@ -192,9 +210,10 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
             for a in accepted
         )
     }
+    ran_run = None if r.settings_since_removed else r.run
     return {
         **evidence,
-        **{k: (ran.get(k), wanted.get(k)) for k in keys},
+        **{k: (_value(ran, ran_run, k), _value(wanted, _prescribed_run(choices or r.choices), k)) for k in keys},
         **data,
         **history_differences(r),
         **rescoring_differences(r),

@@ -61,3 +61,30 @@ def test_the_committed_reference_check_rebuilds_and_errors_are_clear(tmp_path, c
     with pytest.raises(SystemExit) as stop:
         main(["--runs", str(tmp_path), "--task", "ner", "--epochs", "0"])
     assert stop.value.code == 2 and "--epochs 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "curves", sorted(str(p.relative_to(REPO)) for p in (REPO / "results").glob("**/curves.md")), ids=str
+)
+def test_every_committed_curves_file_rebuilds_from_the_command_in_its_footer(curves, tmp_path, monkeypatch):
+    """Each committed ``curves.md`` (NER's first epochs against the reference; SICK's paper-profile baseline
+    with and without the learning-rate halving) is what its records give today."""
+    committed = (REPO / curves).read_text()
+    command = committed.rsplit("Rebuilt from the records with `", 1)[1].split("`")[0].split()
+    args = command[3:]
+    args[args.index("--out") + 1] = str(tmp_path / "curves.md")
+    monkeypatch.chdir(REPO)
+    assert main(args) == 0
+    assert (tmp_path / "curves.md").read_text().replace(str(tmp_path / "curves.md"), curves) == committed
+
+
+def test_a_setting_added_after_the_records_shows_the_value_they_ran_with():
+    """SICK's paper baseline made before ``trainer.lr_halving_updates`` existed halved after every epoch
+    without a better score: its setting reads 0 (what it did), not None."""
+    from experiments.record import Record
+    from reporting.cell_rules import differences
+
+    runs = REPO / "results" / "paper" / "sick_halving" / "runs" / "nli"
+    before = Record.read(runs / "+ablation:baseline+profile:paper+seed:0+source:local" / "results.json")
+    assert differences(before)["trainer.lr_halving_updates"] == (0, 17193)
+    assert before.value < 63 and before.dev["per_class_accuracy"]["entailment"] == 0

@@ -297,7 +297,7 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
     monkeypatch.setattr("reporting.cell_rules.CONF", tmp_path / "conf")
     before = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file()}
     directories = sorted(str(p.parent.relative_to(tmp_path)) for p in (tmp_path / "results").glob("**/report.json"))
-    assert {"results/small", "results/paper"} <= set(directories)
+    assert {"results/small", "results/history/paper_small-v2"} <= set(directories)
     for out in directories:  # every committed table directory, from its own records
         report.main(["--out", out, "--collect"])
     after = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file() and p.suffix != ".png"}

@@ -309,7 +309,7 @@ def test_a_variant_is_named_against_the_biLM_use_its_profile_prescribes(tmp_path
             if json.loads(p.read_text()).get("ablation") == "elmo"
         ]
 
-    base = next(r for r in elmo_runs("paper") if not record_settings(r)["encoder.finetune"])
+    base = next(r for r in elmo_runs("history/paper_small-v2") if not record_settings(r)["encoder.finetune"])
     assert variant(base) == "base biLM (not fine-tuned)"
     assert variant(with_finetune(base, True)) == ""
     quick = next(r for r in elmo_runs("history/small-v2_quick") if not record_settings(r)["encoder.finetune"])
