@@ -178,7 +178,8 @@ class TrainerConfig:
     ema: Probability = setting(0.0)
     lr_halving: Flag = setting(False)
     # the updates without a better dev score before a halving: the paper's data set's epoch, so that a smaller
-    # stand-in halves after as many updates (SICK for SNLI, experiments.trainer.halving_patience); 0: every epoch without one
+    # stand-in halves after as many updates (SICK for SNLI, experiments.trainer.halving_patience);
+    # 0: after every epoch without one
     lr_halving_updates: integer(0) = setting(0, added_after_records=True)
     equal_updates: Flag = setting(False, when=_equal_updates_count)
     # best_dev: the epoch of the best dev metric, with early stopping (patience); last: every one of max_epochs

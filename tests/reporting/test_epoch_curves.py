@@ -41,7 +41,8 @@ def test_rows_per_seed_a_mean_row_and_the_gap_to_the_reference(tmp_path, capsys)
 
 
 def test_the_committed_reference_check_rebuilds_and_errors_are_clear(tmp_path, capsys, monkeypatch):
-    """``results/history/paper_small-v2/init_check/curves.md`` is what its records give today with the command in its footer."""
+    """``results/history/paper_small-v2/init_check/curves.md`` is what its records give today with the command
+    in its footer."""
     committed = (REPO / "results" / "history" / "paper_small-v2" / "init_check" / "curves.md").read_text()
     command = committed.rsplit("Rebuilt from the records with `", 1)[1].split("`")[0].split()
     assert command[:3] == ["python", "-m", "reporting.epoch_curves"] and "--out" in command
