@@ -211,9 +211,10 @@ def differences(r: Record, accepted: tuple[str, ...] = (), choices: tuple[str, .
         )
     }
     ran_run = None if r.settings_since_removed else r.run
+    wanted_run = _prescribed_run(choices or r.choices) if keys else None  # once a record, and only when it differs
     return {
         **evidence,
-        **{k: (_value(ran, ran_run, k), _value(wanted, _prescribed_run(choices or r.choices), k)) for k in keys},
+        **{k: (_value(ran, ran_run, k), _value(wanted, wanted_run, k)) for k in keys},
         **data,
         **history_differences(r),
         **rescoring_differences(r),
