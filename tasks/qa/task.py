@@ -131,9 +131,8 @@ class QaTask(Task):
                 "start_char": start, "end_char": end}  # fmt: skip
 
     def answer_texts(self, ds, predictions) -> dict[str, str]:
-        return {
-            ex["id"]: ex["context"][ex["offsets"][i][0] : ex["offsets"][j][1]] for ex, (i, j) in zip(ds, predictions)
-        }
+        ids, contexts, offsets = _answer_columns(ds)
+        return {q: c[o[i][0] : o[j][1]] for q, c, o, (i, j) in zip(ids, contexts, offsets, predictions)}
 
     def score(self, ds, predictions) -> dict:
         return squad_scores(self.answer_texts(ds, predictions), dict(zip(ds["id"], ds["answers"])))
@@ -162,3 +161,20 @@ def clustered_batches(lengths: list[int], batch_size: int, rng: random.Random, b
     out = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     rng.shuffle(out)
     return out
+
+
+_ANSWER_COLUMNS: dict[str, tuple] = {}  # the last data set's columns, by its fingerprint
+
+
+def _answer_columns(ds) -> tuple[list, list, list]:
+    """Question ids, contexts and token offsets, read once per data set: a report scores one dev set for
+    many records, and training scores it every epoch (a data set's fingerprint names its content)."""
+    key = getattr(ds, "_fingerprint", None)
+    if key is not None and key in _ANSWER_COLUMNS:
+        return _ANSWER_COLUMNS[key]
+    columns = ds.select_columns(["id", "context", "offsets"])[:]  # whole columns, not row by row
+    found = (columns["id"], columns["context"], columns["offsets"])
+    if key is not None:
+        _ANSWER_COLUMNS.clear()
+        _ANSWER_COLUMNS[key] = found
+    return found

@@ -87,12 +87,12 @@ class SrlTask(Task):
         return [[self.labels[k] for k in tags] for tags in model(batch).predictions]
 
     def score(self, ds, predictions) -> dict:
-        return srl_scores(ds["tags"], predictions)
+        return srl_scores(ds["tags"][:], predictions)  # a column read at once, not row by row
 
     def unit_counts(self, ds, predictions):
         """Sentences (all their predicates together), with (correct, predicted, gold) arguments."""
         sentences: dict[int, list[int]] = {}
-        for row, gold, pred in zip(ds["bilm_row"], ds["tags"], predictions, strict=True):
+        for row, gold, pred in zip(ds["bilm_row"][:], ds["tags"][:], predictions, strict=True):
             counts = sentences.setdefault(row, [0, 0, 0])
             for k, c in enumerate(argument_counts(gold, pred)):
                 counts[k] += c

@@ -126,3 +126,19 @@ def test_span_f1_gives_seqeval_s_own_numbers_to_the_last_bit():
             assert result["f1_per_type"][label] == round(
                 100 * f1_score([keep(s) for s in gold], [keep(s) for s in pred]), 2
             )
+
+
+def test_span_scores_read_a_datasets_column_as_the_same_list():
+    """A ``datasets`` column (read whole) scores as its list does, again and again (the chunks are remembered)."""
+    import datasets
+    import numpy as np
+
+    from tasks.ner.metric import span_counts
+
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["O", "I-ORG"], ["B-MISC"]]
+    pred = [["B-PER", "I-PER", "O", "O"], ["O", "I-ORG"], ["B-LOC"]]
+    column = datasets.Dataset.from_dict({"tags": gold})["tags"]
+    for _ in range(2):
+        assert span_f1(column, pred) == span_f1(gold, pred)
+        assert np.array_equal(span_counts(column, iter(pred)), [[1, 1, 2], [1, 1, 1], [0, 1, 1]])
+    assert span_f1(gold, pred)["f1"] == pytest.approx(200 * 2 / (3 + 4))
