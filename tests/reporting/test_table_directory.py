@@ -19,25 +19,29 @@ def snapshot(root):
     }
 
 
+DIRECTORY = "results/history/paper_small-v2"
+
+
 @pytest.fixture
 def committed_copy(tmp_path, monkeypatch):
-    """results/small and the conf/ it was built under, copied; the NER records copied apart."""
+    """A committed table directory (the paper profile's second-biLM tables: few records, so quick to rebuild)
+    and the conf/ it was built under, copied; its NER records copied apart."""
     monkeypatch.chdir(tmp_path)
-    shutil.copytree(REPO / "results" / "small", tmp_path / "results" / "small")
+    shutil.copytree(REPO / DIRECTORY, tmp_path / DIRECTORY)
     shutil.copytree(REPO / "conf", tmp_path / "conf")
     monkeypatch.setattr("reporting.cell_rules.CONF", tmp_path / "conf")
     subset = tmp_path / "subset"
-    shutil.copytree(tmp_path / "results" / "small" / "runs" / "ner", subset / "ner")
-    return tmp_path / "results" / "small", subset
+    shutil.copytree(tmp_path / DIRECTORY / "runs" / "ner", subset / "ner")
+    return tmp_path / DIRECTORY, subset
 
 
 def test_a_report_of_other_runs_into_a_table_directory_is_refused_and_writes_nothing(committed_copy):
     out, subset = committed_copy
     before = snapshot(out)
     with pytest.raises(
-        SystemExit, match=r"holds the tables of results/small/runs; a report of .*subset needs another --out"
+        SystemExit, match=rf"holds the tables of {DIRECTORY}/runs; a report of .*subset needs another --out"
     ):
-        report.main(["--runs", str(subset), "--out", "results/small"])
+        report.main(["--runs", str(subset), "--out", DIRECTORY])
     assert snapshot(out) == before
 
 
@@ -46,7 +50,7 @@ def test_collect_never_replaces_a_record_and_rebuilds_from_the_directorys_own(co
     before = snapshot(out)
     edited = next(subset.glob("ner/*/results.json"))
     edited.write_text(edited.read_text().replace('"date": "', '"date": "1', 1))  # same configuration, other bytes
-    report.main(["--runs", str(subset), "--out", "results/small", "--collect"])
+    report.main(["--runs", str(subset), "--out", DIRECTORY, "--collect"])
     after = snapshot(out)
     extras = after.pop(Path("extras.md")).decode()
     before.pop(Path("extras.md"), None)
