@@ -63,6 +63,20 @@ def documented_commands() -> list[tuple[str, list[str]]]:
 VENV = ".venv/bin/"  # the Makefile's VENV: what `make demo` / `make test` create, and what the documents name
 
 
+def committed_rebuilds() -> dict[str, list[str]]:
+    """Committed table directory -> the arguments of the documented report that rebuilds it in place
+    (``--out`` names a directory of ``results/`` holding a ``report.json``). ``test_report`` runs these as written and
+    compares every byte, so ``test_readme_commands`` leaves them to it."""
+    out: dict[str, list[str]] = {}
+    for _, argv in documented_commands():
+        argv = as_run(argv)
+        if argv[:3] == ["python", "-m", "reporting.report"] and "--out" in argv[:-1]:
+            target = argv[argv.index("--out") + 1]
+            if target.startswith("results/") and (REPO / target / "report.json").is_file():
+                out.setdefault(target, argv[3:])
+    return out
+
+
 def as_run(argv: list[str]) -> list[str]:
     """A documented command as this test runs it: ``.venv/bin/X`` -> ``X`` (the test's own interpreter)."""
     return [argv[0][len(VENV) :] if argv[0].startswith(VENV) else argv[0], *argv[1:]]

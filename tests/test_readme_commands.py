@@ -20,6 +20,7 @@ from documented_commands import (
     TINY_KEYS,
     VENV,
     as_run,
+    committed_rebuilds,
     documented_commands,
     first_alternatives,
     jobs_of,
@@ -200,8 +201,11 @@ def test_every_documented_command_runs(part, env, tmp_path):
         else:
             pytest.fail(f"{where}: no rule runs this documented command: {line}")
     ran: set = set()
+    rebuilds = {tuple(args) for args in committed_rebuilds().values()}  # test_report runs them, comparing bytes
     for where, argv in later:
         key = tuple(first_alternatives(on_cpu(argv)))  # a command documented twice (or once per device) runs once
+        if key[3:] in rebuilds:
+            continue
         if key not in ran:
             ran.add(key)
             run_module(argv, where, env, tmp_path)
