@@ -64,12 +64,26 @@ def _dev_split(r: Record, settings: tuple, dev_path: Path, train_path: Path | No
     if key not in _SPLITS:
         run = r.run
         task = task_class(r.task)(run.task)
-        ds, _ = task.read_file(dev_path, run.data, "dev")
+        ds = _read(task, run.data, settings, dev_path, "dev")
         if getattr(run.data, "folds", None) is not None:
-            train, _ = task.read_file(train_path, run.data, "train")
+            train = _read(task, run.data, settings, train_path, "train")
             ds = fold_splits({"train": train, "dev": ds}, run.data.folds, run.data.fold, task.FOLD_UNIT)["dev"]
         _SPLITS[key] = (task, task.prepare(ds, "dev"))
     return _SPLITS[key]
+
+
+_FILES: dict[tuple, object] = {}
+
+
+def _read(task, data_cfg, settings: tuple, path: Path, split: str):
+    """A data file as the task reads it, once per report: the folds of a cross-validation (which differ
+    only in ``data.fold``) read the same two files."""
+    data = json.loads(settings[3])
+    data.pop("fold", None)
+    key = (settings[0], settings[2], json.dumps(data, sort_keys=True), str(path), split)
+    if key not in _FILES:
+        _FILES[key] = task.read_file(path, data_cfg, split)[0]
+    return _FILES[key]
 
 
 REPO = Path(__file__).resolve().parents[1]

@@ -43,12 +43,21 @@ def fold_splits(splits: dict, folds: int, fold: int, unit: str | None = None) ->
         raise ConfigError(problem)
     if "train" not in splits or "dev" not in splits:
         raise ConfigError("data.folds pools the train and dev splits: give both")
-    rows = [*splits["train"], *splits["dev"]]
-    units = [row[unit] for row in rows] if unit else list(range(len(rows)))
+    train, dev = splits["train"], splits["dev"]
+    pool = datasets.concatenate_datasets([train, dev if dev.features == train.features else dev.cast(train.features)])
+    units = pool[unit][:] if unit else list(range(len(pool)))
     held = held_out(units, folds, fold)
-    features = splits["train"].features
-    return {
-        **splits,
-        "train": datasets.Dataset.from_list([r for r, u in zip(rows, units) if u not in held], features=features),
-        "dev": datasets.Dataset.from_list([r for r, u in zip(rows, units) if u in held], features=features),
+    keep = {
+        "train": [i for i, u in enumerate(units) if u not in held],
+        "dev": [i for i, u in enumerate(units) if u in held],
     }
+    quiet = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # a bar per fold for a copy of a few rows is noise
+    try:  # the rows selected from the pool and copied out of it, not read row by row
+        return {
+            **splits,
+            **{split: pool.select(rows).flatten_indices(keep_in_memory=True) for split, rows in keep.items()},
+        }
+    finally:
+        if not quiet:
+            datasets.enable_progress_bars()
