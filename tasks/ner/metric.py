@@ -9,7 +9,7 @@ import numpy as np
 from seqeval.metrics.sequence_labeling import get_entities
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 15)  # a few dev sets of sentences, and the predictions that differ from them
 def _spans(tags: tuple[str, ...]) -> frozenset:
     """seqeval's chunks of one sentence's tags, ``(type, start, end)``: remembered, since a report scores
     the same dev sentences' gold tags (and many identical predictions) once per record."""
