@@ -57,9 +57,10 @@ demo: $(STAMP)
 PYTEST_TMP = $${TMPDIR:-/tmp}/elmo-suite-pytest-$$(id -un)-$$(pwd | sha256sum | cut -c1-12)
 
 # -n auto: one test process per core (pytest-xdist), each on one torch thread so they do not fight over cores;
+# --dist worksteal: idle workers take queued tests from busy ones (tests/conftest.py starts the slowest first);
 # --durations: the slowest tests, printed so that the CI time (target: under 15 min) can be watched
 test: $(STAMP) lint
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n auto --durations=15 --basetemp="$(PYTEST_TMP)" tests
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n auto --dist worksteal --durations=15 --basetemp="$(PYTEST_TMP)" tests
 
 # ruff (configured in pyproject.toml): the formatter's layout and the linter's rules, checked; `make format` applies them
 lint: $(STAMP)

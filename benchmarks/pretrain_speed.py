@@ -285,6 +285,12 @@ def main(argv=None) -> None:
     ap.add_argument("--corpus", default=str(CORPUS), help="training text (files or a glob)")
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--json", type=Path, help="also write the measurements here")
+    ap.add_argument(
+        "--peak-seconds",
+        type=float,
+        default=3.0,
+        help="seconds of the float32 matmul run that measures the machine's peak (default 3)",
+    )
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N fast updates (see above)")
     args = ap.parse_args(argv)
     if args.profile < 0 or (args.profile and args.device != "cpu"):
@@ -301,7 +307,7 @@ def benchmark(args) -> None:
         vocab, source = Vocabulary.load(SHIPPED_VOCAB), str(SHIPPED_VOCAB)
     else:
         vocab, source = Vocabulary.build(files, 3), f"built from {args.corpus}"
-    peaks = [matmul_peak_flops()]
+    peaks = [matmul_peak_flops(args.peak_seconds)]
     print(
         f"machine: {platform.machine()}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
         f"device {args.device}; vocabulary {len(vocab)} words ({source})"
@@ -310,7 +316,7 @@ def benchmark(args) -> None:
     report = [
         measure(preset, vocab, files, batch, args.steps, args.rounds, args.device) for preset, batch in batches.items()
     ]
-    peaks.append(matmul_peak_flops())
+    peaks.append(matmul_peak_flops(args.peak_seconds))
     peak = max(peaks)
     print(
         f"matmul peak (float32, measured): {peak / 1e9:.1f} GFLOP/s "

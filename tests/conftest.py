@@ -26,9 +26,45 @@ def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_HF_HOME, ignore_errors=True)
 
 
+# The slowest tests (``make test`` prints them: ``--durations``), slowest first. Under pytest-xdist's worksteal
+# scheduler (the Makefile's ``--dist worksteal``) each worker is handed one contiguous share of the collection and
+# idle workers then take queued tests from busy ones; a test that lasts minutes and starts last leaves the other
+# workers idle meanwhile. So these start first, dealt in turn to the workers' shares.
+SLOWEST = (
+    "tests/test_readme_commands.py::test_every_documented_command_runs[runs and their reports]",
+    "tests/test_readme_commands.py::test_every_documented_command_runs[tools]",
+    "tests/reporting/test_report.py::test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes",
+    "tests/test_new_task.py::test_the_toy_task_in_the_checkout_passes_every_test_that_goes_through_every_task",
+    "tests/test_demo_next_steps.py::test_the_demos_printed_steps_give_table_1s_row",
+    "tests/test_readme_commands.py::test_every_documented_command_runs[reports of the committed records]",
+    "tests/experiments/test_evaluate_mode.py::test_the_sample_runs_outside_the_checkout_and_its_printed_steps_run_as_printed",
+    "tests/tasks/test_ner_columns.py::test_a_new_data_set_trains_from_its_yaml_file_alone_under_its_own_label",
+)
+
+
+def slowest_first(items: list, workers: int) -> list:
+    """``items`` reordered so that each worker's share (worksteal's: ``len // workers remaining``) starts with
+    its turn of ``SLOWEST``; the other tests keep their order."""
+    rank = {name: k for k, name in enumerate(SLOWEST)}
+    slow = sorted((i for i in items if i.nodeid in rank), key=lambda i: rank[i.nodeid])
+    rest = iter([i for i in items if i.nodeid not in rank])
+    out, left = [], len(items)
+    for w in range(workers):
+        size = left // (workers - w)
+        head = slow[w::workers]
+        out += head + [i for _, i in zip(range(size - len(head)), rest)]
+        left -= size
+    out += list(rest)
+    return out if len(out) == len(items) else items
+
+
+@pytest.hookimpl(trylast=True)  # after the deselections of -k and -m: the shares are of what runs
 def pytest_collection_modifyitems(config, items):
     """``ELMO_ONLY_TASK=<name>``: each test parametrized by task runs for that task alone (``tests/test_new_task.py``
-    runs the ``every_task`` tests so, with a toy task added)."""
+    runs the ``every_task`` tests so, with a toy task added). Under pytest-xdist, the slowest tests start first."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    if workers > 1:
+        items[:] = slowest_first(items, workers)
     only = os.environ.get("ELMO_ONLY_TASK")
     if not only:
         return

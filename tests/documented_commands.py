@@ -77,6 +77,21 @@ def committed_rebuilds() -> dict[str, list[str]]:
     return out
 
 
+def reports_of_committed_records() -> list[list[str]]:
+    """The arguments of the documented reports that read committed records (``--runs results/...``) into a directory
+    of their own (``--out`` elsewhere, e.g. ``--split test``). ``test_report`` runs them in the process that rebuilt
+    the committed tables, where every record's answers are known already; ``test_readme_commands`` leaves them."""
+    out = []
+    rebuilds = list(committed_rebuilds().values())
+    for _, argv in documented_commands():
+        argv = first_alternatives(on_cpu(as_run(argv)))
+        if argv[:3] == ["python", "-m", "reporting.report"] and "--runs" in argv[:-1] and "--out" in argv[:-1]:
+            runs = argv[argv.index("--runs") + 1]
+            if runs.startswith("results/") and argv[3:] not in rebuilds and argv[3:] not in out:
+                out.append(argv[3:])
+    return out
+
+
 def as_run(argv: list[str]) -> list[str]:
     """A documented command as this test runs it: ``.venv/bin/X`` -> ``X`` (the test's own interpreter)."""
     return [argv[0][len(VENV) :] if argv[0].startswith(VENV) else argv[0], *argv[1:]]

@@ -25,10 +25,13 @@ from documented_commands import (
     first_alternatives,
     jobs_of,
     on_cpu,
+    reports_of_committed_records,
     run_py_in_process,
     tiny_overrides,
 )
 from tiny_models import tiny_bert
+
+from experiments.run_config import SEED_MAX
 
 REPORTS = itertools.count()  # each documented report writes its own directory (it never writes over another's)
 
@@ -133,8 +136,14 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
     runs_root = env["root"] / {"profile=paper": "runs_paper", "profile=tiny": "runs_tiny"}.get(
         next((o for o in overrides if o.startswith("profile=")), ""), "runs"
     )
-    for job in jobs:
-        tiny_overrides(job, env, runs_root)  # composes and validates every job of a sweep
+    validated: set = set()
+    for job in jobs:  # composes and validates every job of a sweep; jobs that differ in the seed alone compose alike
+        seeds = [o.split("=", 1)[1] for o in job if o.startswith("seed=")]
+        assert all(re.fullmatch(r"\d+", v) and int(v) <= SEED_MAX for v in seeds), f"{where}: a bad seed in {seeds}"
+        key = tuple(sorted(o for o in job if not o.startswith("seed=")))
+        if key not in validated:
+            validated.add(key)
+            tiny_overrides(job, env, runs_root)
     job = [
         o for o in jobs[0] if not o.startswith(("encoder.model=", "encoder.options=", "encoder.weights="))
     ]  # tiny models
@@ -202,13 +211,14 @@ def test_every_documented_command_runs(part, env, tmp_path):
             pytest.fail(f"{where}: no rule runs this documented command: {line}")
     ran: set = set()
     rebuilds = {tuple(args) for args in committed_rebuilds().values()}  # test_report runs them, comparing bytes
+    rebuilds |= {tuple(args) for args in reports_of_committed_records()}  # and these, beside the rebuilds
     for where, argv in later:
         key = tuple(first_alternatives(on_cpu(argv)))  # a command documented twice (or once per device) runs once
         if key[3:] in rebuilds:
             continue
         if key not in ran:
             ran.add(key)
-            run_module(argv, where, env, tmp_path)
+            run_module(argv, where, env, tmp_path, ran)
     assert checkout_files() <= before, sorted(checkout_files() - before)  # the commands wrote only under tmp_path
 
 
@@ -221,7 +231,7 @@ def checkout_files() -> set[str]:
     return {line[3:] for line in listed if line[:2] in ("??", "!!") and not any(s in line for s in skip)}
 
 
-def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
+def run_module(argv: list[str], where: str, env: dict, tmp_path: Path, ran: set) -> None:
     module, args = argv[2], first_alternatives(on_cpu(argv)[3:])
     sub = {
         "O": str(env["bilm"] / "options.json"),
@@ -238,6 +248,8 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
     args = [sub.get(a, a) for a in args]
     for flag in ("--train", "--heldout", "--corpus"):  # the shared corpus -> a tiny text
         args = [str(env["text"]) if i and args[i - 1] == flag else a for i, a in enumerate(args)]
+    if module == "static_vectors.intrinsic":  # a shipped file -> its 5,000 most frequent words (same format, faster)
+        args = [str(first_words(REPO / a, tmp_path, 5000)) if a.endswith(".hdf5") else a for a in args]
     for flag in ("--out", "--output"):  # outputs -> the test's directory
         args = [str(tmp_path / Path(a).name) if i and args[i - 1] == flag else a for i, a in enumerate(args)]
     extra = {
@@ -259,7 +271,7 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
             "5",
         ],  # fmt: skip
         "elmo_core.perplexity": ["--batch-size", "8"],
-        "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1"],
+        "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1", "--peak-seconds", "0.1"],
         "benchmarks.pretrain_speed": [
             "--configs",
             "small",
@@ -269,6 +281,8 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
             "1",
             "--corpus",
             str(env["text"]),
+            "--peak-seconds",
+            "0.1",
         ],
         "benchmarks.cache_sweep": ["--configs", "2", "--epochs", "1", "--sentences", "20", "--model", str(env["bilm"])],
         "reporting.report": ["--out", str(tmp_path / f"report{next(REPORTS)}"), "--accept", *TINY_KEYS],
@@ -338,7 +352,33 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path) -> None:
         extra = {module: ["--max-length", "32", "--batch-size", "4"]}
     if module == "elmo_core.neighbors" and "--word" in args:
         args[args.index("--word") + 1] = "the"
+    args = without_options(args, {a for a in extra[module] if a.startswith("--")})  # the test's sizes replace them
+    if (module, *args) in ran:
+        return  # the same command as an earlier one, once the test's sizes replace the documented ones
+    ran.add((module, *args))
     run([sys.executable, "-m", module, *args, *extra[module]], where, timeout=900)
+
+
+def without_options(args: list[str], flags: set[str]) -> list[str]:
+    """``args`` less each of ``flags`` and the values after it: what argparse reads when the same flags come
+    again later (the last occurrence wins, a list option's values too)."""
+    out, dropping = [], False
+    for a in args:
+        if a.startswith("-"):
+            dropping = a.split("=", 1)[0] in flags
+        if not dropping:
+            out.append(a)
+    return out
+
+
+def first_words(path: Path, tmp_path: Path, n: int) -> Path:
+    """A vectors file of the suite's format holding the first ``n`` words of ``path`` (most frequent first)."""
+    from static_vectors.store import read_hdf5, write_hdf5
+
+    words, vectors = read_hdf5(path)
+    out = tmp_path / f"first_{n}_{path.name}"
+    write_hdf5(out, words[:n], vectors[:n])
+    return out
 
 
 def tiny_shared(env: dict, tmp_path: Path) -> Path:

@@ -290,7 +290,7 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
     import shutil
 
     from conftest import REPO
-    from documented_commands import committed_rebuilds
+    from documented_commands import committed_rebuilds, reports_of_committed_records
 
     monkeypatch.chdir(tmp_path)
     shutil.copytree(REPO / "results", tmp_path / "results", ignore=shutil.ignore_patterns("*.png"))
@@ -306,6 +306,10 @@ def test_a_table_directory_keeps_its_options_and_rebuilds_to_the_same_bytes(tmp_
     after = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file() and p.suffix != ".png"}
     changed = sorted(str(p.relative_to(tmp_path)) for p in after if before.get(p) != after[p])
     assert not changed
+    for k, args in enumerate(reports_of_committed_records()):  # the documented others (--split test), here
+        out = tmp_path / f"documented_{k}"  # where every record's answers are known already
+        report.main([*args[: args.index("--out") + 1], str(out), *args[args.index("--out") + 2 :]])
+        assert (out / "table1.md").is_file(), args
     with pytest.raises(
         SystemExit, match=r"small-v1_quick was built with --accept \['elmo.dropout', .*\], not \['task.model'\]"
     ):
