@@ -11,8 +11,10 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
+import yaml
 from conftest import REPO, SAMPLES, shared_path
 from documented_commands import (
     DOCS,
@@ -29,10 +31,12 @@ from documented_commands import (
     run_py_in_process,
     tiny_overrides,
 )
+from pydantic import TypeAdapter
 from tiny_models import tiny_bert
 
-from experiments.run_config import SEED_MAX
+from experiments.run_config import RunConfig
 
+SEED = TypeAdapter(get_type_hints(RunConfig, include_extras=True)["seed"])
 REPORTS = itertools.count()  # each documented report writes its own directory (it never writes over another's)
 
 
@@ -138,8 +142,8 @@ def run_py(argv: list[str], where: str, env: dict, made: dict) -> None:
     )
     validated: set = set()
     for job in jobs:  # composes and validates every job of a sweep; jobs that differ in the seed alone compose alike
-        seeds = [o.split("=", 1)[1] for o in job if o.startswith("seed=")]
-        assert all(re.fullmatch(r"\d+", v) and int(v) <= SEED_MAX for v in seeds), f"{where}: a bad seed in {seeds}"
+        for seed in (o.split("=", 1)[1] for o in job if o.startswith("seed=")):
+            SEED.validate_python(yaml.safe_load(seed))  # the schema's own rule for the seed, as in every composition
         key = tuple(sorted(o for o in job if not o.startswith("seed=")))
         if key not in validated:
             validated.add(key)
@@ -212,12 +216,8 @@ def test_every_documented_command_runs(part, env, tmp_path):
     ran: set = set()
     rebuilds = {tuple(args) for args in committed_rebuilds().values()}  # test_report runs them, comparing bytes
     rebuilds |= {tuple(args) for args in reports_of_committed_records()}  # and these, beside the rebuilds
-    for where, argv in later:
-        key = tuple(first_alternatives(on_cpu(argv)))  # a command documented twice (or once per device) runs once
-        if key[3:] in rebuilds:
-            continue
-        if key not in ran:
-            ran.add(key)
+    for where, argv in later:  # a command documented twice (or once per device) runs once: run_module keeps count
+        if tuple(first_alternatives(on_cpu(argv)))[3:] not in rebuilds:
             run_module(argv, where, env, tmp_path, ran)
     assert checkout_files() <= before, sorted(checkout_files() - before)  # the commands wrote only under tmp_path
 
