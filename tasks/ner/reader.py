@@ -86,11 +86,15 @@ def split_columns(line: str, path: Path, lineno: int) -> list[str]:
     """A token line's columns: split at tabs where it has any, else at ASCII spaces. A column that still
     holds a space of any kind (a no-break space too) is refused: a token cannot hold one, and cutting it
     would read another token than the file's."""
-    cols = [c for c in re.split(r"\t+" if "\t" in line else r"[ ]+", line.strip(" \t")) if c]
-    for k, col in enumerate(cols, 1):
-        if any(ch.isspace() for ch in col):
-            raise DataFormatError(f"{path}:{lineno}: column {k} ({col!r}) holds a space; a token cannot hold one")
+    cols = [c for c in (_TABS if "\t" in line else _SPACES).split(line.strip(" \t")) if c]
+    if _SPACE.search("".join(cols)):  # one search a line; the column is looked for only on a bad line
+        k, col = next((k, col) for k, col in enumerate(cols, 1) if _SPACE.search(col))
+        raise DataFormatError(f"{path}:{lineno}: column {k} ({col!r}) holds a space; a token cannot hold one")
     return cols
+
+
+_TABS, _SPACES = re.compile(r"\t+"), re.compile(r"[ ]+")
+_SPACE = re.compile(r"\s")  # in a str pattern: exactly the characters str.isspace() takes
 
 
 def _without_language_prefix(tokens: list[list[str]]) -> tuple[list[list[str]], int]:
