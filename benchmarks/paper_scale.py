@@ -229,7 +229,9 @@ def measure(
     out["s_per_update_elmo"] = seconds_per_update(built, train, updates)
     base = RunPlan.resolve(as_run(compose_paper(task_name, options, weights, work / "cache", threads, "none", device)))
     out["s_per_update_baseline"] = seconds_per_update(
-        build_run(base, layers=False, finetune=False), TaskSplit("train", part), updates
+        build_run(base, layers=False, finetune=False, splits=built.splits),  # elmo.position alone differs: same data
+        TaskSplit("train", part),
+        updates,
     )
     if cfg.encoder.finetune:
         out["finetune"] = {

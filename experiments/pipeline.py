@@ -90,17 +90,21 @@ def task_text(task, ds) -> str:
     return "\n".join(" ".join(s) for s in task.sentences(ds)) + "\n"
 
 
-def build_run(plan, layers: bool = True, finetune: bool = True, task_state: dict | None = None) -> BuiltRun:
+def build_run(
+    plan, layers: bool = True, finetune: bool = True, task_state: dict | None = None, splits: dict | None = None
+) -> BuiltRun:
     """A plan's pieces (``plan.RunPlan``), the one way every mode makes them: task, splits and vocabulary
     (or, with ``task_state``, a trained run's vocabulary and labels), the encoder (fine-tuned on the task's
     text where the plan says so and ``finetune``: a dry run estimates that step instead), the splits' layers
-    (``layers``), the mixes and the model (after seeding with the run's seed), the trainer's settings."""
+    (``layers``), the mixes and the model (after seeding with the run's seed), the trainer's settings.
+    ``splits``: the training splits another plan with the same task and data settings has read already."""
     from .trainer import set_seed
 
     task = make_task(plan.run)
-    splits = {}
-    if task_state is None or (finetune and plan.finetuned_encoder):
-        splits = training_splits(plan.run, task)
+    if splits is None:
+        splits = {}
+        if task_state is None or (finetune and plan.finetuned_encoder):
+            splits = training_splits(plan.run, task)
     if task_state is None:
         task.build_vocab(splits["train"])
     else:
