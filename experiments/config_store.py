@@ -32,6 +32,17 @@ GROUP_DEFAULTS = {
 }
 
 
+def _copies_share_the_store(store: ConfigStore, memo: dict) -> ConfigStore:
+    """Hydra copies its config repository at every composition (``CachingConfigRepository``), and with it the
+    ConfigStore its structured source holds: every registered node, a fifth of a composition's time. The store
+    hands out a copy of each node it loads (``ConfigStore.load``) and composing never writes to it, so a copy
+    of the repository can share the one store."""
+    return store
+
+
+ConfigStore.__deepcopy__ = _copies_share_the_store
+
+
 def task_file(name: str, conf: Path = CONF) -> DictConfig:
     """``conf/task/<name>.yaml`` as written (interpolations kept); ``ConfigError`` names a missing or bad file."""
     path = conf / "task" / f"{name}.yaml"

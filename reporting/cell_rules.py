@@ -13,8 +13,10 @@ are allowed to vary: the seed, the training fraction of Figure 1 (``data.fractio
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
+import re
 from functools import cache
 from pathlib import Path
 
@@ -62,8 +64,15 @@ def composed(choices: tuple[str, ...]) -> dict:
 
 @cache
 def _composed(conf_dir: Path, shared: str | None, choices: tuple[str, ...]) -> dict:
+    """A run's seed is one top-level value that nothing in ``conf/`` reads: the seeds of one configuration
+    share one composition (a table's cells hold three seeds), with the seed set in a copy of it."""
     from experiments.config_store import compose
 
+    seeds = [c for c in choices if c.startswith("seed=")]
+    if len(seeds) == 1 and re.fullmatch(r"0|[1-9][0-9]{0,9}", seeds[0][5:]):  # Hydra reads it as this int
+        config = copy.deepcopy(_composed(conf_dir, shared, tuple(c for c in choices if c != seeds[0])))
+        config["seed"] = int(seeds[0][5:])
+        return config
     return OmegaConf.to_container(compose(choices, conf_dir), resolve=True)
 
 

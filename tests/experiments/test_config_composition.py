@@ -116,3 +116,19 @@ def test_a_new_task_file_without_its_folder_yet_is_checked_too(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.stderr.strip().splitlines() == [f"error: {copy}/conf/task/zzz.yaml:2: cannot be read as YAML "
                                                 "(mapping values are not allowed here)"]  # fmt: skip
+
+
+def test_compositions_share_the_config_store_and_never_write_to_it():
+    """Hydra's per-composition copy of its repository shares the store (``experiments.config_store``): a node
+    taken from the store and changed is a copy, and the next composition reads the registered node."""
+    import copy
+
+    from hydra.core.config_store import ConfigStore
+
+    first = compose_cfg(["task=ner", "profile=paper"])
+    store = ConfigStore.instance()
+    assert copy.deepcopy(store) is store
+    loaded = store.load("task_defaults/ner.yaml").node
+    loaded.name = "changed"
+    assert store.load("task_defaults/ner.yaml").node.name == "ner"
+    assert compose_cfg(["task=ner", "profile=paper"]) == first

@@ -15,7 +15,7 @@ from report_records import (
 )
 
 from experiments.plan import record_digest
-from reporting import report
+from reporting import cell_rules, report
 
 ACCEPT = ["--accept", *BEFORE_VECTORS]  # records made before the static vectors
 
@@ -419,3 +419,24 @@ def test_table1_rows_say_why_they_differ_from_the_paper(tmp_path):
     ]
     two_seeds = pd.concat([df[df.task == "nli"].assign(task="ner", path=paths[1])] * 2)  # NER: the paper's data
     assert comparability_notes(two_seeds, "ner") == "—"
+
+
+@pytest.mark.parametrize(
+    "choices",
+    [
+        ("task=ner", "source=local", "+ablation=elmo", "seed=2"),
+        ("task=sst", "profile=paper", "source=local", "+ablation=baseline", "seed=1"),
+    ],
+)
+def test_the_seeds_of_one_configuration_share_its_composition_and_keep_their_own_seed(choices):
+    """The report composes a configuration once for all its seeds; each seed's copy is what Hydra composes."""
+    from omegaconf import OmegaConf
+
+    from experiments.config_store import compose
+
+    shared = cell_rules._composed(cell_rules.CONF, None, choices)
+    assert shared == OmegaConf.to_container(compose(choices, cell_rules.CONF), resolve=True)
+    unseeded = tuple(c for c in choices if not c.startswith("seed="))
+    assert cell_rules._composed(cell_rules.CONF, None, unseeded)["seed"] == 0  # the copy took the seed, not the memo
+    odd = (*unseeded, "seed=007")  # a spelling other than a plain integer is Hydra's to read, as run.py reads it
+    assert cell_rules._composed(cell_rules.CONF, None, odd) == OmegaConf.to_container(compose(odd), resolve=True)
