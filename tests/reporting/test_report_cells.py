@@ -430,10 +430,14 @@ def test_table1_rows_say_why_they_differ_from_the_paper(tmp_path):
 )
 def test_the_seeds_of_one_configuration_share_its_composition_and_keep_their_own_seed(choices):
     """The report composes a configuration once for all its seeds; each seed's copy is what Hydra composes."""
+    import re
+
     from omegaconf import OmegaConf
 
     from experiments.config_store import compose
 
+    reads_seed = [p for p in cell_rules.CONF.rglob("*.yaml") if re.search(r"\$\{[^}]*\bseed\b", p.read_text())]
+    assert not reads_seed, f"{reads_seed}: a setting that reads the seed makes each seed its own composition"
     shared = cell_rules._composed(cell_rules.CONF, None, choices)
     assert shared == OmegaConf.to_container(compose(choices, cell_rules.CONF), resolve=True)
     unseeded = tuple(c for c in choices if not c.startswith("seed="))
