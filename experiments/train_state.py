@@ -9,6 +9,12 @@ again with the same identity finds it and continues with the next epoch, so a re
 same dropout masks and batch orders as one that never stopped and, on the same machine and number of
 threads, ends with the same numbers. The file is deleted once the run's record is written. (A biLM
 run live with a carried state, ``encoder.state=stateful cache.enabled=false``, restarts its state.)
+
+Frozen parameters (pretrained word vectors, a frozen biLM) are not stored: the run builds them again
+from its own files, and the state keeps their SHA-256 so that a resume on weights that differ (another
+vectors file under the same name) is refused. That keeps the file small enough to commit, so a run
+longer than one machine's life continues on the next (``git add -f <run dir>/train_state.pt``). A
+state written before this (``train-state/1``, frozen weights included) is still resumed.
 """
 
 from __future__ import annotations
@@ -22,8 +28,30 @@ import torch
 from suite_common.atomic_files import torch_save_atomic
 from suite_common.checkpoints import load_tensors
 from suite_common.errors import WeightsError
+from suite_common.hashing import new_sha256
 
-FORMAT = "elmo-suite/train-state/1"
+FORMAT = "elmo-suite/train-state/2"
+FORMATS = ("elmo-suite/train-state/1", FORMAT)  # 1: every parameter stored, frozen ones included
+
+
+def frozen_names(model) -> set[str]:
+    """The state-dict keys of ``model``'s parameters that training does not change."""
+    return {n for n, p in model.named_parameters(remove_duplicate=False) if not p.requires_grad}
+
+
+def frozen_digest(model, names: set[str]) -> str:
+    """The SHA-256 of the frozen parameters ``names`` (their names, shapes, types and bytes)."""
+    digest = new_sha256()
+    state = model.state_dict()
+    for name in sorted(names):
+        t = state[name].detach().cpu().contiguous()
+        digest.update(f"{name}:{tuple(t.shape)}:{t.dtype};".encode())
+        digest.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return digest.hexdigest()
+
+
+def _trained(state: dict | None, frozen: set[str]) -> dict | None:
+    return None if state is None else {k: v for k, v in state.items() if k not in frozen}
 
 
 def plain(x):
@@ -63,7 +91,9 @@ def save(
     batch_order: random.Random,
     seconds: float,
 ) -> None:
-    """The state at the end of ``epoch`` (1-based); ``done``: training stopped there."""
+    """The state at the end of ``epoch`` (1-based); ``done``: training stopped there. The model and the
+    best model are stored without their frozen parameters (named, with their digest)."""
+    frozen = frozen_names(model)
     torch_save_atomic(
         {
             "format": FORMAT,
@@ -71,7 +101,8 @@ def save(
             "epoch": epoch,
             "done": done,
             "seconds": seconds,
-            "model": model.state_dict(),
+            "frozen": {"names": sorted(frozen), "sha256": frozen_digest(model, frozen)},
+            "model": _trained(model.state_dict(), frozen),
             "optimizer": optimizer.state_dict(),
             "schedule": schedule.state_dict() if schedule is not None else None,
             "average": average.state_dict() if average is not None else None,
@@ -79,7 +110,7 @@ def save(
                 {"epochs": history.epochs, "best_epoch": history.best_epoch, "best_dev": history.best_dev}
             ),
             "patience": patience,
-            "best_state": best_state,
+            "best_state": _trained(best_state, frozen),
             "best_dev": plain(list(best_dev)) if best_dev is not None else None,
             "rng": {
                 "python": list(random.getstate()),
@@ -103,7 +134,7 @@ def read(path: Path, run: str | None) -> dict:
     when it is not one or is another run's (identity digest ``run``)."""
     try:
         state = load_tensors(path, "training state")
-        if not isinstance(state, dict) or state.get("format") != FORMAT:
+        if not isinstance(state, dict) or state.get("format") not in FORMATS:
             found = state.get("format") if isinstance(state, dict) else type(state).__name__
             raise WeightsError(f"{path}: not a training state (format {found!r})")
     except WeightsError as e:  # any unreadable state is the same error
@@ -124,8 +155,11 @@ def load(
     a training state, or is another run's (a stopped run of another configuration launched under the
     same name), is an error naming it; the file is left as it is."""
     state = read(path, run)
+    best_state = _with_frozen(path, state, model)
     try:
-        model.load_state_dict(state["model"])
+        loaded = model.load_state_dict(state["model"], strict="frozen" not in state)
+        if "frozen" in state and (set(loaded.missing_keys) != set(state["frozen"]["names"]) or loaded.unexpected_keys):
+            raise KeyError(f"missing {sorted(loaded.missing_keys)[:3]}, unexpected {loaded.unexpected_keys[:3]}")
         optimizer.load_state_dict(state["optimizer"])
         if schedule is not None:
             schedule.load_state_dict(state["schedule"])
@@ -151,7 +185,29 @@ def load(
         "epoch": state["epoch"],
         "done": state["done"],
         "patience": state["patience"],
-        "best_state": state["best_state"],
+        "best_state": best_state,
         "best_dev": best_dev,
         "seconds": state["seconds"],
     }
+
+
+def _with_frozen(path: Path, state: dict, model) -> dict | None:
+    """Check that ``model``'s frozen parameters are the ones ``state`` was saved with, and return the
+    state's best model completed with them (a ``train-state/1`` file's best model as it is)."""
+    if "frozen" not in state:
+        return state["best_state"]
+    names = set(state["frozen"]["names"])
+    if names != frozen_names(model):
+        raise WeightsError(
+            f"{path}: a training state saved with other frozen parameters ({len(names)} there, "
+            f"{len(frozen_names(model))} in this run's model); delete it to train from the start"
+        )
+    if frozen_digest(model, names) != state["frozen"]["sha256"]:
+        raise WeightsError(
+            f"{path}: this run's frozen weights (pretrained vectors or biLM) differ from those its training "
+            "state was saved with; restore those files, or delete the state to train from the start"
+        )
+    if state["best_state"] is None:
+        return None
+    current = model.state_dict()
+    return {**state["best_state"], **{n: current[n].clone() for n in names}}

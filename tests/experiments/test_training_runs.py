@@ -3,6 +3,7 @@ live), the λ‖w‖² regularizer, trainer options, data fractions and equal up
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
@@ -200,14 +201,21 @@ def test_equal_updates_for_small_fractions_and_record_identity():
             "trainer.lr_halving=true",
             "trainer.weight_decay=0.01",
         ),
+        ("task.model.vectors={vectors}", "task.model.freeze_vectors=true"),
     ],
 )
 def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(options, bilm_files, tmp_path, monkeypatch):
     """A run stopped during its second epoch leaves its state after the first; launched again, it
     continues from there and ends with exactly the numbers of a run that never stopped (same seed,
     same threads), and says that it resumed. With the paper profiles' options too (Adadelta, a
-    weight average, learning-rate halving, weight decay)."""
+    weight average, learning-rate halving, weight decay), and with frozen pretrained vectors (left out
+    of the state, checked by digest)."""
     from experiments import trainer
+    from static_vectors.store import write_hdf5
+
+    vectors = tmp_path / "vectors_8d.hdf5"
+    write_hdf5(vectors, ["EU", "German", "the"], np.arange(24, dtype=np.float32).reshape(3, 8) / 24)
+    options = tuple(o.format(vectors=vectors) for o in options)
 
     overrides = (
         "elmo.position=input",
@@ -238,6 +246,8 @@ def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(option
     with pytest.raises(KeyboardInterrupt):
         runner.train(as_run(cfg), stopped_dir)
     assert (stopped_dir / "train_state.pt").exists() and not (stopped_dir / "results.json").exists()
+    frozen = torch.load(stopped_dir / "train_state.pt", weights_only=True)["frozen"]["names"]
+    assert frozen == (["embedder.word.weight"] if "task.model.freeze_vectors=true" in options else [])
     monkeypatch.setattr(trainer, "predict", real_predict)
     resumed = runner.train(as_run(cfg), stopped_dir)
     assert resumed["resumed_from_epoch"] == 1 and not (stopped_dir / "train_state.pt").exists()
