@@ -271,7 +271,7 @@ def run_module(argv: list[str], where: str, env: dict, tmp_path: Path, ran: set)
             "5",
         ],  # fmt: skip
         "elmo_core.perplexity": ["--batch-size", "8"],
-        "benchmarks.bilm_speed": ["--sentences", "8", "--repeats", "1", "--peak-seconds", "0.1"],
+        "benchmarks.bilm_speed": ["--sentences", "2", "--repeats", "1", "--peak-seconds", "0.1"],
         "benchmarks.pretrain_speed": [
             "--configs",
             "small",
