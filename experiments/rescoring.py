@@ -41,6 +41,7 @@ class Rescored:
     counts: np.ndarray  # [units, k]: summed over units, ``metric_of_sums`` gives ``value``
     task: str
     per_layer: dict | None = None  # a probe's accuracy per encoder layer (Tables 5-6), from the same predictions
+    per_class: dict | None = None  # a classifier's accuracy per gold class (a stalled run has a 0), likewise
 
     def metric_of_sums(self, sums: np.ndarray) -> np.ndarray:
         return task_class(self.task).metric_of_sums(sums)
@@ -163,8 +164,10 @@ def _score(predictions: list, r: Record, settings: tuple, dev: Path, train: Path
         units, counts = task.unit_counts(ds, predictions)
     except (ValueError, KeyError, IndexError, TypeError) as e:
         raise RescoringFailed(f"its predictions do not fit the dev file ({type(e).__name__}: {e})") from None
-    per_layer = scores.get("accuracy_per_layer")
-    return Rescored(value=value, units=tuple(units), counts=counts, task=r.task, per_layer=per_layer)
+    per_layer, per_class = scores.get("accuracy_per_layer"), scores.get("per_class_accuracy")
+    return Rescored(
+        value=value, units=tuple(units), counts=counts, task=r.task, per_layer=per_layer, per_class=per_class
+    )
 
 
 def rescoring_differences(r: Record) -> dict[str, tuple]:

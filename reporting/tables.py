@@ -221,9 +221,13 @@ def _mean_and_n(text: str) -> str:
     return re.sub(r" \[[^\]]*\]", "", text).replace("; interval clipped to 0-100", "")
 
 
-@cache
-def _dev_scores(path: str) -> dict:
-    return read_record(Path(path)).dev or {}
+def _per_class_accuracy(path: str) -> dict:
+    """A run's dev accuracy per gold class: from its kept predictions where it has them (so runs recorded
+    before their task scored classes are checked too), else as recorded."""
+    rescored = _unit_counts(path)
+    if rescored is not None and rescored.per_class is not None:
+        return rescored.per_class
+    return (read_record(Path(path)).dev or {}).get("per_class_accuracy") or {}
 
 
 def comparability_notes(df: pd.DataFrame, task: str) -> str:
@@ -247,7 +251,7 @@ def comparability_notes(df: pd.DataFrame, task: str) -> str:
             notes.append(f"{name}: one seed, no interval")
         stalled: dict[str, int] = {}
         for path in runs.path:
-            for label, accuracy in (_dev_scores(path).get("per_class_accuracy") or {}).items():
+            for label, accuracy in _per_class_accuracy(path).items():
                 if accuracy == 0:
                     stalled[label] = stalled.get(label, 0) + 1
         for label, count in sorted(stalled.items()):

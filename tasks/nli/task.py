@@ -11,6 +11,7 @@ import torch
 from suite_common.errors import DataError
 
 from ..base import Task, set_column
+from ..common.class_scores import class_scores
 from ..common.hub import load_hub_split
 from ..common.tokenizer import tokenize
 from .model import Esim
@@ -66,16 +67,7 @@ class NliTask(Task):
         return model(batch).predictions
 
     def score(self, ds, predictions) -> dict:
-        gold = list(ds["label"])
-        confusion = [[0] * len(LABELS) for _ in LABELS]
-        for g, p in zip(gold, predictions, strict=True):
-            confusion[g][p] += 1
-        per_class = {name: 100 * confusion[k][k] / max(1, sum(confusion[k])) for k, name in enumerate(LABELS)}
-        return {
-            "accuracy": 100 * sum(confusion[k][k] for k in range(len(LABELS))) / len(gold),
-            "per_class_accuracy": per_class,
-            "confusion_matrix": {"labels": LABELS, "rows_gold": confusion},
-        }
+        return class_scores(list(ds["label"]), predictions, LABELS)
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """``pair_id<TAB>gold<TAB>predicted`` with label names."""

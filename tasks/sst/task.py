@@ -8,6 +8,7 @@ import datasets
 import torch
 
 from ..base import Task
+from ..common.class_scores import class_scores
 from ..common.hub import load_hub_split
 from ..common.tokenizer import tokenize
 from .model import SentimentClassifier
@@ -46,8 +47,7 @@ class SstTask(Task):
         return model(batch).predictions
 
     def score(self, ds, predictions) -> dict:
-        gold = ds["label"]
-        return {"accuracy": 100 * sum(int(g == p) for g, p in zip(gold, predictions)) / len(gold)}
+        return class_scores(list(ds["label"]), predictions, self.BINARY if self.cfg.binary else self.FINE)
 
     def write_predictions(self, ds, predictions, prefix: Path) -> Path:
         """One line per sentence: ``gold<TAB>predicted``."""
@@ -56,6 +56,7 @@ class SstTask(Task):
         return path
 
     FINE = ("very negative", "negative", "neutral", "positive", "very positive")
+    BINARY = ("negative", "positive")
 
     def read_raw(self, lines, where):
         """One sentence per line, tokenized by the project tokenizer (``tasks/common/tokenizer.py``)."""
@@ -63,7 +64,7 @@ class SstTask(Task):
         return datasets.Dataset.from_dict({**lines, "tokens": tokens, "label": [0] * len(tokens)})
 
     def raw_output(self, row, prediction):
-        name = ("negative", "positive")[prediction] if self.cfg.binary else self.FINE[prediction]
+        name = (self.BINARY if self.cfg.binary else self.FINE)[prediction]
         return {
             "line": row["line"],
             "text": row["text"],

@@ -421,6 +421,32 @@ def test_table1_rows_say_why_they_differ_from_the_paper(tmp_path):
     assert comparability_notes(two_seeds, "ner") == "—"
 
 
+def test_a_stalled_class_is_found_from_kept_predictions_where_the_record_has_no_classes(tmp_path, monkeypatch):
+    """A run recorded before its task scored classes (SST-5's did not) is checked from its re-scored
+    predictions."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from experiments.record import RECORD_VERSION
+    from experiments.rescoring import Rescored
+    from reporting import tables
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"record_version": RECORD_VERSION, "task": "sst", "metric": "accuracy", "config": {}}))
+    per_class = {"very negative": 0.0, "negative": 61.0, "neutral": 12.0, "positive": 70.0, "very positive": 40.0}
+    rescored = Rescored(value=47.0, units=(0,), counts=np.zeros((1, 2)), task="sst", per_class=per_class)
+    monkeypatch.setattr(tables, "_unit_counts", lambda p: rescored if p == str(path) else None)
+    df = pd.DataFrame(
+        {"task": ["sst"] * 4, "setting": ["baseline"] * 2 + ["elmo"] * 2, "full": [True] * 4, "value": [47.0] * 4}
+    ).assign(path=[str(path), str(tmp_path / "other.json"), str(tmp_path / "other.json"), str(path)])
+    (tmp_path / "other.json").write_text(path.read_text())
+    notes = tables.comparability_notes(df, "sst").split("; ")
+    assert "baseline: 'very negative' never predicted right in 1 of 2 runs (stalled)" in notes
+    assert "ELMo: 'very negative' never predicted right in 1 of 2 runs (stalled)" in notes
+
+
 @pytest.mark.parametrize(
     "choices",
     [

@@ -96,6 +96,11 @@ def test_other_prediction_files(tmp_path, bilm_files):
     rows = [line.split("\t") for line in (out / "dev_predictions.tsv").read_text().splitlines()]
     assert len(rows) == 24 and rows[0][0] == "4"
     assert 100 * sum(g == p for g, p in rows) / 24 == pytest.approx(r["dev"]["accuracy"])
+    names = ("very negative", "negative", "neutral", "positive", "very positive")
+    for k, name in enumerate(names):  # each gold class's accuracy, as the file shows it
+        of_class = [p for g, p in rows if g == str(k)]
+        right = 100 * sum(p == str(k) for p in of_class) / max(1, len(of_class))
+        assert r["dev"]["per_class_accuracy"][name] == pytest.approx(right), name
 
     r, out = _train(
         [
