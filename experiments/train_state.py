@@ -44,8 +44,8 @@ def frozen_digest(model, names: set[str]) -> str:
     digest = new_sha256()
     state = model.state_dict()
     for name in sorted(names):
-        t = state[name].detach().cpu().contiguous()
-        digest.update(f"{name}:{tuple(t.shape)}:{t.dtype};".encode())
+        t = state[name].detach().cpu().contiguous().reshape(-1)  # a scalar too: bytes of a flat view
+        digest.update(f"{name}:{tuple(state[name].shape)}:{t.dtype};".encode())
         digest.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return digest.hexdigest()
 

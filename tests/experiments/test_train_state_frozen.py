@@ -16,10 +16,11 @@ class Tagger(nn.Module):
     def __init__(self, vectors: torch.Tensor):
         super().__init__()
         self.word = nn.Embedding.from_pretrained(vectors, freeze=True)
+        self.scale = nn.Parameter(torch.tensor(0.5), requires_grad=False)  # a frozen scalar (a fixed gamma)
         self.out = nn.Linear(vectors.shape[1], 3)
 
     def forward(self, ids):
-        return self.out(self.word(ids))
+        return self.out(self.scale * self.word(ids))
 
 
 def trained_one_step(vectors, seed=0):
@@ -78,7 +79,7 @@ def test_the_state_leaves_frozen_weights_out_and_a_resume_restores_them(tmp_path
 
     stored = torch.load(tmp_path / "train_state.pt", weights_only=True)
     assert "word.weight" not in stored["model"] and "word.weight" not in stored["best_state"]
-    assert stored["frozen"]["names"] == ["word.weight"]
+    assert stored["frozen"]["names"] == ["scale", "word.weight"]
 
     back, back_optimizer, state = resumed(tmp_path / "train_state.pt", vectors.clone())
     for name, value in model.state_dict().items():
