@@ -100,3 +100,17 @@ def run_tiny_ner(tmp_path, *overrides, timeout=300):
         cwd=tmp_path,
         timeout=timeout,
     )
+
+
+def stopping_in_epoch_two(predict):
+    """``predict`` (the trainer's) that raises ``KeyboardInterrupt`` on its second call, the dev pass of epoch 2:
+    as a run killed then, whose training state holds epoch 1."""
+    calls = []
+
+    def stop_in_epoch_two(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return predict(*args, **kwargs)
+
+    return stop_in_epoch_two

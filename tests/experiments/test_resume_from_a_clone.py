@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from conftest import REPO, SAMPLES
 from hydra.core.global_hydra import GlobalHydra
+from run_configs import stopping_in_epoch_two
 
 from static_vectors.store import write_hdf5
 
@@ -63,15 +64,8 @@ def test_a_run_whose_directory_holds_only_its_committed_state_resumes_with_the_s
     assert run_py([*job, f"runs_root={tmp_path / 'whole'}"]) == 0
     (whole,) = (tmp_path / "whole").glob("ner/*/results.json")
 
-    real_predict, calls = trainer.predict, []
-
-    def stop_in_epoch_two(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real_predict(*args, **kwargs)
-
-    monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
+    real_predict = trainer.predict
+    monkeypatch.setattr(trainer, "predict", stopping_in_epoch_two(real_predict))
     assert run_py([*job, f"runs_root={tmp_path / 'stopped'}"]) == 130
     (state,) = (tmp_path / "stopped").glob("ner/*/train_state.pt")
     for other in state.parent.rglob("*"):  # what a clone of the runs root has: the committed state alone

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
-from run_configs import CONF, compose_cfg, tiny_ner_cfg
+from run_configs import CONF, compose_cfg, stopping_in_epoch_two, tiny_ner_cfg
 from task_setups import TASKS
 
 from experiments import runner
@@ -233,16 +233,9 @@ def test_a_stopped_run_resumes_after_its_last_epoch_with_the_same_numbers(option
     )
     assert not (whole_dir / "train_state.pt").exists() and "resumed_from_epoch" not in whole
 
-    real_predict, calls = trainer.predict, []
-
-    def stop_in_epoch_two(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # as a killed process: nothing after epoch 1 was saved
-        return real_predict(*args, **kwargs)
-
+    real_predict = trainer.predict  # stopped as a killed process: nothing after epoch 1 is saved
     cfg = tiny_ner_cfg(bilm_files, tmp_path, *overrides, f"runs_root={tmp_path / 'stopped'}")
-    monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
+    monkeypatch.setattr(trainer, "predict", stopping_in_epoch_two(real_predict))
     with pytest.raises(KeyboardInterrupt):
         runner.train(as_run(cfg), stopped_dir)
     assert (stopped_dir / "train_state.pt").exists() and not (stopped_dir / "results.json").exists()
@@ -274,16 +267,8 @@ def test_a_stopped_run_of_another_configuration_is_never_resumed(bilm_files, tmp
 
     out = tmp_path / "runs_root" / "ner" / "run"
     out.mkdir(parents=True)
-    calls = []
     real = trainer.predict
-
-    def stop_in_epoch_two(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(trainer, "predict", stop_in_epoch_two)
+    monkeypatch.setattr(trainer, "predict", stopping_in_epoch_two(real))
     with pytest.raises(KeyboardInterrupt):
         runner.train(
             as_run(
