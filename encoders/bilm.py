@@ -45,7 +45,7 @@ class LiveLayers:
         return out.layers.clone().cpu(), out.mask.clone().cpu()
 
 
-FINETUNE_SEED = 0  # every fine-tuning of a biLM on a task's text; shared by the runs (and seeds) on that text
+FINETUNE_SEED = 0  # encoder.finetune_seed's default; one fine-tuning is shared by the runs (and seeds) on its text
 
 
 def finetune_key(
@@ -70,6 +70,7 @@ class BiLMEncoder(Encoder):
     allow_extra: bool = False  # datasets of weights.hdf5 its options do not use are ignored instead of an error
     cache_config: CacheConfig = CacheConfig()
     finetune_epochs: int = _BILM.finetune_epochs
+    finetune_seed: int = _BILM.finetune_seed
     finetune_report: dict | None = field(default=None, compare=False)
     kind = "bilm"
 
@@ -92,6 +93,7 @@ class BiLMEncoder(Encoder):
             warmup_batches=int(bilm.warmup_batches),
             cache_config=cache,
             finetune_epochs=int(bilm.finetune_epochs),
+            finetune_seed=int(bilm.finetune_seed),
         )
         options, weights = bilm.options, bilm.weights
         if bilm.preset:
@@ -207,7 +209,7 @@ class BiLMEncoder(Encoder):
             work / "task_dev.txt",
             work,
             epochs=self.finetune_epochs,
-            seed=FINETUNE_SEED,
+            seed=self.finetune_seed,
             device=self.device,
         )
         try:
@@ -230,7 +232,7 @@ class BiLMEncoder(Encoder):
                 f"encoder.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
                 "(models exported by elmo_core.pretrain have them)"
             )
-        key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs)
+        key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs, self.finetune_seed)
         out = Path(self.cache_config.dir).parent / "finetuned" / key
         with locked(out.parent / ".locks" / key):  # the runs of a parallel sweep share one fine-tuning:
             if not finished_finetuning(out):  # the second waits for the first's (released also when it dies)
@@ -241,7 +243,7 @@ class BiLMEncoder(Encoder):
             "dev_perplexity_before": summary["heldout_perplexity_before"]["average"],
             "dev_perplexity_after": summary["heldout_perplexity"]["average"],
             "tokens": summary["progress"]["tokens"],
-            "seed": FINETUNE_SEED,  # records without it used a fine-tuning made before it was seeded
+            "seed": self.finetune_seed,  # records without it used a fine-tuning made before it was seeded
         }
         return replace(
             self,

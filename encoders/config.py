@@ -38,6 +38,8 @@ class BilmConfig:
     batch_size: integer(1) = setting(64)
     finetune: Flag = setting(False)
     finetune_epochs: integer(1) = setting(1)
+    # the fine-tuning's own seed (its dropout masks), the same for every seed of the runs that read it
+    finetune_seed: integer(0) = setting(0, added_after_records=True)
 
 
 @settings_group

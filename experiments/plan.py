@@ -114,15 +114,13 @@ class RunPlan:
     def resolve(cls, run: RunConfig | dict, finetune: bool = False) -> RunPlan:
         """The plan of ``run`` (typed, or a record's plain mapping). ``finetune``: the biLM fine-tuning of
         ``mode=finetune`` (Table 7), recorded in ``finetune.json``."""
-        from encoders.bilm import FINETUNE_SEED
-
         run = as_run(run)
         encoder = encoder_for(run)
         kind = "finetune" if finetune else "probe" if is_probe_function(run.task.name) else "task"
         files = data_files(plain(run.data))
         identity = make_identity(run, encoder, files)
         if run.reads_encoder and encoder.kind == "bilm" and (finetune or run.encoder.finetune):
-            identity["finetune_seed"] = FINETUNE_SEED  # a fine-tuning made before it was seeded is another run
+            identity["finetune_seed"] = int(run.encoder.finetune_seed)  # one made before seeding is another run
         return cls(
             run=run,
             encoder=encoder,

@@ -43,6 +43,7 @@ VARYING = (
     "encoder.warmup_batches",
     "encoder.finetune",
     "encoder.finetune_epochs",
+    "encoder.finetune_seed",
 )
 
 

@@ -68,10 +68,11 @@ FINETUNING_NOTE = (
     "task=<task> source=local data.fraction=1.0`); perplexity on the task's dev text, average of the "
     "forward and backward perplexities. The paper's base biLM is the 1B Word Benchmark model; ours is "
     "the embedded biLM named below (its model card says what it read). The downstream effect is in "
-    "`variants.md`. Each is one fine-tuning, its dropout masks drawn from seed 0 whatever the run's "
-    "seed: another seed gives another biLM, and the after-perplexity moves with it by tens of points "
-    "(NER on the fourth biLM: 291.3, 214.3, 220.8, 238.7 with seeds 0-3; `results/CHANGES.md`, "
-    "2026-12-03), so a change smaller than that may be the seed's."
+    "`variants.md`. A fine-tuning draws its dropout masks from `encoder.finetune_seed` (0 unless set), "
+    "whatever the run's seed: another seed gives another biLM, and the after-perplexity moves with it by "
+    "tens of points (NER on the fourth biLM: 291.3, 214.3, 220.8, 238.7 with seeds 0-3; "
+    "`results/CHANGES.md`, 2026-12-03), so a change smaller than that may be the seed's. A row of several "
+    "fine-tunings (`encoder.finetune_seed=0,1,2`) gives their mean after-perplexity and its range."
 )
 
 

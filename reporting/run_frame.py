@@ -187,8 +187,9 @@ def probes_table(
 def table7(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 7's biLM half: dev perplexity before -> after fine-tuning on the task text (``mode=finetune``)."""
     rows = []
+    by_dir = {}
     for _, r in records(roots, "finetune.json", select):
-        ft = r.bilm_finetune
+        ft = by_dir[r.bilm_finetune["dir"]] = r.bilm_finetune
         rows.append(
             {
                 "task": r.task,
@@ -202,13 +203,28 @@ def table7(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataF
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame(rows).drop_duplicates("key")
+    column = "dev perplexity before → after (ours)"
+    same = ["task", "biLM tokens of fine-tuning", "paper (Table 7)"]  # fine-tunings of other seeds: one row
+    tuned = df.groupby(same, sort=False)["key"].agg(list).reset_index()
+    tuned[column] = tuned["key"].map(lambda keys: finetunings_perplexities(by_dir[k] for k in keys))
     order = {t: k for k, t in enumerate(paper.TASKS)}
-    df = df.sort_values("task", key=lambda c: c.map(order))
-    return df[["task", "biLM tokens of fine-tuning", "dev perplexity before → after (ours)", "paper (Table 7)"]], df
+    tuned = tuned.sort_values("task", key=lambda c: c.map(order))
+    return tuned[["task", "biLM tokens of fine-tuning", column, "paper (Table 7)"]], df
 
 
 def finetune_perplexities(info: dict | None) -> str | None:
     return f"{info['dev_perplexity_before']:.1f} → {info['dev_perplexity_after']:.1f}" if info else None
+
+
+def finetunings_perplexities(infos) -> str:
+    """One fine-tuning's ``before → after``; several (other ``encoder.finetune_seed``): the mean after, its
+    range and how many fine-tunings."""
+    infos = list(infos)
+    if len(infos) == 1:
+        return finetune_perplexities(infos[0])
+    after = [i["dev_perplexity_after"] for i in infos]
+    before = infos[0]["dev_perplexity_before"]
+    return f"{before:.1f} → {np.mean(after):.1f} ({min(after):.1f}-{max(after):.1f}, {len(after)} fine-tunings)"
 
 
 def load_runs(roots: list[Path], select: Selection | None = None, extras: dict | None = None) -> pd.DataFrame:

@@ -279,6 +279,25 @@ def test_a_finetuning_is_moved_in_whole_and_another_hosts_finished_one_is_kept(t
     assert (out / "marker").is_file() and sorted(p.name for p in finetuned.iterdir()) == [".locks", out.name]
 
 
+def test_the_finetuning_seed_draws_its_masks_and_names_its_directory(tmp_path, monkeypatch):
+    """``encoder.finetune_seed`` reaches the fine-tuning (its dropout masks) and its directory's name, so
+    the fine-tunings of two seeds are two biLMs kept apart."""
+    import dataclasses
+
+    import elmo_core.pretrain
+    from encoders.bilm import finetune_key
+
+    encoder, text, key = _finetunable_encoder(tmp_path)
+    seeds = []
+    real = elmo_core.pretrain.finetune
+    monkeypatch.setattr(elmo_core.pretrain, "finetune", lambda *a, **k: seeds.append(k["seed"]) or real(*a, **k))
+    zero = encoder.finetuned(text, text, "ner").finetune_report
+    two = dataclasses.replace(encoder, finetune_seed=2).finetuned(text, text, "ner").finetune_report
+    assert seeds == [0, 2] and (zero["seed"], two["seed"]) == (0, 2)
+    assert two["dir"] == str(tmp_path / "cache" / "finetuned" / finetune_key(encoder.sha256, text, text, 1, 2))
+    assert zero["dir"] != two["dir"] and zero["dev_perplexity_after"] != two["dev_perplexity_after"]
+
+
 def test_a_complete_cache_on_a_read_only_file_system_is_read(bilm_files, tmp_path, monkeypatch):
     """Its lock files cannot be made there: a complete, valid entry is read without a lock; a missing one
     is one line naming the cache."""

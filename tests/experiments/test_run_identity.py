@@ -203,3 +203,17 @@ def test_a_run_on_the_seeded_finetuning_is_another_run_than_one_on_an_unseeded_d
     for plain in ("elmo.position=input", "elmo.position=none encoder.finetune=true"):
         plan = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, *plain.split())))
         assert "finetune_seed" not in plan.identity
+
+
+def test_another_finetuning_seed_is_another_run_and_the_default_keeps_earlier_identities(bilm_files, tmp_path):
+    """``encoder.finetune_seed`` (its default is the seed every earlier fine-tuning used): another value
+    reaches the encoder and the identity, so it is another run; the default leaves the run as it was."""
+    from experiments.plan import RunPlan
+
+    overrides = ("elmo.position=input", "encoder.finetune=true")
+    tuned = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, *overrides)))
+    default = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, *overrides, "encoder.finetune_seed=0")))
+    other = RunPlan.resolve(as_run(_ner(bilm_files, tmp_path, NER_SAMPLE, *overrides, "encoder.finetune_seed=2")))
+    assert default.digest == tuned.digest and other.digest != tuned.digest
+    assert other.identity["finetune_seed"] == 2 and other.encoder.finetune_seed == 2
+    assert tuned.encoder.finetune_seed == 0

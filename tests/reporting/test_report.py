@@ -161,31 +161,28 @@ def test_each_table_names_the_commands_hardware_and_dates_behind_it(tmp_path):
     assert "x86_64, 2 CPUs, 1 torch thread(s), cpu" in t1  # the records without it, as before
 
 
+def write_finetune_record(runs, task: str, before: float, after: float, seed: int = 0):
+    d = runs / task / ("finetune" if seed == 0 else f"finetune_seed{seed}")
+    d.mkdir(parents=True)
+    finetune = {"dir": f".cache/finetuned/{task}-{seed}", "dev_perplexity_before": before, "tokens": 1000}
+    record = {
+        "record_version": 2,
+        "task": task,
+        "command": f"python run.py mode=finetune task={task}",
+        "date": "2026-11-21T10:00:00+00:00",
+        "profile": "quick",
+        "config": {},
+        "hardware": {"machine": "x86_64", "cpus": 2},
+        "bilm_finetune": {**finetune, "dev_perplexity_after": after, "seed": seed},
+    }
+    (d / "finetune.json").write_text(json.dumps(record))
+
+
 def test_table7_from_finetune_records_and_collect(tmp_path):
     runs = tmp_path / "runs"
     write_record(runs, "ner", "baseline", 0, 70.0)
     for task, before, after in (("sst", 900.0, 300.0), ("ner", 323.5, 154.3)):
-        d = runs / task / "finetune"
-        d.mkdir(parents=True)
-        (d / "finetune.json").write_text(
-            json.dumps(
-                {
-                    "record_version": 2,
-                    "task": task,
-                    "command": f"python run.py mode=finetune task={task}",
-                    "date": "2026-11-21T10:00:00+00:00",
-                    "profile": "quick",
-                    "config": {},
-                    "hardware": {"machine": "x86_64", "cpus": 2},
-                    "bilm_finetune": {
-                        "dir": f".cache/finetuned/{task}",
-                        "dev_perplexity_before": before,
-                        "dev_perplexity_after": after,
-                        "tokens": 1000,
-                    },
-                }
-            )
-        )
+        write_finetune_record(runs, task, before, after)
     out = tmp_path / "out"
     report.main(["--runs", str(runs), "--out", str(out), "--collect"])
     t7 = (out / "table7.md").read_text()
@@ -193,6 +190,21 @@ def test_table7_from_finetune_records_and_collect(tmp_path):
     assert "323.5 → 154.3" in rows[0] and "103.2 → 46.3" in rows[0] and "900.0 → 300.0" in rows[1]  # paper order
     assert "- `python run.py mode=finetune task=sst` (1 run)" in t7
     assert (out / "runs" / "sst" / "finetune" / "finetune.json").exists()
+
+
+def test_table7_gives_a_task_fine_tuned_with_several_seeds_one_row_with_the_mean_and_range(tmp_path):
+    """``encoder.finetune_seed``: the fine-tunings of one task on one text differ only by their seed; the
+    row gives their mean after-perplexity, its range and their number; a task fine-tuned once keeps its form."""
+    runs = tmp_path / "runs"
+    write_record(runs, "ner", "baseline", 0, 70.0)
+    for seed, after in enumerate((291.3, 214.3, 220.8)):
+        write_finetune_record(runs, "ner", 347.4, after, seed)
+    write_finetune_record(runs, "sst", 900.0, 300.0)
+    out = tmp_path / "out"
+    report.main(["--runs", str(runs), "--out", str(out), "--collect"])
+    rows = [line for line in (out / "table7.md").read_text().splitlines() if line.startswith(("| ner", "| sst"))]
+    assert len(rows) == 2
+    assert "347.4 → 242.1 (214.3-291.3, 3 fine-tunings)" in rows[0] and "| 900.0 → 300.0  " in rows[1]
 
 
 def test_figure1_never_mixes_the_equal_updates_rule_with_older_small_fraction_runs(tmp_path, monkeypatch):
