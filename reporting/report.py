@@ -285,7 +285,12 @@ def build(args: argparse.Namespace, given: set[str]) -> None:
     target = TableDir(args.out, rebuild_command(args.out, roots, options), tuple(args.accept), made=made)
     runs, (probes, probe_sources) = load_runs(roots, select, extras), probes_table(roots, select, extras)
     df = runs[runs.encoder.isna()] if not runs.empty else runs  # Tables 1-3: the biLM's runs
-    if df.empty and probes.empty and not any(fold_run(r) for _, r in records(roots, "results.json", select)):
+    if (
+        df.empty
+        and probes.empty
+        and not any(fold_run(r) for _, r in records(roots, "results.json", select))
+        and not any(True for _ in records(roots, "finetune.json", select))  # Table 7's fine-tunings alone
+    ):
         refuse_empty(args.runs, extras)
     args.out.mkdir(parents=True, exist_ok=True)
     target.files += write_extras(extras, args.out, made)
