@@ -194,7 +194,6 @@ def table7(roots: list[Path], select: Selection | None = None) -> tuple[pd.DataF
             {
                 "task": r.task,
                 "biLM tokens of fine-tuning": ft["tokens"],
-                "dev perplexity before → after (ours)": finetune_perplexities(ft),
                 "paper (Table 7)": paper.TABLE7.get(r.task, "—"),
                 "key": ft["dir"],
                 **provenance_fields(r),
