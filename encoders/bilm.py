@@ -49,13 +49,27 @@ FINETUNE_SEED = 0  # encoder.finetune_seed's default; one fine-tuning is shared 
 
 
 def finetune_key(
-    base_sha256: str, train_text: str, dev_text: str, epochs: int, seed: int | None = FINETUNE_SEED
+    base_sha256: str,
+    train_text: str,
+    dev_text: str,
+    epochs: int,
+    seed: int | None = FINETUNE_SEED,
+    compute: str | None = None,
 ) -> str:
-    """The name of a fine-tuned biLM's directory: the base weights, the text, the epochs and the seed.
-    ``seed=None`` gives the names of fine-tunings made before they were seeded (2026-11-25), which are
-    therefore never taken for a seeded one."""
+    """The name of a fine-tuned biLM's directory: the base weights, the text, the epochs, the seed and
+    what computed it (``finetune_compute``: the CPU's thread count reorders float sums, so one thread and
+    two give other weights). ``seed=None`` gives the names of fine-tunings made before they were seeded
+    (2026-11-25) and ``compute=None`` those made before the compute was part of the name (2026-12-03);
+    neither is therefore ever taken for a newer one."""
     parts = [base_sha256, train_text, dev_text, epochs] + ([f"seed {seed}"] if seed is not None else [])
-    return sha256_hex(json.dumps(parts))[:16]
+    return sha256_hex(json.dumps(parts + ([f"compute {compute}"] if compute is not None else [])))[:16]
+
+
+def finetune_compute(device: str) -> str:
+    """What a fine-tuning on ``device`` now would be computed by: ``cpu threads N`` (torch's intra-op
+    thread count) or the accelerator's type (``cuda``)."""
+    kind = torch.device(device).type
+    return f"cpu threads {torch.get_num_threads()}" if kind == "cpu" else kind
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,13 +240,15 @@ class BiLMEncoder(Encoder):
     def finetuned(self, train_text: str, dev_text: str, task_name: str) -> BiLMEncoder:
         """§3.4 / Table 7: this biLM trained further on a task's text (labels ignored) for
         ``encoder.finetune_epochs``, then frozen. Kept under ``<cache_dir>/../finetuned/<hash>`` keyed
-        by the weights and the text, so every run (and seed) on the same data shares it."""
+        by the weights, the text, the seed and the compute (``finetune_key``), so every run (and task seed)
+        on the same data and thread count shares it."""
         if not (self.options.parent / "vocab.txt").exists():
             raise WeightsError(
                 f"encoder.finetune needs the biLM's vocab.txt and softmax beside {self.options} "
                 "(models exported by elmo_core.pretrain have them)"
             )
-        key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs, self.finetune_seed)
+        compute = finetune_compute(self.device)
+        key = finetune_key(self.sha256, train_text, dev_text, self.finetune_epochs, self.finetune_seed, compute)
         out = Path(self.cache_config.dir).parent / "finetuned" / key
         with locked(out.parent / ".locks" / key):  # the runs of a parallel sweep share one fine-tuning:
             if not finished_finetuning(out):  # the second waits for the first's (released also when it dies)
@@ -244,6 +260,7 @@ class BiLMEncoder(Encoder):
             "dev_perplexity_after": summary["heldout_perplexity"]["average"],
             "tokens": summary["progress"]["tokens"],
             "seed": self.finetune_seed,  # records without it used a fine-tuning made before it was seeded
+            "compute": compute,  # records without it: a fine-tuning whose thread count was not kept
         }
         return replace(
             self,

@@ -224,7 +224,7 @@ def _finetunable_encoder(tmp_path):
         finetune_epochs=1,
     )
     text = (SAMPLES["ner"] / "ner_tiny.conll").read_text().split("\n\n")[0]
-    return encoder, text, finetune_key(encoder.sha256, text, text, 1)
+    return encoder, text, finetune_key(encoder.sha256, text, text, 1, compute=f"cpu threads {torch.get_num_threads()}")
 
 
 def test_a_second_run_waits_for_the_first_ones_finetuning_and_reuses_it(tmp_path):
@@ -294,7 +294,8 @@ def test_the_finetuning_seed_draws_its_masks_and_names_its_directory(tmp_path, m
     zero = encoder.finetuned(text, text, "ner").finetune_report
     two = dataclasses.replace(encoder, finetune_seed=2).finetuned(text, text, "ner").finetune_report
     assert seeds == [0, 2] and (zero["seed"], two["seed"]) == (0, 2)
-    assert two["dir"] == str(tmp_path / "cache" / "finetuned" / finetune_key(encoder.sha256, text, text, 1, 2))
+    compute = f"cpu threads {torch.get_num_threads()}"
+    assert two["dir"] == str(tmp_path / "cache" / "finetuned" / finetune_key(encoder.sha256, text, text, 1, 2, compute))
     assert zero["dir"] != two["dir"] and zero["dev_perplexity_after"] != two["dev_perplexity_after"]
 
 
@@ -317,3 +318,32 @@ def test_a_complete_cache_on_a_read_only_file_system_is_read(bilm_files, tmp_pat
     np.testing.assert_array_equal(again.sentence(1), built.sentence(1))
     with pytest.raises(StorageError, match="read-only"):
         ActivationCache(tmp_path / "cache", BiLMEncoder(*bilm_files, batch_size=2)).get([["other"]])
+
+
+def test_a_finetuning_made_on_another_thread_count_is_another_biLM(tmp_path):
+    """One thread and two reorder the fine-tuning's float sums (other weights), so a fine-tuning made with
+    one thread count is never read back for another: each has its own directory, and the record says
+    which computed it."""
+    encoder, text, key = _finetunable_encoder(tmp_path)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = encoder.finetuned(text, text, "ner").finetune_report
+        torch.set_num_threads(2)
+        two = encoder.finetuned(text, text, "ner").finetune_report
+    finally:
+        torch.set_num_threads(before)
+    assert (one["compute"], two["compute"]) == ("cpu threads 1", "cpu threads 2")
+    assert one["dir"] != two["dir"]
+    kept = sorted(str(p) for p in (tmp_path / "cache" / "finetuned").iterdir() if not p.name.startswith("."))
+    assert kept == sorted([one["dir"], two["dir"]])
+
+
+def test_the_names_of_older_finetunings_are_never_taken_for_one_with_its_compute():
+    from encoders.bilm import finetune_compute, finetune_key
+
+    keys = {
+        finetune_key("a" * 64, "t", "d", 1, 0, compute) for compute in (None, "cpu threads 1", "cpu threads 2", "cuda")
+    }
+    assert len(keys) == 4
+    assert finetune_compute("cuda:0") == "cuda" and finetune_compute("cpu").startswith("cpu threads ")
