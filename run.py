@@ -52,7 +52,7 @@ def main(cfg: DictConfig):
     from experiments.embed_sample import embed_sample
     from experiments.predictor import predict_mode
     from experiments.run_config import as_run
-    from experiments.run_errors import leave_nothing, one_line
+    from experiments.run_errors import CtrlCWatch, leave_nothing, one_line
     from experiments.threads import set_torch_threads
 
     modes = {
@@ -64,19 +64,26 @@ def main(cfg: DictConfig):
         "dry_run": dry_run,  # a sweep's dry run adds up its jobs' reports (experiments.sweep_total)
     }
     out_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    try:
-        run = as_run(cfg)  # the typed configuration, built once: every mode takes it
-        set_torch_threads(run)
-        return modes[run.mode](run, out_dir)
-    except KeyboardInterrupt:  # stopped by the user: a run that has written nothing leaves no directory
+
+    def stopped_by_user():  # a run that has written nothing leaves no directory
         print(leave_nothing(out_dir, Path(cfg.runs_root), stopped=True), file=sys.stderr)
         raise SystemExit(130) from None
-    except (SuiteError, OSError, MemoryError, RuntimeError) as e:  # one line, exit status 2
-        line = one_line(e, out_dir)
-        if line is None:  # a programming error: the traceback is the report
-            raise
-        leave_nothing(out_dir, Path(cfg.runs_root))  # the launch directory, or <dir>@<digest> it was routed to
-        exit_with(f"error: {line}")
+
+    with CtrlCWatch() as ctrl_c:
+        try:
+            run = as_run(cfg)  # the typed configuration, built once: every mode takes it
+            set_torch_threads(run)
+            return modes[run.mode](run, out_dir)
+        except KeyboardInterrupt:
+            stopped_by_user()
+        except Exception as e:
+            if ctrl_c.seen:  # Ctrl-C that a library turned into its own error: still a stop, not a crash
+                stopped_by_user()
+            line = one_line(e, out_dir) if isinstance(e, (SuiteError, OSError, MemoryError, RuntimeError)) else None
+            if line is None:  # a programming error: the traceback is the report
+                raise
+            leave_nothing(out_dir, Path(cfg.runs_root))  # the launch directory, or <dir>@<digest> it was routed to
+            exit_with(f"error: {line}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ or refused before it wrote anything leaves no directory, its claims released."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 from suite_common.errors import WRITE_ERRNOS, SuiteError, storage_error
@@ -36,3 +37,28 @@ def leave_nothing(out_dir: Path, runs_root: Path, stopped: bool = False) -> str 
     for directory in claimed:
         remove_if_unused(directory, runs_root)
     return message
+
+
+class CtrlCWatch:
+    """Notes whether Ctrl-C (SIGINT) reached this process while the ``with`` block ran. Python's handler raises
+    ``KeyboardInterrupt`` wherever the main thread is; where that is inside a library that turns it into its
+    own error (OmegaConf, interrupted while it builds a config, raises ``ConfigKeyError``), ``seen`` still
+    tells a stop by the user from a crash. A handler someone else installed is left alone."""
+
+    def __init__(self):
+        self.seen = False
+        self._before = None
+
+    def _note_and_interrupt(self, signum, frame):
+        self.seen = True
+        signal.default_int_handler(signum, frame)
+
+    def __enter__(self) -> CtrlCWatch:
+        self._before = signal.getsignal(signal.SIGINT)
+        if self._before is signal.default_int_handler:
+            signal.signal(signal.SIGINT, self._note_and_interrupt)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._before is signal.default_int_handler:
+            signal.signal(signal.SIGINT, self._before)

@@ -68,6 +68,44 @@ def test_a_run_stopped_with_ctrl_c_before_its_first_epoch_leaves_no_directory(tm
     assert "stopped (Ctrl-C); no epoch had finished: the same command starts over" in err and not runs.exists()
 
 
+# Ctrl-C lands inside a library that turns the KeyboardInterrupt into its own error, as OmegaConf does when it is
+# interrupted while it builds the run's resolved_config.yaml (its cleanup then meets a half-built node).
+_CTRL_C_INSIDE_A_LIBRARY = """
+import runpy, signal, sys
+import omegaconf
+import experiments.run_directories as run_directories
+
+real_write = run_directories.write_text_atomic
+
+def write(path, text, *args, **kwargs):
+    if str(path).endswith("resolved_config.yaml"):
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt as e:
+            raise omegaconf.errors.ConfigKeyError("'NoneType' object has no attribute '_invalidate_flags_cache'") from e
+    return real_write(path, text, *args, **kwargs)
+
+run_directories.write_text_atomic = write
+sys.argv = ["run.py", *sys.argv[1:]]
+runpy.run_path("run.py", run_name="__main__")
+"""
+
+
+def test_ctrl_c_that_a_library_turns_into_its_own_error_is_still_a_stop(tmp_path):
+    import signal
+
+    from conftest import REPO
+
+    runs = tmp_path / "runs"
+    argv = ["task=ner", "source=sample", "profile=tiny", f"runs_root={runs}", f"cache.dir={tmp_path / 'cache'}"]
+    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731 (test workers ignore it)
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_INSIDE_A_LIBRARY, *argv, "threads=1"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600, preexec_fn=default_sigint)  # fmt: skip
+    assert done.returncode == 130, done.stderr[-2000:]
+    assert "stopped (Ctrl-C); no epoch had finished: the same command starts over" in done.stderr
+    assert "ConfigKeyError" not in done.stderr and not runs.exists()
+
+
 def test_the_stop_message_says_whether_the_same_command_resumes_or_starts_over(tmp_path):
     """Ctrl-C: the promise of a resumption only where a training state was kept, else 'starts over'."""
     from experiments.run_directories import stopped_message
@@ -97,3 +135,27 @@ def test_a_dead_run_with_only_its_curves_is_removed_one_with_a_state_is_kept(tmp
 def _dead_pid() -> int:
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     return int(done.stdout)
+
+
+def test_the_ctrl_c_watch_notes_a_stop_and_leaves_other_handlers_alone():
+    import signal
+
+    import pytest
+
+    from experiments.run_errors import CtrlCWatch
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with CtrlCWatch() as watch, pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        assert watch.seen and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+        def own(signum, frame):  # a handler someone else installed (pretraining installs one)
+            pass
+
+        signal.signal(signal.SIGINT, own)
+        with CtrlCWatch() as watch:
+            signal.raise_signal(signal.SIGINT)
+        assert not watch.seen and signal.getsignal(signal.SIGINT) is own
+    finally:
+        signal.signal(signal.SIGINT, before)
